@@ -1,0 +1,1 @@
+"""The rlconform service: targets, background runs, results, dashboard, REST API and CLI."""

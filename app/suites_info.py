@@ -1,0 +1,42 @@
+"""Suites described as plain data, for the API, the CLI and the target form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks.core import Suite
+from checks.registry import KINDS, get_suite
+
+
+def describe_suite(suite: Suite) -> dict[str, Any]:
+    return {
+        "kind": suite.kind,
+        "title": suite.title,
+        "spec_version": suite.spec_version,
+        "url_schemes": list(suite.url_schemes),
+        "url_example": suite.url_example,
+        "phases": [
+            {
+                "name": phase.name,
+                "description": phase.description,
+                "default": phase.default,
+                "clauses": list(phase.clauses),
+            }
+            for phase in suite.phases
+        ],
+        "clauses": [
+            {"id": clause.id, "level": str(clause.level), "statement": clause.statement}
+            for clause in suite.catalogue
+        ],
+        "options_schema": suite.options_model.model_json_schema(),
+    }
+
+
+def suites_document() -> list[dict[str, Any]]:
+    document = []
+    for kind in KINDS:
+        try:
+            document.append(describe_suite(get_suite(kind)))
+        except ImportError as exc:
+            document.append({"kind": kind, "unavailable": str(exc)})
+    return document

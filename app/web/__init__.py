@@ -1,0 +1,5 @@
+"""Server-rendered pages."""
+
+from fastapi import APIRouter
+
+router = APIRouter()

@@ -1,0 +1,1 @@
+"""rlconform's check engine and one check suite per target kind (no web imports)."""

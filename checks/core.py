@@ -1,0 +1,646 @@
+"""The check engine: clauses, verdicts, transcripts, reports, phases and suites.
+
+A suite is an ordered list of phases. A phase is one async function that
+drives a target and decides clauses through the `Report` it is handed. Each
+decided result goes to the report's sink at once, so a service can persist it
+before the run finishes. Nothing here knows about the web app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import math
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pydantic
+
+HARNESS_VERSION = "0.1.0"
+
+
+class Level(enum.StrEnum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    INFO = "INFO"
+
+
+class Verdict(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    WARN = "warn"
+    INFO = "info"
+    UNSUPPORTED = "unsupported"
+    SKIP = "skip"
+    ERROR = "error"
+
+
+# Higher wins when one clause is decided more than once, or when rolling up.
+VERDICT_RANK: dict[Verdict, int] = {
+    Verdict.SKIP: 0,
+    Verdict.UNSUPPORTED: 1,
+    Verdict.PASS: 2,
+    Verdict.INFO: 3,
+    Verdict.WARN: 4,
+    Verdict.FAIL: 5,
+    Verdict.ERROR: 6,
+}
+
+MISSED_VERDICT = {Level.MUST: Verdict.FAIL, Level.SHOULD: Verdict.WARN, Level.INFO: Verdict.INFO}
+
+
+def worst(verdicts: Iterable[Verdict]) -> Verdict | None:
+    """The rolled-up verdict: error > fail > warn > info > pass > unsupported > skip."""
+    ranked = [Verdict(v) for v in verdicts]
+    return max(ranked, key=VERDICT_RANK.__getitem__) if ranked else None
+
+
+class Gate(enum.StrEnum):
+    """Which verdicts fail a run: `default` fails on fail and error, `strict` adds warn."""
+
+    DEFAULT = "default"
+    STRICT = "strict"
+
+
+class Outcome(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+
+
+def outcome_of(
+    verdicts: Iterable[tuple[str, Verdict]],
+    gate: Gate = Gate.DEFAULT,
+    expected_failures: Iterable[str] = (),
+) -> Outcome:
+    """The run's outcome from (clause id, verdict) pairs.
+
+    A conformance failure outranks a harness error: a target that crashed on
+    hostile input and then refused connections is broken, not unreachable.
+    Clauses listed as expected failures are left out.
+    """
+    expected = set(expected_failures)
+    failing = {Verdict.FAIL} | ({Verdict.WARN} if Gate(gate) is Gate.STRICT else set())
+    errored = False
+    for clause_id, verdict in verdicts:
+        if clause_id in expected:
+            continue
+        if verdict in failing:
+            return Outcome.FAIL
+        errored = errored or verdict is Verdict.ERROR
+    return Outcome.ERROR if errored else Outcome.PASS
+
+
+EXIT_CODES = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.ERROR: 2}
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One requirement. `id` is stable forever and is also its SPEC.md anchor."""
+
+    id: str
+    level: Level
+    statement: str
+
+    @property
+    def anchor(self) -> str:
+        return self.id
+
+
+class Catalogue:
+    """The clauses of one suite, in declaration order."""
+
+    def __init__(self) -> None:
+        self._clauses: dict[str, Clause] = {}
+
+    def add(self, clause_id: str, level: Level | str, statement: str) -> Clause:
+        if clause_id in self._clauses:
+            raise ValueError(f"clause {clause_id} declared twice")
+        clause = Clause(clause_id, Level(level), statement)
+        self._clauses[clause_id] = clause
+        return clause
+
+    def must(self, clause_id: str, statement: str) -> Clause:
+        return self.add(clause_id, Level.MUST, statement)
+
+    def should(self, clause_id: str, statement: str) -> Clause:
+        return self.add(clause_id, Level.SHOULD, statement)
+
+    def info(self, clause_id: str, statement: str) -> Clause:
+        return self.add(clause_id, Level.INFO, statement)
+
+    def __getitem__(self, clause_id: str) -> Clause:
+        return self._clauses[clause_id]
+
+    def __contains__(self, clause_id: object) -> bool:
+        return clause_id in self._clauses
+
+    def __iter__(self):
+        return iter(self._clauses.values())
+
+    def __len__(self) -> int:
+        return len(self._clauses)
+
+
+# ---------------------------------------------------------------- evidence
+
+SUMMARY_LIMIT = 400
+TRANSCRIPT_FRAME_LIMIT = 400
+
+
+def truncate(text: str, limit: int = 200) -> str:
+    """A target's string, safe to show: cut to `limit` characters with the length said."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} chars)"
+
+
+def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
+    """A short, bounded, readable rendering of a decoded message.
+
+    Arrays show dtype and shape (and a few values), bytes show their length,
+    long strings and big containers are cut. Never walks more than `limit`
+    characters' worth of structure, so a hostile message costs little.
+    """
+    out: list[str] = []
+    budget = [limit]
+
+    def emit(text: str) -> bool:
+        if budget[0] <= 0:
+            return False
+        out.append(text[: budget[0]])
+        budget[0] -= len(text)
+        return budget[0] > 0
+
+    def walk(item: Any, depth: int) -> None:
+        if budget[0] <= 0:
+            return
+        if depth > 6:
+            emit("…")
+        elif hasattr(item, "dtype") and hasattr(item, "shape") and hasattr(item, "ravel"):
+            head = item.ravel()[:4].tolist() if item.size else []
+            more = "…" if item.size > 4 else ""
+            emit(f"ndarray {item.dtype.str} {list(item.shape)} {head}{more}".replace("]…", "…]"))
+        elif isinstance(item, dict):
+            emit("{")
+            for index, (key, sub) in enumerate(item.items()):
+                if index >= 12:
+                    emit(f", …+{len(item) - 12} keys")
+                    break
+                if index:
+                    emit(", ")
+                emit(f"{truncate(repr(key), 40)}: ")
+                walk(sub, depth + 1)
+            emit("}")
+        elif isinstance(item, (list, tuple)):
+            emit("[")
+            for index, sub in enumerate(item):
+                if index >= 8:
+                    emit(f", …+{len(item) - 8}")
+                    break
+                if index:
+                    emit(", ")
+                walk(sub, depth + 1)
+            emit("]")
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            emit(f"<{len(item)} bytes>")
+        elif isinstance(item, str):
+            emit(repr(truncate(item, 80)))
+        else:
+            emit(truncate(repr(item), 80))
+
+    walk(value, 0)
+    text = "".join(out)
+    return text if len(text) < limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class Frame:
+    """One event on a connection, as the transcript keeps it."""
+
+    direction: str  # "sent", "received", "closed" or "note"
+    t: float  # seconds since the connection opened
+    size: int
+    kind: str  # "binary", "text", "close", "http", "grpc", "note" ...
+    summary: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "t": round(self.t, 6),
+            "size": self.size,
+            "kind": self.kind,
+            "summary": self.summary,
+        }
+
+
+@dataclass
+class Transcript:
+    """Every frame of one connection a phase opened, bounded in size."""
+
+    id: int
+    phase: str
+    label: str
+    frames: list[Frame] = field(default_factory=list)
+    dropped: int = 0
+    close_code: int | None = None
+    close_reason: str | None = None
+    closed_by: str | None = None  # "target", "checker" or "network"
+    started: float = field(default_factory=time.monotonic)
+
+    def _add(self, direction: str, size: int, kind: str, summary: str) -> None:
+        if len(self.frames) >= TRANSCRIPT_FRAME_LIMIT:
+            self.dropped += 1
+            return
+        t = time.monotonic() - self.started
+        self.frames.append(Frame(direction, t, size, kind, truncate(summary, SUMMARY_LIMIT)))
+
+    def sent(self, kind: str, size: int, summary: str) -> None:
+        self._add("sent", size, kind, summary)
+
+    def received(self, kind: str, size: int, summary: str) -> None:
+        self._add("received", size, kind, summary)
+
+    def note(self, text: str) -> None:
+        self._add("note", 0, "note", text)
+
+    def closed(self, code: int | None, reason: str | None, by: str) -> None:
+        if self.closed_by is not None:
+            return
+        self.close_code, self.closed_by = code, by
+        self.close_reason = truncate(reason, 200) if reason is not None else None
+        self._add("closed", 0, "close", f"closed by {by}: code {code}, reason {self.close_reason!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "phase": self.phase,
+            "label": self.label,
+            "frames": [frame.to_dict() for frame in self.frames],
+            "dropped": self.dropped,
+            "close_code": self.close_code,
+            "close_reason": self.close_reason,
+            "closed_by": self.closed_by,
+        }
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass
+class ClauseResult:
+    """The decision on one clause in one phase. Decided again only to get worse."""
+
+    clause_id: str
+    level: Level
+    verdict: Verdict
+    phase: str
+    expected: str = ""
+    actual: str = ""
+    duration: float = 0.0  # seconds from the phase's start to the decision
+    checks: int = 1
+    transcript_ids: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "clause_id": self.clause_id,
+            "level": str(self.level),
+            "verdict": str(self.verdict),
+            "phase": self.phase,
+            "expected": self.expected,
+            "actual": self.actual,
+            "duration": round(self.duration, 6),
+            "checks": self.checks,
+            "transcript_ids": list(self.transcript_ids),
+        }
+
+
+class Sink(Protocol):
+    """Where a report hands what it decides, as soon as it decides it."""
+
+    def result(self, result: ClauseResult) -> None: ...
+
+    def transcript(self, transcript: Transcript) -> None: ...
+
+    def phase(self, name: str, state: str) -> None: ...
+
+
+class NullSink:
+    def result(self, result: ClauseResult) -> None:
+        pass
+
+    def transcript(self, transcript: Transcript) -> None:
+        pass
+
+    def phase(self, name: str, state: str) -> None:
+        pass
+
+
+class UnknownClause(KeyError):
+    pass
+
+
+class Report:
+    """Decisions of one run, keyed by (phase, clause id)."""
+
+    def __init__(self, catalogue: Catalogue, sink: Sink | None = None) -> None:
+        self.catalogue = catalogue
+        self.sink: Sink = sink or NullSink()
+        self.results: dict[tuple[str, str], ClauseResult] = {}
+        self.transcripts: dict[int, Transcript] = {}
+        self.phase = ""
+        self._phase_started = time.monotonic()
+        self._current: list[Transcript] = []
+
+    # -- connections
+
+    def transcript(self, label: str) -> Transcript:
+        """A new transcript for a connection opened by the current phase."""
+        transcript = Transcript(len(self.transcripts) + 1, self.phase, label)
+        self.transcripts[transcript.id] = transcript
+        self._current.append(transcript)
+        return transcript
+
+    def begin_phase(self, name: str) -> None:
+        self.phase = name
+        self._phase_started = time.monotonic()
+        self._current = []
+        self.sink.phase(name, "running")
+
+    def end_phase(self) -> None:
+        for transcript in self._current:
+            self.sink.transcript(transcript)
+        for (phase, _), result in self.results.items():
+            if phase == self.phase:
+                self.sink.result(result)
+        self.sink.phase(self.phase, "done")
+
+    # -- decisions
+
+    def record(
+        self,
+        clause_id: str,
+        verdict: Verdict,
+        expected: str = "",
+        actual: str = "",
+        evidence: Transcript | Sequence[Transcript] | None = None,
+    ) -> ClauseResult:
+        """Decide `clause_id` in the current phase. A worse verdict replaces a better one."""
+        if clause_id not in self.catalogue:
+            raise UnknownClause(clause_id)
+        clause = self.catalogue[clause_id]
+        if isinstance(evidence, Transcript):
+            evidence = [evidence]
+        transcript_ids = [t.id for t in evidence or ()]
+        key = (self.phase, clause_id)
+        candidate = ClauseResult(
+            clause_id=clause_id,
+            level=clause.level,
+            verdict=Verdict(verdict),
+            phase=self.phase,
+            expected=truncate(expected, 600),
+            actual=truncate(actual, 600),
+            duration=time.monotonic() - self._phase_started,
+            transcript_ids=transcript_ids,
+        )
+        current = self.results.get(key)
+        if current is not None:
+            current.checks += 1
+            if VERDICT_RANK[candidate.verdict] <= VERDICT_RANK[current.verdict]:
+                return current
+            candidate.checks = current.checks
+        self.results[key] = candidate
+        for transcript_id in transcript_ids:
+            self.sink.transcript(self.transcripts[transcript_id])
+        self.sink.result(candidate)
+        return candidate
+
+    def check(
+        self,
+        condition: bool,
+        clause_id: str,
+        expected: str,
+        actual: str | Callable[[], str] = "",
+        evidence: Transcript | Sequence[Transcript] | None = None,
+    ) -> bool:
+        """Pass when `condition` holds, else fail, warn or info by the clause's level."""
+        level = self.catalogue[clause_id].level if clause_id in self.catalogue else Level.MUST
+        verdict = Verdict.PASS if condition else MISSED_VERDICT[level]
+        shown = actual() if callable(actual) else actual
+        self.record(clause_id, verdict, expected, shown, evidence)
+        return condition
+
+    def passed(self, clause_id: str, expected: str = "", actual: str = "", evidence=None) -> None:
+        self.record(clause_id, Verdict.PASS, expected, actual, evidence)
+
+    def failed(self, clause_id: str, expected: str, actual: str, evidence=None) -> None:
+        level = self.catalogue[clause_id].level if clause_id in self.catalogue else Level.MUST
+        self.record(clause_id, MISSED_VERDICT[level], expected, actual, evidence)
+
+    def info(self, clause_id: str, actual: str, expected: str = "", evidence=None) -> None:
+        self.record(clause_id, Verdict.INFO, expected, actual, evidence)
+
+    def unsupported(self, clause_id: str, why: str, evidence=None) -> None:
+        self.record(clause_id, Verdict.UNSUPPORTED, "", why, evidence)
+
+    def error(self, clause_id: str, why: str, evidence=None) -> None:
+        self.record(clause_id, Verdict.ERROR, "", why, evidence)
+
+    def skip(self, clause_id: str, why: str) -> None:
+        self.record(clause_id, Verdict.SKIP, "", why)
+
+    def decided(self, clause_id: str, phase: str | None = None) -> bool:
+        return (phase or self.phase, clause_id) in self.results
+
+    # -- summaries
+
+    def verdicts(self) -> list[tuple[str, Verdict]]:
+        return [(r.clause_id, r.verdict) for r in self.results.values()]
+
+    def outcome(self, gate: Gate = Gate.DEFAULT, expected_failures: Iterable[str] = ()) -> Outcome:
+        return outcome_of(self.verdicts(), gate, expected_failures)
+
+    def counts(self) -> dict[str, int]:
+        counts = {str(v): 0 for v in Verdict}
+        for result in self.results.values():
+            counts[str(result.verdict)] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "harness_version": HARNESS_VERSION,
+            "counts": self.counts(),
+            "outcome": str(self.outcome()),
+            "results": [r.to_dict() for r in self.results.values()],
+            "transcripts": [t.to_dict() for t in self.transcripts.values()],
+        }
+
+
+# ---------------------------------------------------------------- suites
+
+
+class TargetUnreachable(Exception):
+    """The harness could not reach the target at all (refused, no route, bad address)."""
+
+
+class SuiteOptions(pydantic.BaseModel):
+    """Options every suite has. Suites subclass this; fields are validated and documented."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+    timeout: float = pydantic.Field(
+        10.0, gt=0, le=600, description="Deadline in seconds for each step of a phase."
+    )
+
+
+class PhaseContext:
+    """What a phase function gets: the target, the validated options and the report."""
+
+    def __init__(self, url: str, options: SuiteOptions, report: Report) -> None:
+        self.url = url
+        self.options = options
+        self.report = report
+        self.timeout = options.timeout
+
+
+PhaseFunction = Callable[[PhaseContext], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    run: PhaseFunction
+    clauses: tuple[str, ...]
+    description: str = ""
+    default: bool = True  # opt-in phases (like a run-ending `stop`) are False
+    budget: float = 6.0  # the phase's own deadline, in step timeouts, plus a second
+
+
+@dataclass(frozen=True)
+class Suite:
+    kind: str
+    title: str
+    url_schemes: tuple[str, ...]  # () means HOST:PORT with no scheme
+    options_model: type[SuiteOptions]
+    phases: tuple[Phase, ...]
+    catalogue: Catalogue
+    spec_version: str = "1"
+    url_example: str = ""
+
+    def phase(self, name: str) -> Phase:
+        for phase in self.phases:
+            if phase.name == name:
+                return phase
+        raise KeyError(name)
+
+    def select(self, names: Sequence[str] | None = None, include_optional: bool = False) -> list[Phase]:
+        """The phases to run, in suite order; unknown names raise ValueError."""
+        if names:
+            known = {p.name for p in self.phases}
+            unknown = [n for n in names if n not in known]
+            if unknown:
+                raise ValueError(
+                    f"unknown phase {', '.join(unknown)}; {self.kind} has {', '.join(sorted(known))}"
+                )
+            return [p for p in self.phases if p.name in names]
+        return [p for p in self.phases if p.default or include_optional]
+
+    def validate_url(self, url: str) -> str:
+        """The URL, or ValueError naming what is wrong with it for this kind."""
+        from urllib.parse import urlsplit
+
+        url = url.strip()
+        if not self.url_schemes:
+            host, sep, port = url.rpartition(":")
+            if "://" in url or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"{self.kind} targets are HOST:PORT, e.g. {self.url_example or '127.0.0.1:50051'}")
+            return url
+        parts = urlsplit(url)
+        if parts.scheme not in self.url_schemes:
+            schemes = " or ".join(f"{s}://" for s in self.url_schemes)
+            raise ValueError(f"{self.kind} targets use {schemes}, got {url!r}")
+        try:
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"bad port in {url!r}") from exc
+        if not parts.hostname or port == 0:
+            raise ValueError(f"{url!r} names no host")
+        return url
+
+    def host_port(self, url: str) -> tuple[str, int | None]:
+        """The host and port a run would connect to, for network allow-lists."""
+        from urllib.parse import urlsplit
+
+        if not self.url_schemes:
+            host, _, port = url.strip().rpartition(":")
+            return host.strip("[]"), int(port)
+        parts = urlsplit(url.strip())
+        default = {"ws": 80, "http": 80, "wss": 443, "https": 443}.get(parts.scheme)
+        return parts.hostname or "", parts.port or default
+
+    def parse_options(self, values: dict[str, Any] | None) -> SuiteOptions:
+        return self.options_model.model_validate(values or {})
+
+
+async def run_suite(
+    suite: Suite,
+    url: str,
+    options: SuiteOptions | dict[str, Any] | None = None,
+    phases: Sequence[str] | None = None,
+    sink: Sink | None = None,
+    include_optional: bool = False,
+) -> Report:
+    """Run the selected phases in order and return the report.
+
+    Clauses of phases that were not selected are recorded as `skip`. A phase
+    that overruns its deadline or raises has its undecided clauses recorded as
+    `error`. Once the target is unreachable the remaining phases are `error`.
+    """
+    if not isinstance(options, SuiteOptions):
+        options = suite.parse_options(options)
+    url = suite.validate_url(url)
+    report = Report(suite.catalogue, sink)
+    selected = suite.select(phases, include_optional)
+    unreachable: str | None = None
+    for phase in suite.phases:
+        report.begin_phase(phase.name)
+        if phase not in selected:
+            for clause_id in phase.clauses:
+                report.skip(clause_id, "phase not selected")
+        elif unreachable is not None:
+            for clause_id in phase.clauses:
+                report.error(clause_id, f"not run: {unreachable}")
+        else:
+            unreachable = await _run_phase(phase, PhaseContext(url, options, report))
+        report.end_phase()
+    return report
+
+
+async def _run_phase(phase: Phase, ctx: PhaseContext) -> str | None:
+    """Run one phase under its deadline; return why the target is unreachable, if it is."""
+    report = ctx.report
+    deadline = phase.budget * ctx.timeout + 1.0
+    why: str | None = None
+    unreachable = False
+    try:
+        await asyncio.wait_for(phase.run(ctx), timeout=deadline)
+    except TargetUnreachable as exc:
+        why, unreachable = f"target unreachable: {truncate(str(exc), 200)}", True
+    except (asyncio.TimeoutError, TimeoutError):
+        why = f"the phase overran its deadline of {deadline:.1f}s"
+    except Exception as exc:  # a harness bug must cost one phase, not the run
+        why = f"harness error: {type(exc).__name__}: {truncate(str(exc), 200)}"
+    if why is not None:
+        for clause_id in phase.clauses:
+            if not report.decided(clause_id):
+                report.error(clause_id, why)
+    return why if unreachable else None
+
+
+def seconds(value: float) -> str:
+    """A duration for people: 0.8 ms, 12 ms, 1.4 s."""
+    if math.isnan(value):
+        return "n/a"
+    return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"

@@ -1,0 +1,119 @@
+"""A report as text for people, JSON for scripts and JUnit XML for CI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from checks.core import HARNESS_VERSION, Outcome, Verdict, worst
+
+MARKS = {
+    Verdict.PASS: "ok  ",
+    Verdict.FAIL: "FAIL",
+    Verdict.WARN: "warn",
+    Verdict.INFO: "info",
+    Verdict.UNSUPPORTED: "n/a ",
+    Verdict.SKIP: "skip",
+    Verdict.ERROR: "ERR ",
+}
+
+
+def _reason(result: Mapping[str, Any]) -> str:
+    actual, expected = result.get("actual", ""), result.get("expected", "")
+    if Verdict(result["verdict"]) is Verdict.PASS:
+        return actual
+    if expected and actual:
+        return f"expected {expected}; got {actual}"
+    return actual or expected
+
+
+def render_text(results: Iterable[Mapping[str, Any]], outcome: Outcome, title: str = "") -> str:
+    """One line per clause and phase, in run order, then the counts and the outcome."""
+    results = list(results)
+    lines = [f"rlconform {HARNESS_VERSION}" + (f" - {title}" if title else ""), "=" * 72]
+    phase = None
+    for result in results:
+        if result["phase"] != phase:
+            phase = result["phase"]
+            lines.append(f"[{phase}]")
+        verdict = Verdict(result["verdict"])
+        reason = _reason(result)
+        lines.append(f"  {MARKS[verdict]}  {result['clause_id']}")
+        if reason and verdict is not Verdict.SKIP:
+            lines.append(f"          {reason[:300]}")
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result["verdict"]] = counts.get(result["verdict"], 0) + 1
+    lines.append("=" * 72)
+    summary = ", ".join(f"{counts[str(v)]} {v}" for v in Verdict if counts.get(str(v)))
+    lines.append(f"{summary or 'no results'}; outcome: {outcome}")
+    return "\n".join(lines)
+
+
+def to_json(results: Iterable[Mapping[str, Any]], outcome: Outcome, **extra: Any) -> str:
+    return json.dumps(
+        {"harness_version": HARNESS_VERSION, "outcome": str(outcome), **extra, "results": list(results)},
+        indent=2,
+        default=str,
+    )
+
+
+def render_junit(
+    results: Iterable[Mapping[str, Any]],
+    suite_name: str,
+    expected_failures: Iterable[str] = (),
+) -> str:
+    """JUnit XML: a testsuite per phase, a testcase per clause.
+
+    fail and error become <failure>/<error>; warn, info, skip and unsupported
+    become <skipped> with the verdict in the message, so CI shows them
+    without failing. Expected failures are reported as skipped too.
+    """
+    expected = set(expected_failures)
+    by_phase: dict[str, list[Mapping[str, Any]]] = {}
+    for result in results:
+        by_phase.setdefault(result["phase"], []).append(result)
+    root = ET.Element("testsuites", name=suite_name)
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for phase, phase_results in by_phase.items():
+        element = ET.SubElement(root, "testsuite", name=f"{suite_name}.{phase}")
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        for result in phase_results:
+            verdict = Verdict(result["verdict"])
+            case = ET.SubElement(
+                element,
+                "testcase",
+                classname=f"{suite_name}.{phase}",
+                name=result["clause_id"],
+                time=f"{float(result.get('duration', 0.0)):.3f}",
+            )
+            counts["tests"] += 1
+            message = _reason(result)[:1000]
+            if result["clause_id"] in expected and verdict in (Verdict.FAIL, Verdict.ERROR):
+                ET.SubElement(case, "skipped", message=f"expected failure ({verdict}): {message}")
+                counts["skipped"] += 1
+            elif verdict is Verdict.FAIL:
+                ET.SubElement(case, "failure", message=message, type=result.get("level", "MUST")).text = message
+                counts["failures"] += 1
+            elif verdict is Verdict.ERROR:
+                ET.SubElement(case, "error", message=message).text = message
+                counts["errors"] += 1
+            elif verdict is not Verdict.PASS:
+                ET.SubElement(case, "skipped", message=f"{verdict}: {message}")
+                counts["skipped"] += 1
+        for key, value in counts.items():
+            element.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def clause_rollup(results: Iterable[Mapping[str, Any]]) -> dict[str, Verdict]:
+    """Each clause's worst verdict across the phases that decided it."""
+    grouped: dict[str, list[Verdict]] = {}
+    for result in results:
+        grouped.setdefault(result["clause_id"], []).append(Verdict(result["verdict"]))
+    return {clause_id: worst(verdicts) for clause_id, verdicts in grouped.items()}  # type: ignore[misc]

@@ -1,0 +1,36 @@
+"""Target kinds and their suites, imported only when asked for.
+
+A kind whose optional dependencies are missing stays listed but raises a
+clear error when used, so one missing package never hides the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from checks.core import Suite
+
+# kind -> "module:attribute" of its Suite
+KINDS: dict[str, str] = {
+    "plugrl-server": "checks.plugrl.server_suite:SUITE",
+    "openenv": "checks.openenv.suite:SUITE",
+    "rlmesh": "checks.rlmesh.suite:SUITE",
+}
+
+
+class UnknownKind(KeyError):
+    def __str__(self) -> str:
+        return f"unknown target kind {self.args[0]!r}; known kinds: {', '.join(KINDS)}"
+
+
+@cache
+def get_suite(kind: str) -> Suite:
+    if kind not in KINDS:
+        raise UnknownKind(kind)
+    module_name, attribute = KINDS[kind].split(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def all_suites() -> list[Suite]:
+    return [get_suite(kind) for kind in KINDS]

@@ -1,0 +1,218 @@
+"""A WebSocket client connection that writes everything it sees into a transcript.
+
+Every step is bounded: opening, each receive, closing. Frames larger than
+`max_size` are refused by the library before they are buffered, so a hostile
+target cannot make the checker allocate without limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import websockets
+import websockets.asyncio.client as ws_client
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+from checks.core import Transcript, TargetUnreachable, truncate
+
+DEFAULT_FRAME_CAP = 64 * 1024 * 1024
+
+
+class HandshakeFailed(Exception):
+    """The target accepted TCP but did not complete a WebSocket handshake."""
+
+
+class NoReply(Exception):
+    """Nothing arrived before the step's deadline."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"nothing arrived within {timeout:g}s")
+        self.timeout = timeout
+
+
+class Closed(Exception):
+    """The connection is closed; `code` and `reason` are what the target sent, if anything."""
+
+    def __init__(self, code: int | None, reason: str, by: str) -> None:
+        super().__init__(f"closed by {by} with code {code}, reason {truncate(reason, 80)!r}")
+        self.code = code
+        self.reason = reason
+        self.by = by
+
+
+def close_details(exc: ConnectionClosed) -> tuple[int | None, str, str]:
+    """(code, reason, who closed) from a websockets ConnectionClosed."""
+    if exc.rcvd is not None:
+        return exc.rcvd.code, exc.rcvd.reason, "target"
+    if exc.sent is not None:
+        # We closed first, e.g. 1009 for an oversized frame or 1002 for a bad one.
+        return exc.sent.code, exc.sent.reason, "checker"
+    return None, "no close frame", "network"
+
+
+Summarizer = Callable[[bytes | str], tuple[str, str]]
+
+
+def _default_summary(data: bytes | str) -> tuple[str, str]:
+    if isinstance(data, str):
+        return "text", repr(truncate(data, 200))
+    return "binary", f"<{len(data)} bytes>"
+
+
+class WireSocket:
+    """One recorded connection. `summarize(data) -> (kind, summary)` renders received frames."""
+
+    def __init__(
+        self,
+        connection: ws_client.ClientConnection,
+        transcript: Transcript,
+        timeout: float,
+        summarize: Summarizer = _default_summary,
+    ) -> None:
+        self.connection = connection
+        self.transcript = transcript
+        self.timeout = timeout
+        self.summarize = summarize
+        self.closed: Closed | None = None
+
+    @property
+    def extensions(self) -> list[str]:
+        return [ext.name for ext in self.connection.protocol.extensions]
+
+    def response_header(self, name: str) -> str | None:
+        response = self.connection.response
+        return response.headers.get(name) if response is not None else None
+
+    async def send(self, data: bytes | str, summary: str) -> None:
+        """Send one frame (bytes: binary, str: text). Raises Closed if the target has gone."""
+        kind = "text" if isinstance(data, str) else "binary"
+        self.transcript.sent(kind, len(data), summary)
+        try:
+            await asyncio.wait_for(self.connection.send(data), timeout=self.timeout)
+        except ConnectionClosed as exc:
+            raise self._closed(exc) from None
+        except (TimeoutError, asyncio.TimeoutError):
+            self.transcript.note(f"sending did not finish within {self.timeout:g}s")
+            raise NoReply(self.timeout) from None
+
+    async def recv(self, timeout: float | None = None) -> bytes | str:
+        """The next frame. Raises NoReply after the deadline, Closed when the connection ends."""
+        timeout = self.timeout if timeout is None else timeout
+        try:
+            data = await asyncio.wait_for(self.connection.recv(), timeout=timeout)
+        except ConnectionClosed as exc:
+            raise self._closed(exc) from None
+        except (TimeoutError, asyncio.TimeoutError):
+            self.transcript.note(f"nothing arrived within {timeout:g}s")
+            raise NoReply(timeout) from None
+        try:
+            kind, summary = self.summarize(data)
+        except Exception as exc:  # a summary must never take the checker down
+            kind, summary = _default_summary(data)
+            summary += f" (not decodable: {truncate(str(exc), 120)})"
+        self.transcript.received(kind, len(data), summary)
+        return data
+
+    async def wait_closed(self, timeout: float | None = None) -> Closed:
+        """Read until the target closes. Raises NoReply if it is still open at the deadline.
+
+        Frames that arrive meanwhile are recorded and returned in `Closed.frames`.
+        """
+        timeout = self.timeout if timeout is None else timeout
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        frames: list[bytes | str] = []
+        while True:
+            left = end - loop.time()
+            if left <= 0:
+                raise NoReply(timeout)
+            try:
+                frames.append(await self.recv(left))
+            except Closed as closed:
+                closed.frames = frames  # type: ignore[attr-defined]
+                return closed
+            if len(frames) > 64:  # a flood of frames is an answer, not a close
+                raise NoReply(timeout)
+
+    def _closed(self, exc: ConnectionClosed) -> Closed:
+        code, reason, by = close_details(exc)
+        self.transcript.closed(code, reason, by)
+        self.closed = Closed(code, reason, by)
+        return self.closed
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        if self.closed is None:
+            self.transcript.closed(code, reason, "checker")
+        try:
+            await asyncio.wait_for(self.connection.close(code, reason), timeout=min(self.timeout, 2.0))
+        except Exception:
+            self.connection.transport.abort()
+
+    async def __aenter__(self) -> WireSocket:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close()
+
+
+async def open_websocket(
+    url: str,
+    transcript: Transcript,
+    *,
+    timeout: float,
+    max_size: int | None = DEFAULT_FRAME_CAP,
+    compression: str | None = None,
+    headers: dict[str, str] | None = None,
+    summarize: Summarizer = _default_summary,
+) -> WireSocket:
+    """Open a recorded connection.
+
+    Raises TargetUnreachable when nothing accepts the TCP connection (refused,
+    unknown host, no route) and HandshakeFailed when something does but the
+    WebSocket handshake does not complete within `timeout`.
+    """
+    transcript.note(f"connect {url}" + (f" offering {compression}" if compression else ""))
+    try:
+        connection = await ws_client.connect(
+            url,
+            compression=compression,
+            max_size=max_size,
+            open_timeout=timeout,
+            close_timeout=min(timeout, 2.0),
+            ping_interval=None,
+            additional_headers=headers,
+            # Keep queued frames bounded too: a flood is read one frame at a time.
+            max_queue=4,
+            user_agent_header="rlconform",
+        )
+    except (ConnectionRefusedError, socket.gaierror, InvalidURI) as exc:
+        transcript.note(f"could not connect: {exc}")
+        raise TargetUnreachable(f"{url}: {exc}") from None
+    except OSError as exc:
+        transcript.note(f"could not connect: {exc}")
+        raise TargetUnreachable(f"{url}: {exc}") from None
+    except (InvalidHandshake, TimeoutError, asyncio.TimeoutError, EOFError) as exc:
+        detail = truncate(str(exc) or type(exc).__name__, 200)
+        transcript.note(f"handshake failed: {detail}")
+        raise HandshakeFailed(detail) from None
+    transcript.note(
+        "connected"
+        + (f", extensions: {', '.join(e.name for e in connection.protocol.extensions)}"
+           if connection.protocol.extensions else "")
+    )
+    return WireSocket(connection, transcript, timeout, summarize)
+
+
+__all__ = [
+    "Closed",
+    "HandshakeFailed",
+    "NoReply",
+    "WireSocket",
+    "open_websocket",
+    "close_details",
+    "DEFAULT_FRAME_CAP",
+    "websockets",
+]
