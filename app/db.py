@@ -1,0 +1,57 @@
+"""The database engine, schema upgrades through Alembic, and sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from fastapi import Request
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, create_engine
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+@cache
+def make_engine(url: str) -> Engine:
+    """One engine per URL. SQLite gets WAL and a busy timeout so the runner and pages share it."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection, _record) -> None:
+            cursor = dbapi_connection.cursor()
+            if ":memory:" not in url:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def upgrade_database(url: str) -> None:
+    """Bring the schema to the newest revision; existing history is migrated, never dropped."""
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        config = alembic_config(url)
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """A session on the app's engine for one request."""
+    with Session(request.app.state.engine) as session:
+        yield session

@@ -1,0 +1,31 @@
+"""Alembic environment: run from `app.db.upgrade_database`, on a connection it hands over."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlmodel import SQLModel
+
+import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from app.db import make_engine
+
+config = context.config
+target_metadata = SQLModel.metadata
+
+
+def run_migrations() -> None:
+    connection = config.attributes.get("connection")
+    if connection is None:
+        with make_engine(config.get_main_option("sqlalchemy.url")).begin() as connection:
+            _migrate(connection)
+    else:
+        _migrate(connection)
+
+
+def _migrate(connection) -> None:
+    # batch mode lets later migrations alter SQLite tables (copy-and-move)
+    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+run_migrations()

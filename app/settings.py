@@ -1,0 +1,47 @@
+"""Service settings from `RLCONFORM_*` environment variables; `rlconform serve` flags override them."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from checks.spec import SPEC_PATH
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RLCONFORM_", extra="ignore")
+
+    database_url: str = Field("sqlite:///./rlconform.db", description="SQLAlchemy URL of the results database.")
+    host: str = Field("127.0.0.1", description="Address the service binds.")
+    port: int = Field(8080, ge=0, le=65535)
+    max_concurrent_runs: int = Field(4, ge=1, le=256, description="Runs executed at the same time.")
+    api_token: SecretStr | None = Field(None, description="When set, every write needs `Authorization: Bearer`.")
+    demo: bool = Field(True, description="Start the reference PlugRL server and register it as target `demo`.")
+    allowed_networks: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="CIDRs and host names runs may connect to (comma separated); empty allows any.",
+    )
+    retention_runs: int = Field(500, ge=1, description="Finished runs kept per target; older ones are pruned.")
+    scheduler_interval: float = Field(30.0, gt=0, description="Seconds between checks for scheduled runs.")
+    spec_path: Path = Field(SPEC_PATH, description="The SPEC.md that clause pages quote.")
+
+    @field_validator("allowed_networks", mode="before")
+    @classmethod
+    def _split_networks(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("api_token", mode="after")
+    @classmethod
+    def _empty_token_is_none(cls, value: SecretStr | None) -> SecretStr | None:
+        return value if value is not None and value.get_secret_value() else None
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,204 @@
+"""The engine on a toy suite: verdicts by level, worsening only, sinks, deadlines, unreachable targets."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pydantic
+import pytest
+
+from checks.core import (
+    Catalogue,
+    Gate,
+    Outcome,
+    Phase,
+    PhaseContext,
+    Report,
+    Suite,
+    SuiteOptions,
+    TargetUnreachable,
+    Verdict,
+    outcome_of,
+    run_suite,
+    summarize,
+    truncate,
+    worst,
+)
+
+catalogue = Catalogue()
+catalogue.must("toy.1.answers", "The toy answers.")
+catalogue.should("toy.1.quick", "The toy answers quickly.")
+catalogue.info("toy.1.latency", "How long the toy took.")
+catalogue.must("toy.2.hangs", "A phase that never ends is cut at its deadline.")
+catalogue.must("toy.3.opt", "An opt-in phase.")
+
+
+class ToyOptions(SuiteOptions):
+    answer: bool = True
+    hang: bool = False
+    unreachable: bool = False
+
+
+async def phase_answer(ctx: PhaseContext) -> None:
+    if ctx.options.unreachable:
+        raise TargetUnreachable("connection refused")
+    transcript = ctx.report.transcript("toy connection")
+    transcript.sent("binary", 3, "hello")
+    ctx.report.check(True, "toy.1.answers", "an answer", "an answer", evidence=transcript)
+    ctx.report.check(ctx.options.answer, "toy.1.answers", "an answer", "silence", evidence=transcript)
+    ctx.report.check(False, "toy.1.quick", "under 1 ms", "3 ms")
+    ctx.report.info("toy.1.latency", "3 ms")
+
+
+async def phase_hang(ctx: PhaseContext) -> None:
+    if ctx.options.hang:
+        await asyncio.sleep(3600)
+    ctx.report.passed("toy.2.hangs")
+
+
+async def phase_opt(ctx: PhaseContext) -> None:
+    ctx.report.passed("toy.3.opt")
+
+
+TOY = Suite(
+    kind="toy",
+    title="Toy",
+    url_schemes=("ws",),
+    options_model=ToyOptions,
+    phases=(
+        Phase("answer", phase_answer, ("toy.1.answers", "toy.1.quick", "toy.1.latency")),
+        Phase("hang", phase_hang, ("toy.2.hangs",), budget=1.0),
+        Phase("opt", phase_opt, ("toy.3.opt",), default=False),
+    ),
+    catalogue=catalogue,
+)
+
+
+class ListSink:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    def result(self, result) -> None:
+        self.events.append(("result", (result.phase, result.clause_id, result.verdict)))
+
+    def transcript(self, transcript) -> None:
+        self.events.append(("transcript", transcript.id))
+
+    def phase(self, name: str, state: str) -> None:
+        self.events.append(("phase", (name, state)))
+
+
+def verdicts(report: Report) -> dict[str, Verdict]:
+    return {clause_id: verdict for clause_id, verdict in report.verdicts()}
+
+
+async def test_levels_decide_the_verdict_and_a_later_fail_replaces_a_pass():
+    report = await run_suite(TOY, "ws://127.0.0.1:1", {"answer": False})
+    got = verdicts(report)
+    assert got["toy.1.answers"] is Verdict.FAIL
+    assert got["toy.1.quick"] is Verdict.WARN
+    assert got["toy.1.latency"] is Verdict.INFO
+    assert got["toy.3.opt"] is Verdict.SKIP
+    result = report.results[("answer", "toy.1.answers")]
+    assert result.checks == 2 and result.actual == "silence" and result.transcript_ids == [1]
+    assert report.outcome() is Outcome.FAIL
+
+
+async def test_conforming_toy_passes_and_strict_gate_fails_on_warn():
+    report = await run_suite(TOY, "ws://127.0.0.1:1", {})
+    assert verdicts(report)["toy.1.answers"] is Verdict.PASS
+    assert report.outcome() is Outcome.PASS
+    assert report.outcome(Gate.STRICT) is Outcome.FAIL
+    assert report.outcome(Gate.STRICT, expected_failures=["toy.1.quick"]) is Outcome.PASS
+
+
+async def test_sink_sees_each_result_when_decided_and_again_at_phase_end():
+    sink = ListSink()
+    await run_suite(TOY, "ws://127.0.0.1:1", {"answer": False}, sink=sink)
+    results = [payload for kind, payload in sink.events if kind == "result"]
+    # pass first, then the worse fail at once, then the phase-end flush
+    assert results[0] == ("answer", "toy.1.answers", Verdict.PASS)
+    assert results[1] == ("answer", "toy.1.answers", Verdict.FAIL)
+    assert ("phase", ("answer", "running")) in sink.events
+    assert sink.events.index(("phase", ("answer", "running"))) < sink.events.index(("transcript", 1))
+
+
+async def test_a_phase_that_overruns_its_deadline_errors_only_its_undecided_clauses():
+    report = await run_suite(TOY, "ws://127.0.0.1:1", {"hang": True, "timeout": 0.2})
+    got = verdicts(report)
+    assert got["toy.2.hangs"] is Verdict.ERROR
+    assert "deadline" in report.results[("hang", "toy.2.hangs")].actual
+    assert got["toy.1.answers"] is Verdict.PASS
+    assert report.outcome() is Outcome.ERROR
+
+
+async def test_unreachable_target_errors_the_rest_of_the_run():
+    report = await run_suite(TOY, "ws://127.0.0.1:1", {"unreachable": True})
+    assert set(verdicts(report).values()) == {Verdict.ERROR, Verdict.SKIP}
+    assert "not run" in report.results[("hang", "toy.2.hangs")].actual
+    assert report.outcome() is Outcome.ERROR
+
+
+async def test_selecting_phases_skips_the_others_and_rejects_unknown_names():
+    report = await run_suite(TOY, "ws://127.0.0.1:1", {}, phases=["opt"])
+    got = verdicts(report)
+    assert got["toy.3.opt"] is Verdict.PASS and got["toy.1.answers"] is Verdict.SKIP
+    with pytest.raises(ValueError, match="unknown phase nope"):
+        await run_suite(TOY, "ws://127.0.0.1:1", {}, phases=["nope"])
+
+
+def test_options_are_validated_by_the_suite_model():
+    with pytest.raises(pydantic.ValidationError):
+        TOY.parse_options({"nonsense": 1})
+    with pytest.raises(pydantic.ValidationError):
+        TOY.parse_options({"timeout": -1})
+
+
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [("ws://127.0.0.1:8000", True), ("http://127.0.0.1:8000", False), ("ws://:80", False), ("127.0.0.1:80", False)],
+)
+def test_url_scheme_is_checked_against_the_kind(url, ok):
+    if ok:
+        assert TOY.validate_url(url) == url
+    else:
+        with pytest.raises(ValueError):
+            TOY.validate_url(url)
+
+
+def test_host_port_urls_for_kinds_without_a_scheme():
+    bare = Suite("bare", "Bare", (), ToyOptions, (), catalogue)
+    assert bare.validate_url("127.0.0.1:50051") == "127.0.0.1:50051"
+    assert bare.host_port("127.0.0.1:50051") == ("127.0.0.1", 50051)
+    for bad in ("grpc://127.0.0.1:1", "127.0.0.1", "127.0.0.1:99999"):
+        with pytest.raises(ValueError):
+            bare.validate_url(bad)
+
+
+def test_outcome_ranks_a_conformance_failure_above_a_harness_error():
+    assert outcome_of([("a", Verdict.ERROR), ("b", Verdict.FAIL)]) is Outcome.FAIL
+    assert outcome_of([("a", Verdict.ERROR), ("b", Verdict.PASS)]) is Outcome.ERROR
+    assert outcome_of([("a", Verdict.FAIL)], expected_failures=["a"]) is Outcome.PASS
+    assert worst([Verdict.PASS, Verdict.ERROR, Verdict.FAIL]) is Verdict.ERROR
+
+
+def test_summaries_and_truncation_stay_bounded_on_hostile_values():
+    import numpy as np
+
+    huge = {f"k{i}": "x" * 10_000 for i in range(1000)}
+    text = summarize({"nested": [[[[[[[[huge]]]]]]]], "array": np.zeros((3, 4), np.float32)}, limit=300)
+    assert len(text) <= 300
+    assert truncate("y" * 5000, 10).startswith("yyyyyyyyyy…") and "5000 chars" in truncate("y" * 5000, 10)
+    assert "ndarray <f4 [2, 2]" in summarize(np.zeros((2, 2), "<f4"))
+
+
+async def test_wire_client_reports_a_refused_port_as_unreachable():
+    from checks.wire import open_websocket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    report = Report(catalogue)
+    with pytest.raises(TargetUnreachable):
+        await open_websocket(f"ws://127.0.0.1:{port}", report.transcript("refused"), timeout=2)
