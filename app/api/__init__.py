@@ -1,5 +1,12 @@
-"""REST API under /api/v1."""
+"""REST API under /api/v1, plus the unversioned /healthz, /metrics and /badge routes."""
 
 from fastapi import APIRouter
 
+from app.api import ops, runs, suites, targets
+
 router = APIRouter(prefix="/api/v1")
+router.include_router(targets.router)
+router.include_router(runs.router)
+router.include_router(suites.router)
+
+public_router = ops.router

@@ -1,5 +1,17 @@
-"""Server-rendered pages."""
+"""Server-rendered pages: overview, targets and their forms, runs, evidence, diffs and the SPEC.
+
+Every page works without JavaScript; `static/live.js` only adds live
+progress to the run page and `static/forms.js` re-renders the target form
+when the kind changes.
+"""
+
+from __future__ import annotations
 
 from fastapi import APIRouter
 
+from app.web import diff_page, evidence, login, overview, run_page, spec, target_forms, target_page
+
 router = APIRouter()
+# target_forms first: `/targets/new` must win over `/targets/{name}`.
+for module in (overview, target_forms, target_page, run_page, evidence, diff_page, spec, login):
+    router.include_router(module.router)

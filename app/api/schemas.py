@@ -1,0 +1,42 @@
+"""API-only response shapes, beside the shared ones in app.models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import SQLModel
+
+from app.models import ClauseResultPublic, RunPublic
+
+
+class ClauseResultOut(ClauseResultPublic):
+    """A clause result with its row id, for polling with `?after_id=`."""
+
+    id: int
+
+
+class TranscriptPublic(SQLModel):
+    run_id: int
+    number: int
+    phase: str
+    label: str
+    frames: list[dict[str, Any]]
+    dropped: int
+    close_code: int | None
+    close_reason: str | None
+    closed_by: str | None
+
+
+class RunExport(SQLModel):
+    """Everything a run recorded, secrets redacted; `schema_version` changes when this shape does."""
+
+    schema_version: int = 1
+    run: RunPublic
+    results: list[ClauseResultOut]
+    transcripts: list[TranscriptPublic]
+
+
+class Health(SQLModel):
+    status: str
+    harness_version: str
+    database: str

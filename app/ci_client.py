@@ -1,0 +1,142 @@
+"""`rlconform ci`: start a run on an rlconform service, follow it, summarise it, exit 0 / 1 / 2.
+
+0: the run passed its gate; 1: a conformance failure (the failing clause ids
+are listed); 2: the service is unreachable, the target unknown, the run did
+not finish (cancelled, interrupted, timed out) or the harness could not decide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from app.cli import UsageError, parse_option_pairs
+from checks.core import EXIT_CODES, Gate, Outcome, Verdict, outcome_of
+from checks.formats import render_junit, render_text
+
+POLL_INTERVAL = 0.5
+MAX_POLL_FAILURES = 10
+ENDED = {"finished", "cancelled", "interrupted"}
+
+
+def read_expected_failures(path: str | None) -> set[str]:
+    """Clause ids, one a line; blank lines and `#` comments are ignored."""
+    if not path:
+        return set()
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise UsageError(f"cannot read --expected-failures {path}: {exc}") from None
+    return {line.split("#", 1)[0].strip() for line in lines} - {""}
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _refusal(response: httpx.Response, target: str, server: str) -> str:
+    if response.status_code == 404:
+        return f"the service at {server} has no target named {target!r}"
+    if response.status_code == 401:
+        return "the service needs an API token for writes: pass --token or set RLCONFORM_API_TOKEN"
+    try:
+        detail = response.json().get("detail")
+    except ValueError:
+        detail = response.text[:300]
+    if isinstance(detail, list):
+        detail = "; ".join(f"{'.'.join(map(str, d.get('loc', [])))}: {d.get('msg')}" for d in detail)
+    return f"the service refused the run (HTTP {response.status_code}): {detail}"
+
+
+def _follow(http: httpx.Client, run: dict[str, Any], wait_timeout: float) -> dict[str, Any] | None:
+    """Poll the run until it ends, printing progress; None when it did not end in time or polling broke."""
+    deadline = time.monotonic() + wait_timeout
+    shown: tuple[Any, ...] = ()
+    failures = 0
+    while run["status"] not in ENDED:
+        if time.monotonic() > deadline:
+            _say(f"run {run['id']} did not end within {wait_timeout:g}s; cancelling it")
+            try:
+                http.post(f"/api/v1/runs/{run['id']}/cancel")
+            except httpx.HTTPError:
+                pass
+            return None
+        time.sleep(POLL_INTERVAL)
+        try:
+            response = http.get(f"/api/v1/runs/{run['id']}")
+            response.raise_for_status()
+        except httpx.HTTPError as exc:
+            failures += 1
+            if failures >= MAX_POLL_FAILURES:
+                _say(f"lost the service while following run {run['id']}: {exc}")
+                return None
+            continue
+        failures = 0
+        run = response.json()
+        state = (run["status"], run["current_phase"], run["decided_clauses"])
+        if state != shown:
+            shown = state
+            phase = f", phase {run['current_phase']}" if run["current_phase"] else ""
+            _say(f"run {run['id']}: {run['status']}{phase}, {run['decided_clauses']}/{run['total_clauses']} clauses")
+    return run
+
+
+def run_ci(args: argparse.Namespace) -> int:
+    server = args.server.rstrip("/")
+    token = args.token or os.environ.get("RLCONFORM_API_TOKEN")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    extra_expected = read_expected_failures(args.expected_failures)
+    body = {"phases": args.phase or None, "options": parse_option_pairs(args.option or []) or None, "trigger": "ci"}
+
+    with httpx.Client(base_url=server, headers=headers, timeout=30.0) as http:
+        try:
+            response = http.post(f"/api/v1/targets/{quote(args.target, safe='')}/runs", json=body)
+        except httpx.HTTPError as exc:
+            _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
+            return 2
+        if response.status_code != 202:
+            _say(f"rlconform ci: {_refusal(response, args.target, server)}")
+            return 2
+        run = response.json()
+        _say(f"run {run['id']} of {args.target} ({run['kind']} {run['url']}) queued")
+        ended = _follow(http, run, args.wait_timeout)
+        if ended is None:
+            return 2
+        try:
+            results_response = http.get(f"/api/v1/runs/{ended['id']}/results")
+            results_response.raise_for_status()
+        except httpx.HTTPError as exc:
+            _say(f"rlconform ci: cannot fetch the results of run {ended['id']}: {exc}")
+            return 2
+    results: list[dict[str, Any]] = results_response.json()
+    return _summarise(args, ended, results, extra_expected)
+
+
+def _summarise(args: argparse.Namespace, run: dict[str, Any], results: list[dict[str, Any]], extra: set[str]) -> int:
+    expected = set(run["expected_failures"]) | extra
+    verdicts = [(r["clause_id"], Verdict(r["verdict"])) for r in results]
+    outcome = outcome_of(verdicts, Gate(run["gate"]), expected)
+    if run["status"] != "finished" or (run["outcome"] == "error" and outcome is Outcome.PASS):
+        outcome = Outcome.ERROR  # not finished, or refused before any clause was decided
+    print(render_text(results, outcome, f"{args.target} ({run['kind']} {run['url']}), run {run['id']}"))
+    failing_verdicts = {Verdict.FAIL} | ({Verdict.WARN} if Gate(run["gate"]) is Gate.STRICT else set())
+    failing = sorted({cid for cid, v in verdicts if v in failing_verdicts and cid not in expected})
+    errored = sorted({cid for cid, v in verdicts if v is Verdict.ERROR and cid not in expected})
+    if failing:
+        print(f"failing clauses ({len(failing)}): {', '.join(failing)}")
+    if errored:
+        print(f"undecided clauses, harness errors ({len(errored)}): {', '.join(errored)}")
+    if run["status"] != "finished":
+        print(f"the run ended {run['status']}: {run['message']}")
+    elif run["message"] and outcome is Outcome.ERROR:
+        print(run["message"])
+    if args.junit:
+        Path(args.junit).write_text(render_junit(results, run["kind"], expected), encoding="utf-8")
+    return EXIT_CODES[outcome]

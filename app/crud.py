@@ -1,0 +1,397 @@
+"""Targets and runs: validation, creation, updates, deletion, queueing and cancelling.
+
+Routes and pages call these helpers, so both get the same rules and the
+same field-pathed error messages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pydantic
+from sqlalchemy import delete, func, update
+from sqlmodel import Session, col, select
+
+from app.models import (
+    ENDED_STATUSES,
+    ClauseResultRow,
+    Run,
+    RunPublic,
+    RunStatus,
+    Target,
+    TargetCreate,
+    TargetPublic,
+    TargetUpdate,
+    TranscriptRow,
+    utcnow,
+)
+from app.netpolicy import NetworkRefused, check_host
+from checks.core import HARNESS_VERSION, Gate, Suite, SuiteOptions
+from checks.registry import KINDS, get_suite
+
+REDACTED = "**********"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class TargetInvalid(Exception):
+    """Input that cannot be saved; `errors` are `{"loc": [...], "msg": str}` with field paths."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors))
+        self.errors = errors
+
+
+def _error(loc: Sequence[str | int], msg: str) -> dict[str, Any]:
+    return {"loc": list(loc), "msg": msg}
+
+
+def _pydantic_errors(exc: pydantic.ValidationError, prefix: Sequence[str | int] = ()) -> list[dict[str, Any]]:
+    errors = []
+    for error in exc.errors():
+        msg = "unknown option" if error["type"] == "extra_forbidden" else error["msg"]
+        errors.append(_error([*prefix, *error["loc"]], msg))
+    return errors
+
+
+def target_create_from(values: dict[str, Any]) -> TargetCreate:
+    """A `TargetCreate` from loose input (a form), or TargetInvalid with field paths."""
+    try:
+        return TargetCreate.model_validate(values)
+    except pydantic.ValidationError as exc:
+        raise TargetInvalid(_pydantic_errors(exc)) from None
+
+
+def target_update_from(values: dict[str, Any]) -> TargetUpdate:
+    try:
+        return TargetUpdate.model_validate(values)
+    except pydantic.ValidationError as exc:
+        raise TargetInvalid(_pydantic_errors(exc)) from None
+
+
+# ---------------------------------------------------------------- options and secrets
+
+
+def _is_secret(annotation: Any) -> bool:
+    if annotation in (pydantic.SecretStr, pydantic.SecretBytes):
+        return True
+    return any(_is_secret(arg) for arg in getattr(annotation, "__args__", ()) or ())
+
+
+def secret_fields(options_model: type[SuiteOptions]) -> set[str]:
+    return {name for name, field in options_model.model_fields.items() if _is_secret(field.annotation)}
+
+
+def _suite_or_none(kind: str) -> Suite | None:
+    try:
+        return get_suite(kind)
+    except (KeyError, ImportError):
+        return None
+
+
+def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
+    """A copy of `options` with every secret field of the kind's options model masked."""
+    redacted = dict(options or {})
+    suite = _suite_or_none(kind)
+    if suite is None:
+        return redacted
+    for name in secret_fields(suite.options_model):
+        if redacted.get(name) not in (None, ""):
+            redacted[name] = REDACTED
+    return redacted
+
+
+def _options_to_store(parsed: SuiteOptions) -> dict[str, Any]:
+    """The options a user set, as JSON, with secrets kept in the clear for the runner."""
+    stored = parsed.model_dump(mode="json", exclude_unset=True)
+    for name in stored:
+        value = getattr(parsed, name)
+        if isinstance(value, (pydantic.SecretStr, pydantic.SecretBytes)):
+            secret = value.get_secret_value()
+            stored[name] = secret.decode() if isinstance(secret, bytes) else secret
+    return stored
+
+
+def _keep_masked_secrets(suite: Suite, new: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """An edit that sends back a masked secret keeps the stored one."""
+    merged = dict(new)
+    for name in secret_fields(suite.options_model):
+        if merged.get(name) == REDACTED and name in old:
+            merged[name] = old[name]
+    return merged
+
+
+def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
+    """The options a run executes with: its snapshot, with secrets taken from the target."""
+    values = {k: v for k, v in run.options.items() if v is not None}
+    for name in secret_fields(suite.options_model):
+        values.pop(name, None)
+        if target.options.get(name) not in (None, ""):
+            values[name] = target.options[name]
+    return suite.parse_options(values)
+
+
+# ---------------------------------------------------------------- targets
+
+
+def _validate_target(
+    session: Session,
+    *,
+    name: str,
+    kind: str,
+    url: str,
+    gate: str,
+    options: dict[str, Any],
+    expected_failures: Iterable[str],
+    schedule_minutes: int | None,
+    allowed_networks: Sequence[str],
+    existing_id: int | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """Every rule a target must meet; returns the normalised URL and options to store."""
+    errors: list[dict[str, Any]] = []
+    if not NAME_PATTERN.match(name or "") or len(name) > 64:
+        errors.append(_error(["name"], "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"))
+    else:
+        clash = session.exec(select(Target.id).where(Target.name == name)).first()
+        if clash is not None and clash != existing_id:
+            errors.append(_error(["name"], f"a target named {name!r} already exists"))
+    if gate not in {str(g) for g in Gate}:
+        errors.append(_error(["gate"], f"gate must be one of {', '.join(str(g) for g in Gate)}"))
+    if schedule_minutes is not None and not 1 <= schedule_minutes <= 7 * 24 * 60:
+        errors.append(_error(["schedule_minutes"], "schedule must be between 1 minute and 1 week, or empty"))
+
+    stored_options = dict(options)
+    if kind not in KINDS:
+        errors.append(_error(["kind"], f"unknown kind {kind!r}; known kinds: {', '.join(KINDS)}"))
+        raise TargetInvalid(errors)
+    try:
+        suite = get_suite(kind)
+    except ImportError as exc:
+        errors.append(_error(["kind"], f"{kind} is unavailable on this server: {exc}"))
+        raise TargetInvalid(errors) from None
+
+    try:
+        url = suite.validate_url(url)
+    except ValueError as exc:
+        errors.append(_error(["url"], str(exc)))
+    else:
+        host, port = suite.host_port(url)
+        try:
+            check_host(host, port, allowed_networks)
+        except NetworkRefused as exc:
+            errors.append(_error(["url"], str(exc)))
+    try:
+        stored_options = _options_to_store(suite.parse_options(options))
+    except pydantic.ValidationError as exc:
+        errors.extend(_pydantic_errors(exc, ["options"]))
+    for index, clause_id in enumerate(expected_failures):
+        if clause_id not in suite.catalogue:
+            errors.append(_error(["expected_failures", index], f"{clause_id!r} is not a clause of {kind}"))
+    if errors:
+        raise TargetInvalid(errors)
+    return url, stored_options
+
+
+def _policy(session: Session, allowed_networks: Sequence[str] | None) -> Sequence[str]:
+    """The explicit allow-list, else the one `app.db.get_session` put on the session."""
+    return allowed_networks if allowed_networks is not None else session.info.get("allowed_networks", ())
+
+
+def create_target(session: Session, data: TargetCreate, allowed_networks: Sequence[str] | None = None) -> Target:
+    url, options = _validate_target(
+        session,
+        name=data.name,
+        kind=data.kind,
+        url=data.url,
+        gate=data.gate,
+        options=data.options,
+        expected_failures=data.expected_failures,
+        schedule_minutes=data.schedule_minutes,
+        allowed_networks=_policy(session, allowed_networks),
+    )
+    target = Target(
+        name=data.name,
+        kind=data.kind,
+        url=url,
+        description=data.description,
+        gate=data.gate,
+        schedule_minutes=data.schedule_minutes,
+        options=options,
+        expected_failures=list(dict.fromkeys(data.expected_failures)),
+    )
+    session.add(target)
+    session.commit()
+    session.refresh(target)
+    return target
+
+
+def update_target(
+    session: Session, target: Target, data: TargetUpdate, allowed_networks: Sequence[str] | None = None
+) -> Target:
+    """Apply the fields `data` sets; a kind change revalidates URL, options and expected failures."""
+    changes = data.model_dump(exclude_unset=True)
+    kind = changes.get("kind") or target.kind
+    options = changes["options"] if changes.get("options") is not None else target.options
+    if changes.get("options") is not None and kind == target.kind:
+        suite = _suite_or_none(kind)
+        if suite is not None:
+            options = _keep_masked_secrets(suite, options, target.options)
+    merged = {
+        "kind": kind,
+        "url": changes.get("url") or target.url,
+        "gate": changes.get("gate") or target.gate,
+        "options": options,
+        "expected_failures": (
+            changes["expected_failures"] if changes.get("expected_failures") is not None else target.expected_failures
+        ),
+        "schedule_minutes": changes["schedule_minutes"] if "schedule_minutes" in changes else target.schedule_minutes,
+    }
+    url, stored_options = _validate_target(
+        session, name=target.name, allowed_networks=_policy(session, allowed_networks), existing_id=target.id, **merged
+    )
+    target.kind = kind
+    target.url = url
+    target.gate = merged["gate"]
+    target.options = stored_options
+    target.expected_failures = list(dict.fromkeys(merged["expected_failures"]))
+    target.schedule_minutes = merged["schedule_minutes"]
+    if changes.get("description") is not None:
+        target.description = changes["description"][:2000]
+    target.updated_at = utcnow()
+    session.add(target)
+    session.commit()
+    session.refresh(target)
+    return target
+
+
+def _delete_runs(session: Session, run_ids: Sequence[int]) -> None:
+    if not run_ids:
+        return
+    session.exec(delete(ClauseResultRow).where(col(ClauseResultRow.run_id).in_(run_ids)))
+    session.exec(delete(TranscriptRow).where(col(TranscriptRow.run_id).in_(run_ids)))
+    session.exec(delete(Run).where(col(Run.id).in_(run_ids)))
+
+
+def delete_target(session: Session, target: Target) -> None:
+    """Delete the target with its runs, results and transcripts (cancel live runs first)."""
+    run_ids = list(session.exec(select(Run.id).where(Run.target_id == target.id)))
+    _delete_runs(session, run_ids)
+    session.delete(target)
+    session.commit()
+
+
+def target_public(target: Target) -> TargetPublic:
+    data = target.model_dump()
+    data["options"] = redact_options(target.kind, target.options)
+    return TargetPublic.model_validate(data)
+
+
+# ---------------------------------------------------------------- runs
+
+
+def enqueue_run(
+    session: Session,
+    target: Target,
+    *,
+    phases: Sequence[str] | None = None,
+    options: dict[str, Any] | None = None,
+    trigger: str = "api",
+) -> Run:
+    """Queue a run of the target's suite; option overrides go on top of the target's options.
+
+    The run keeps a redacted snapshot of the options it will use. Call
+    `app.state.runner.wake()` afterwards.
+    """
+    try:
+        suite = get_suite(target.kind)
+    except (KeyError, ImportError) as exc:
+        raise TargetInvalid([_error(["kind"], f"{target.kind} is unavailable: {exc}")]) from None
+    errors: list[dict[str, Any]] = []
+    selected: list[str] = []
+    try:
+        selected = [phase.name for phase in suite.select(list(phases) if phases else None)]
+    except ValueError as exc:
+        errors.append(_error(["phases"], str(exc)))
+    overrides = dict(options or {})
+    overrides = _keep_masked_secrets(suite, overrides, target.options)
+    try:
+        parsed = suite.parse_options({**target.options, **overrides})
+    except pydantic.ValidationError as exc:
+        errors.extend(_pydantic_errors(exc, ["options"]))
+    if errors:
+        raise TargetInvalid(errors)
+    snapshot = redact_options(target.kind, parsed.model_dump(mode="json"))
+    run = Run(
+        target_id=target.id,
+        status=RunStatus.QUEUED,
+        phases=selected,
+        options=snapshot,
+        kind=target.kind,
+        url=target.url,
+        gate=target.gate,
+        expected_failures=list(target.expected_failures),
+        harness_version=HARNESS_VERSION,
+        spec_version=suite.spec_version,
+        trigger=trigger[:16],
+        total_clauses=sum(len(phase.clauses) for phase in suite.phases),
+        counts={},
+    )
+    session.add(run)
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def cancel_run(session: Session, run: Run, message: str = "cancelled") -> Run:
+    """Mark a run that is not executing in this process as cancelled; ended runs stay as they are.
+
+    A run executing here is cancelled through `app.state.runner.cancel(run_id)`,
+    which keeps its decided clauses and then records the status.
+    """
+    if run.status in ENDED_STATUSES:
+        return run
+    session.exec(
+        update(Run)
+        .where(col(Run.id) == run.id, col(Run.status).in_([RunStatus.QUEUED, RunStatus.RUNNING]))
+        .values(status=RunStatus.CANCELLED, finished_at=utcnow(), current_phase=None, message=message)
+    )
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def run_public(run: Run, target_name: str) -> RunPublic:
+    data = run.model_dump()
+    data["target"] = target_name
+    data["options"] = redact_options(run.kind, run.options)
+    return RunPublic.model_validate(data)
+
+
+def runs_public(session: Session, runs: Sequence[Run]) -> list[RunPublic]:
+    ids = {run.target_id for run in runs}
+    rows = session.exec(select(Target.id, Target.name).where(col(Target.id).in_(ids))).all() if ids else []
+    names = {target_id: name for target_id, name in rows}
+    return [run_public(run, names.get(run.target_id, "?")) for run in runs]
+
+
+def prune_runs(session: Session, target_id: int, keep: int, *, commit: bool = True) -> int:
+    """Delete the target's oldest ended runs beyond `keep`; returns how many went."""
+    ended = [str(s) for s in ENDED_STATUSES]
+    total = session.exec(
+        select(func.count()).select_from(Run).where(Run.target_id == target_id, col(Run.status).in_(ended))
+    ).one()
+    if total <= keep:
+        return 0
+    old_ids = list(
+        session.exec(
+            select(Run.id)
+            .where(Run.target_id == target_id, col(Run.status).in_(ended))
+            .order_by(col(Run.created_at), col(Run.id))
+            .limit(total - keep)
+        )
+    )
+    _delete_runs(session, old_ids)
+    if commit:
+        session.commit()
+    return len(old_ids)

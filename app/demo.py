@@ -1,0 +1,70 @@
+"""The embedded demo: the reference PlugRL server, in-process, registered as target `demo`.
+
+A newcomer's first `rlconform serve` on an empty database shows a target
+that passes. Later starts point the demo target at the new port. A user's
+own target called `demo` of another kind is never touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, func, select
+
+from app import crud
+from app.models import Target, TargetCreate, utcnow
+
+log = logging.getLogger("rlconform.demo")
+
+DEMO_NAME = "demo"
+DEMO_KIND = "plugrl-server"
+DEMO_DESCRIPTION = "The built-in reference PlugRL training server, started with the service. It should pass."
+
+
+def _plan(engine: Engine) -> str:
+    """"create" on an empty database, "update" when our demo target exists, else "skip"."""
+    with Session(engine) as session:
+        existing = session.exec(select(Target).where(Target.name == DEMO_NAME)).first()
+        if existing is not None:
+            return "update" if existing.kind == DEMO_KIND else "skip"
+        empty = session.exec(select(func.count()).select_from(Target)).one() == 0
+        return "create" if empty else "skip"
+
+
+def _register(engine: Engine, url: str) -> None:
+    with Session(engine) as session:
+        existing = session.exec(select(Target).where(Target.name == DEMO_NAME)).first()
+        if existing is None:
+            crud.create_target(
+                session,
+                TargetCreate(name=DEMO_NAME, kind=DEMO_KIND, url=url, description=DEMO_DESCRIPTION),
+                allowed_networks=(),  # our own loopback server; runs still obey the policy
+            )
+        elif existing.kind == DEMO_KIND:
+            existing.url = url
+            existing.updated_at = utcnow()
+            session.add(existing)
+            session.commit()
+
+
+async def start_demo(engine: Engine) -> Any | None:
+    """Start the reference server and register it; returns the server (call `close()`) or None."""
+    plan = await asyncio.to_thread(_plan, engine)
+    if plan == "skip":
+        return None
+    try:
+        from checks.plugrl.reference import start_reference_server  # noqa: PLC0415
+    except ImportError as exc:
+        log.warning("demo target unavailable: %s", exc)
+        return None
+    server = await start_reference_server("127.0.0.1", 0)
+    try:
+        await asyncio.to_thread(_register, engine, server.url)
+    except Exception:
+        await server.close()
+        raise
+    log.info("demo target %r serves at %s", DEMO_NAME, server.url)
+    return server

@@ -1,0 +1,61 @@
+"""Dependencies routes share: the session, settings, a valid target or run, the write token."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from sqlmodel import Session, select
+
+from app.db import get_session
+from app.models import Run, Target
+from app.settings import Settings
+
+SessionDep = Annotated[Session, Depends(get_session)]
+
+
+def get_app_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+
+
+def valid_target(name: str, session: SessionDep) -> Target:
+    target = session.exec(select(Target).where(Target.name == name)).first()
+    if target is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no target named {name!r}")
+    return target
+
+
+TargetDep = Annotated[Target, Depends(valid_target)]
+
+
+def valid_run(run_id: int, session: SessionDep) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
+    return run
+
+
+RunDep = Annotated[Run, Depends(valid_run)]
+
+
+def require_token(request: Request, settings: SettingsDep) -> None:
+    """When an API token is configured, a write needs `Authorization: Bearer <token>`."""
+    if settings.api_token is None:
+        return
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    expected = settings.api_token.get_secret_value()
+    if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), expected.encode()):
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "this server needs an API token for writes: send Authorization: Bearer <token>",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+TokenDep = Annotated[None, Depends(require_token)]
+# For a route decorator's `dependencies=[WRITE]`: checked before path lookups, so a 401 never reveals a 404.
+WRITE = Depends(require_token)

@@ -1,0 +1,272 @@
+"""History of a target's clauses across runs, run diffs and the last passing run.
+
+Everything here is computed from one aggregated query per view (never one
+query per cell), and returns plain JSON-serialisable dicts so the REST API
+can hand them out unchanged and the pages can render them.
+
+A clause decided in several phases of one run is rolled up to its worst
+verdict (`checks.core.worst` precedence). The aggregate picks the worst
+verdict together with the phase that produced it, so every cell can link to
+the evidence behind it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import String, and_, case, cast, func, literal, or_
+from sqlmodel import Session, col, select
+
+from checks.core import VERDICT_RANK, Verdict
+from app.models import ClauseResultRow, Run, RunStatus, Target
+
+# Verdicts that mean "the target did not do what the clause asks", for diffs.
+FAILING = frozenset({Verdict.FAIL, Verdict.WARN, Verdict.ERROR})
+# For flakiness only the target's own verdicts count: an `error` is the
+# harness failing to decide (e.g. the target was down), not a flip.
+FLIP_FAILING = frozenset({Verdict.FAIL, Verdict.WARN})
+
+_RANK_TO_VERDICT = {rank: verdict for verdict, rank in VERDICT_RANK.items()}
+
+
+def _worst_per_clause(
+    session: Session, run_ids: Sequence[int], clause_id: str | None = None
+) -> dict[tuple[int, str], dict[str, str]]:
+    """{(run_id, clause_id): {"verdict", "phase", "level"}}, worst across phases, in one query.
+
+    The rank is a single digit, so `max(rank || ':' || phase)` picks the worst
+    verdict and, among its phases, one deterministic phase to link to.
+    """
+    if not run_ids:
+        return {}
+    rank = case(
+        *((ClauseResultRow.verdict == str(verdict), rank) for verdict, rank in VERDICT_RANK.items()),
+        else_=VERDICT_RANK[Verdict.ERROR],
+    )
+    worst_key = func.max(cast(rank, String) + literal(":") + ClauseResultRow.phase)
+    statement = (
+        select(ClauseResultRow.run_id, ClauseResultRow.clause_id, worst_key, func.max(ClauseResultRow.level))
+        .where(col(ClauseResultRow.run_id).in_(list(run_ids)))
+        .group_by(ClauseResultRow.run_id, ClauseResultRow.clause_id)
+    )
+    if clause_id is not None:
+        statement = statement.where(ClauseResultRow.clause_id == clause_id)
+    cells: dict[tuple[int, str], dict[str, str]] = {}
+    for run_id, decided_clause, key, level in session.exec(statement):
+        rank_text, _, phase = key.partition(":")
+        verdict = _RANK_TO_VERDICT.get(int(rank_text), Verdict.ERROR)
+        cells[(run_id, decided_clause)] = {"verdict": str(verdict), "phase": phase, "level": level}
+    return cells
+
+
+def _clause_order(kind: str, clause_ids: Iterable[str]) -> list[str]:
+    """Clause ids in the suite's catalogue order; unknown ones (renamed, retired) last, sorted."""
+    try:
+        from checks.registry import get_suite  # noqa: PLC0415 -- a kind may be unavailable
+
+        order = {clause.id: index for index, clause in enumerate(get_suite(kind).catalogue)}
+    except (ImportError, KeyError):
+        order = {}
+    return sorted(set(clause_ids), key=lambda cid: (order.get(cid, len(order)), cid))
+
+
+def _recent_run_ids(session: Session, target_id: int, limit: int) -> list[int]:
+    """The target's last `limit` run ids, oldest first."""
+    newest_first = session.exec(
+        select(Run.id)
+        .where(Run.target_id == target_id)
+        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
+        .limit(max(1, limit))
+    ).all()
+    return list(reversed(newest_first))
+
+
+def clause_timeline(session: Session, target_id: int, clause_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    """One clause over the target's last `limit` runs, worst verdict per run, oldest first."""
+    run_ids = _recent_run_ids(session, target_id, limit)
+    cells = _worst_per_clause(session, run_ids, clause_id)
+    return [
+        {"run_id": run_id, **cells[(run_id, clause_id)]} for run_id in run_ids if (run_id, clause_id) in cells
+    ]
+
+
+def _run_summary(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "status": run.status,
+        "outcome": run.outcome,
+        "harness_version": run.harness_version,
+        "spec_version": run.spec_version,
+        "trigger": run.trigger,
+        "created_at": run.created_at.isoformat() if run.created_at else None,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+    }
+
+
+def _flips(verdicts: Sequence[str | None]) -> tuple[list[bool], bool]:
+    """Which cells change verdict from the clause's previous result, and whether it is flaky.
+
+    Flaky means at least one pass->fail and one fail->pass inside the window;
+    a clause that only broke once (or only got fixed) is a transition, not a flake.
+    """
+    transitions: list[bool] = []
+    previous: str | None = None
+    went_bad = went_good = False
+    for verdict in verdicts:
+        if verdict is None:
+            transitions.append(False)
+            continue
+        changed = previous is not None and verdict != previous
+        transitions.append(changed)
+        if changed:
+            if previous == Verdict.PASS and verdict in FLIP_FAILING:
+                went_bad = True
+            elif previous in FLIP_FAILING and verdict == Verdict.PASS:
+                went_good = True
+        previous = verdict
+    return transitions, went_bad and went_good
+
+
+def target_history(session: Session, target: Target, limit: int = 30) -> dict[str, Any]:
+    """The clauses x last `limit` runs grid of a target, oldest run first.
+
+    Each cell is the clause's worst verdict in that run (None when the run
+    did not decide it), with the phase to link to and whether it is a
+    transition from the clause's previous result. Clauses flipping both
+    ways inside the window are flaky. `trend` has the pass count per run.
+    """
+    recent = session.exec(
+        select(Run)
+        .where(Run.target_id == target.id)
+        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
+        .limit(max(1, limit))
+    ).all()
+    runs = list(reversed(recent))
+    run_ids = [run.id for run in runs]
+    cells = _worst_per_clause(session, run_ids)
+
+    levels: dict[str, str] = {}
+    for (_, clause_id), cell in cells.items():
+        levels.setdefault(clause_id, cell["level"])
+
+    clauses = []
+    flaky: list[str] = []
+    for clause_id in _clause_order(target.kind, levels):
+        row = [cells.get((run_id, clause_id)) for run_id in run_ids]
+        transitions, is_flaky = _flips([cell["verdict"] if cell else None for cell in row])
+        clauses.append(
+            {
+                "clause_id": clause_id,
+                "level": levels[clause_id],
+                "flaky": is_flaky,
+                "transitions": sum(transitions),
+                "cells": [
+                    {
+                        "run_id": run_id,
+                        "verdict": cell["verdict"] if cell else None,
+                        "phase": cell["phase"] if cell else None,
+                        "transition": moved,
+                    }
+                    for run_id, cell, moved in zip(run_ids, row, transitions)
+                ],
+            }
+        )
+        if is_flaky:
+            flaky.append(clause_id)
+
+    trend = {run_id: {"run_id": run_id, "passed": 0, "failing": 0, "decided": 0} for run_id in run_ids}
+    for (run_id, _), cell in cells.items():
+        point = trend[run_id]
+        point["decided"] += 1
+        point["passed"] += cell["verdict"] == Verdict.PASS
+        point["failing"] += cell["verdict"] in FAILING
+    return {
+        "target": target.name,
+        "kind": target.kind,
+        "runs": [_run_summary(run) for run in runs],
+        "clauses": clauses,
+        "flaky": flaky,
+        "trend": list(trend.values()),
+    }
+
+
+def _diff_entry(clause_id: str, base: dict[str, str] | None, head: dict[str, str] | None) -> dict[str, Any]:
+    return {
+        "clause_id": clause_id,
+        "level": (head or base or {}).get("level"),
+        "base": base["verdict"] if base else None,
+        "head": head["verdict"] if head else None,
+        "base_phase": base["phase"] if base else None,
+        "head_phase": head["phase"] if head else None,
+    }
+
+
+DIFF_CATEGORIES = ("newly_failing", "newly_passing", "changed", "added", "removed")
+
+
+def diff_runs(session: Session, base: Run, head: Run) -> dict[str, Any]:
+    """What changed from `base` to `head`, per clause rolled up across phases.
+
+    newly_failing: decided in both, now failing (fail, warn or error) and not before.
+    newly_passing: decided in both, failing before and pass now.
+    changed: decided in both with another verdict that is neither of the above.
+    added / removed: decided only in head / only in base.
+    """
+    cells = _worst_per_clause(session, [base.id, head.id])
+    before = {clause_id: cell for (run_id, clause_id), cell in cells.items() if run_id == base.id}
+    after = {clause_id: cell for (run_id, clause_id), cell in cells.items() if run_id == head.id}
+    categories: dict[str, list[dict[str, Any]]] = {name: [] for name in DIFF_CATEGORIES}
+    unchanged = 0
+    for clause_id in _clause_order(head.kind, set(before) | set(after)):
+        old, new = before.get(clause_id), after.get(clause_id)
+        if old is None:
+            category = "added"
+        elif new is None:
+            category = "removed"
+        elif old["verdict"] == new["verdict"]:
+            unchanged += 1
+            continue
+        elif new["verdict"] in FAILING and old["verdict"] not in FAILING:
+            category = "newly_failing"
+        elif old["verdict"] in FAILING and new["verdict"] == Verdict.PASS:
+            category = "newly_passing"
+        else:
+            category = "changed"
+        categories[category].append(_diff_entry(clause_id, old, new))
+    return {
+        "base": _run_summary(base),
+        "head": _run_summary(head),
+        **categories,
+        "counts": {name: len(entries) for name, entries in categories.items()} | {"unchanged": unchanged},
+    }
+
+
+def _older_than(run: Run):
+    """Runs created before `run`; the id breaks ties between equal timestamps."""
+    return or_(
+        col(Run.created_at) < run.created_at,
+        and_(col(Run.created_at) == run.created_at, col(Run.id) < run.id),
+    )
+
+
+def last_passing_run(session: Session, target: Target, before: Run | None = None) -> Run | None:
+    """The target's most recent finished run whose outcome is pass, older than `before` if given."""
+    statement = select(Run).where(
+        Run.target_id == target.id, Run.status == RunStatus.FINISHED, Run.outcome == "pass"
+    )
+    if before is not None:
+        statement = statement.where(_older_than(before))
+    statement = statement.order_by(col(Run.created_at).desc(), col(Run.id).desc()).limit(1)
+    return session.exec(statement).first()
+
+
+def previous_run(session: Session, run: Run) -> Run | None:
+    """The target's run just before `run`, whatever its outcome."""
+    return session.exec(
+        select(Run)
+        .where(Run.target_id == run.target_id, _older_than(run))
+        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
+        .limit(1)
+    ).first()
+

@@ -1,0 +1,88 @@
+"""The FastAPI application: schema upgrade, recovery, runner, scheduler and demo in one lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from app.crud import TargetInvalid
+from app.db import make_engine, upgrade_database
+from app.demo import start_demo
+from app.metrics import Metrics
+from app.runner import Runner, recover_interrupted
+from app.scheduler import Scheduler
+from app.settings import Settings, get_settings
+from checks.core import HARNESS_VERSION
+
+log = logging.getLogger("rlconform")
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+    engine = make_engine(settings.database_url)
+    metrics = Metrics()
+    runner = Runner(
+        engine,
+        max_concurrent=settings.max_concurrent_runs,
+        allowed_networks=settings.allowed_networks,
+        retention_runs=settings.retention_runs,
+        metrics=metrics,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(upgrade_database, settings.database_url)
+        interrupted = await asyncio.to_thread(recover_interrupted, engine)
+        if interrupted:
+            log.warning("%d run(s) left running by a previous process are now interrupted", interrupted)
+        runner.start()
+        scheduler = Scheduler(engine, runner, settings.scheduler_interval)
+        scheduler.start()
+        demo = None
+        if settings.demo:
+            try:
+                demo = await start_demo(engine)
+            except Exception:
+                log.exception("the demo target could not start")
+        app.state.demo = demo
+        try:
+            yield
+        finally:
+            await scheduler.stop()
+            await runner.stop()
+            if demo is not None:
+                await demo.close()
+
+    app = FastAPI(
+        title="rlconform",
+        version=HARNESS_VERSION,
+        description="Conformance runs against RL wire-protocol servers: targets, runs, clause results, evidence.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.runner = runner
+    app.state.metrics = metrics
+
+    @app.exception_handler(TargetInvalid)
+    async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
+        detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    from app.api import public_router, router as api_router  # noqa: PLC0415
+    from app.web import router as web_router  # noqa: PLC0415
+
+    app.include_router(api_router)
+    app.include_router(public_router)
+    app.include_router(web_router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
+    return app

@@ -1,0 +1,1 @@
+"""Alembic migrations, run by `app.db.upgrade_database`."""

@@ -1,0 +1,86 @@
+"""Which addresses runs may connect to (`RLCONFORM_ALLOWED_NETWORKS`).
+
+Entries are CIDRs (`10.0.0.0/8`, `::1/128`) or host names (`trainer.internal`,
+`*.cluster.local`). An empty list allows any address. A host allowed by name
+is trusted as named; any other host is resolved and every address it
+resolves to must lie in an allowed network, so a name cannot smuggle a run
+to, say, a cloud metadata address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+from collections.abc import Sequence
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+class NetworkRefused(Exception):
+    """The target's address lies outside the allowed networks, or cannot be resolved."""
+
+
+def parse_allowed(entries: Sequence[str]) -> tuple[list[Network], list[str]]:
+    """Split entries into networks and (lower-cased) host-name patterns."""
+    networks: list[Network] = []
+    names: list[str] = []
+    for entry in entries:
+        entry = entry.strip()
+        if not entry:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            names.append(entry.lower().rstrip("."))
+    return networks, names
+
+
+def _name_allowed(host: str, names: list[str]) -> bool:
+    host = host.lower().rstrip(".")
+    for pattern in names:
+        if pattern.startswith("*.") and host.endswith(pattern[1:]):
+            return True
+        if host == pattern:
+            return True
+    return False
+
+
+def _in_networks(address: str, networks: list[Network]) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip.version == net.version and ip in net for net in networks)
+
+
+def resolve(host: str, port: int | None) -> list[str]:
+    """Every address `host` resolves to (blocking: call it off the event loop)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, OSError) as exc:
+        raise NetworkRefused(f"cannot resolve {host!r}: {exc}") from None
+    return sorted({info[4][0] for info in infos})
+
+
+def check_host(host: str, port: int | None, allowed: Sequence[str]) -> None:
+    """Raise NetworkRefused unless the policy lets a run connect to host:port."""
+    if not allowed:
+        return
+    networks, names = parse_allowed(allowed)
+    if not host:
+        raise NetworkRefused("the target URL names no host")
+    if _name_allowed(host, names):
+        return
+    addresses = resolve(host, port)
+    outside = [address for address in addresses if not _in_networks(address, networks)]
+    if outside:
+        raise NetworkRefused(
+            f"{host} resolves to {', '.join(outside)}, outside the allowed networks "
+            f"({', '.join(allowed)}); set RLCONFORM_ALLOWED_NETWORKS to allow it"
+        )
+
+
+async def check_host_async(host: str, port: int | None, allowed: Sequence[str]) -> None:
+    """`check_host` with name resolution off the event loop."""
+    if allowed:
+        await asyncio.to_thread(check_host, host, port, allowed)

@@ -1,0 +1,33 @@
+"""`rlconform serve`: the dashboard and API under uvicorn, settings from env overridden by flags."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import uvicorn
+
+from app.settings import Settings
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """RLCONFORM_* settings with the flags that were given laid over them."""
+    overrides = {
+        "host": getattr(args, "host", None),
+        "port": getattr(args, "port", None),
+        "database_url": getattr(args, "database_url", None),
+        "max_concurrent_runs": getattr(args, "max_concurrent_runs", None),
+    }
+    values = {key: value for key, value in overrides.items() if value is not None}
+    if getattr(args, "no_demo", False):
+        values["demo"] = False
+    return Settings(**values)  # init arguments outrank the environment
+
+
+def serve(args: argparse.Namespace) -> int:
+    from app.main import create_app  # noqa: PLC0415
+
+    settings = settings_from_args(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
+    return 0

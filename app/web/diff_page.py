@@ -1,0 +1,54 @@
+"""`/runs/{run_id}/diff?against=<run id>|baseline|previous`: what changed between two runs."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from sqlmodel import Session
+
+from app.deps import RunDep, SessionDep
+from app.history import DIFF_CATEGORIES, diff_runs, last_passing_run, previous_run
+from app.models import Run, Target
+from app.web.templating import templates
+
+router = APIRouter()
+
+CATEGORY_TITLES = {
+    "newly_failing": ("Newly failing", "decided in both runs; failing now (fail, warn or error), not before"),
+    "newly_passing": ("Newly passing", "failing before, passing now"),
+    "changed": ("Changed", "another verdict that is neither of the above"),
+    "added": ("Added", "decided only in this run"),
+    "removed": ("Removed", "decided only in the other run"),
+}
+
+
+def resolve_against(session: Session, run: Run, against: str) -> tuple[Run | None, str]:
+    """The run to compare with, and a sentence saying why it is missing when it is."""
+    if against == "baseline":
+        target = session.get(Target, run.target_id)
+        base = last_passing_run(session, target, before=run) if target else None
+        return base, "" if base else "This target has no passing run before this one to compare with."
+    if against in ("", "previous"):
+        base = previous_run(session, run)
+        return base, "" if base else "This is the target's first run; there is nothing before it."
+    if not against.isdigit():
+        return None, "Compare with a run id, `previous` or `baseline`."
+    base = session.get(Run, int(against))
+    return base, "" if base else f"There is no run #{int(against)}."
+
+
+@router.get("/runs/{run_id}/diff", response_class=HTMLResponse, include_in_schema=False)
+def diff_page(request: Request, session: SessionDep, run: RunDep, against: str = "previous") -> HTMLResponse:
+    base, missing = resolve_against(session, run, against.strip())
+    diff = diff_runs(session, base, run) if base is not None else None
+    context = {
+        "run": run,
+        "base": base,
+        "against": against,
+        "missing": missing,
+        "diff": diff,
+        "target": session.get(Target, run.target_id),
+        "categories": [(name, *CATEGORY_TITLES[name]) for name in DIFF_CATEGORIES],
+        "nav": "targets",
+    }
+    return templates.TemplateResponse(request, "diff.html", context, status_code=200 if diff else 404)

@@ -1,0 +1,229 @@
+"""Service bench: page server time at 50 clauses x 200 runs, and 20 concurrent runs.
+
+Part 1 fills a temporary SQLite database with one target of a 50-clause
+suite and 200 finished runs (one result per clause and run, a few clauses
+flipping), then times the run page and the target history page through the
+ASGI app (median of several requests) and prints each against its target
+as a ratio (below 1.0 meets it): run page < 150 ms, history page < 300 ms.
+
+Part 2 starts reference PlugRL servers, registers 20 targets on them and
+queues one run each with 20 runs allowed at once; it prints how the runs
+ended and how many clause results were harness errors (the target is 0).
+
+    python bench/service.py [--runs 200] [--requests 15] [--concurrent 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import insert
+from sqlmodel import Session
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from app.db import make_engine, upgrade_database  # noqa: E402
+from app.main import create_app  # noqa: E402
+from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target, utcnow  # noqa: E402
+from app.settings import Settings  # noqa: E402
+from checks.core import HARNESS_VERSION, Catalogue, Phase, PhaseContext, Suite, SuiteOptions  # noqa: E402
+from checks.registry import KINDS  # noqa: E402
+
+RUN_PAGE_TARGET_MS = 150.0
+HISTORY_PAGE_TARGET_MS = 300.0
+PHASES, CLAUSES_PER_PHASE = 5, 10  # 50 clauses
+
+
+# ---------------------------------------------------------------- a 50-clause suite for the page bench
+
+
+def _bench_suite() -> Suite:
+    catalogue = Catalogue()
+    phases = []
+
+    async def never_run(ctx: PhaseContext) -> None:  # the bench only reads stored results
+        raise NotImplementedError
+
+    for p in range(PHASES):
+        ids = []
+        for c in range(CLAUSES_PER_PHASE):
+            clause = catalogue.must(f"bench.{p}.clause-{c}", f"Bench clause {c} of phase {p} holds.")
+            ids.append(clause.id)
+        phases.append(Phase(f"phase-{p}", never_run, tuple(ids), f"bench phase {p}"))
+    return Suite("bench", "Bench suite", ("ws",), SuiteOptions, tuple(phases), catalogue)
+
+
+BENCH_SUITE = _bench_suite()
+
+
+def verdict_for(run_index: int, clause_index: int) -> str:
+    """Mostly pass; a few clauses fail steadily, flip now and then, or warn."""
+    if clause_index % 17 == 3:
+        return "fail"
+    if clause_index % 11 == 5 and (run_index // 7) % 2:
+        return "fail"
+    if clause_index % 13 == 7:
+        return "warn"
+    return "pass"
+
+
+def fill_database(url: str, runs: int) -> tuple[str, int]:
+    """One target with `runs` finished runs of the bench suite; returns (target name, newest run id)."""
+    upgrade_database(url)
+    engine = make_engine(url)
+    clause_ids = [(phase.name, clause_id) for phase in BENCH_SUITE.phases for clause_id in phase.clauses]
+    with Session(engine) as session:
+        target = Target(name="bench", kind="bench", url="ws://127.0.0.1:9")
+        session.add(target)
+        session.commit()
+        session.refresh(target)
+        start = utcnow() - timedelta(days=runs)
+        newest = 0
+        for index in range(runs):
+            verdicts = [verdict_for(index, c) for c in range(len(clause_ids))]
+            run = Run(
+                target_id=target.id, status="finished", outcome="fail" if "fail" in verdicts else "pass",
+                kind="bench", url=target.url, harness_version=HARNESS_VERSION, spec_version="1",
+                created_at=start + timedelta(days=index), started_at=start + timedelta(days=index),
+                finished_at=start + timedelta(days=index, seconds=30), total_clauses=len(clause_ids),
+                decided_clauses=len(clause_ids), counts=dict(Counter(verdicts)), phases=[p.name for p in BENCH_SUITE.phases],
+            )
+            session.add(run)
+            session.flush()
+            newest = run.id
+            session.execute(
+                insert(ClauseResultRow),
+                [
+                    {"run_id": run.id, "phase": phase, "clause_id": clause_id, "level": "MUST", "verdict": verdict,
+                     "expected": "the clause holds", "actual": f"observed {verdict}", "duration": 0.01 * c,
+                     "checks": 1, "transcript_ids": [], "decided_at": run.created_at}
+                    for c, ((phase, clause_id), verdict) in enumerate(zip(clause_ids, verdicts))
+                ],
+            )
+        session.commit()
+    return "bench", newest
+
+
+def median_ms(client: TestClient, path: str, requests: int) -> float:
+    client.get(path).raise_for_status()  # warm caches (templates, suite import)
+    times = []
+    for _ in range(requests):
+        began = time.perf_counter()
+        response = client.get(path)
+        times.append((time.perf_counter() - began) * 1000)
+        response.raise_for_status()
+    return statistics.median(times)
+
+
+def bench_pages(workdir: Path, runs: int, requests: int) -> None:
+    KINDS["bench"] = "__main__:BENCH_SUITE"
+    url = f"sqlite:///{workdir / 'pages.db'}"
+    began = time.perf_counter()
+    target, newest = fill_database(url, runs)
+    print(f"filled {runs} runs x {PHASES * CLAUSES_PER_PHASE} clauses in {time.perf_counter() - began:.1f} s")
+    settings = Settings(database_url=url, demo=False, scheduler_interval=3600)
+    with TestClient(create_app(settings)) as client:
+        run_ms = median_ms(client, f"/runs/{newest}", requests)
+        history_ms = median_ms(client, f"/targets/{target}", requests)
+    print(f"run page      median {run_ms:7.1f} ms  target < {RUN_PAGE_TARGET_MS:.0f} ms  "
+          f"ratio {run_ms / RUN_PAGE_TARGET_MS:.2f}")
+    print(f"history page  median {history_ms:7.1f} ms  target < {HISTORY_PAGE_TARGET_MS:.0f} ms  "
+          f"ratio {history_ms / HISTORY_PAGE_TARGET_MS:.2f}")
+
+
+# ---------------------------------------------------------------- concurrent runs against reference servers
+
+
+class ServerLoop:
+    """Reference servers on their own event loop, so the service's loop only runs the checks."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine: Any, timeout: float = 30) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+
+def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int) -> None:
+    from checks.plugrl.reference import start_reference_server  # noqa: PLC0415
+
+    server_loop = ServerLoop()
+    references = [server_loop.run(start_reference_server("127.0.0.1", 0)) for _ in range(servers)]
+    settings = Settings(
+        database_url=f"sqlite:///{workdir / 'runs.db'}", demo=False, scheduler_interval=3600,
+        max_concurrent_runs=concurrent,
+    )
+    try:
+        with TestClient(create_app(settings)) as client:
+            run_ids = []
+            for index in range(concurrent):
+                name = f"reference-{index}"
+                created = client.post("/api/v1/targets", json={
+                    "name": name, "kind": "plugrl-server", "url": references[index % servers].url,
+                    "options": {"timeout": 5.0, "patience": 0.5},
+                })
+                created.raise_for_status()
+            began = time.perf_counter()
+            for index in range(concurrent):
+                started = client.post(f"/api/v1/targets/reference-{index}/runs", json={})
+                started.raise_for_status()
+                run_ids.append(started.json()["id"])
+            peak_running = 0
+            deadline = time.monotonic() + 600
+            while True:
+                runs = client.get("/api/v1/runs", params={"limit": concurrent}).json()
+                runs = [run for run in runs if run["id"] in run_ids]
+                peak_running = max(peak_running, sum(run["status"] == "running" for run in runs))
+                if len(runs) == len(run_ids) and all(run["status"] in ENDED_STATUSES for run in runs):
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit("runs did not finish within 600 s")
+                time.sleep(0.2)
+            elapsed = time.perf_counter() - began
+            results = [client.get(f"/api/v1/runs/{run_id}/results").json() for run_id in run_ids]
+    finally:
+        for reference in references:
+            server_loop.run(reference.close())
+        server_loop.close()
+    verdicts = Counter(result["verdict"] for run_results in results for result in run_results)
+    statuses = Counter(run["status"] for run in runs)
+    outcomes = Counter(run["outcome"] for run in runs)
+    print(f"{concurrent} concurrent runs on {servers} reference servers: {elapsed:.1f} s wall, "
+          f"peak {peak_running} running at once")
+    print(f"  statuses {dict(statuses)}  outcomes {dict(outcomes)}")
+    print(f"  clause results {sum(verdicts.values())}: {dict(verdicts)}")
+    print(f"  harness errors {verdicts.get('error', 0)} (target 0)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=15)
+    parser.add_argument("--concurrent", type=int, default=20)
+    parser.add_argument("--servers", type=int, default=5, help="reference servers the concurrent runs share")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rlconform-bench-") as workdir:
+        bench_pages(Path(workdir), args.runs, args.requests)
+        bench_concurrent_runs(Path(workdir), args.concurrent, args.servers)
+
+
+if __name__ == "__main__":
+    main()

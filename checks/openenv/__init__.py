@@ -1,0 +1,1 @@
+"""The OpenEnv env-server check suite (`openenv` target kind)."""

@@ -1,0 +1,94 @@
+"""What one run has learned about its target, shared between phases.
+
+Each phase can still run alone: a fact that is not known yet is fetched by
+the phase that needs it, with its own transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from checks.core import PhaseContext, Report
+from checks.openenv.http_probe import HttpProbe
+from checks.openenv.options import OpenEnvOptions
+from checks.openenv.schemas import invalid_actions, is_valid, valid_action
+
+SCHEMA_KEYS = ("action", "observation", "state")
+
+
+@dataclass
+class Facts:
+    schema: dict[str, Any] | None = None
+    schema_fetched: bool = False
+    openapi_paths: set[str] | None = None
+    openapi_fetched: bool = False
+    capacity: int | None = None  # sessions accepted at once when a limit was found
+
+
+_FACTS: WeakKeyDictionary[Report, Facts] = WeakKeyDictionary()
+
+
+def facts(ctx: PhaseContext) -> Facts:
+    return _FACTS.setdefault(ctx.report, Facts())
+
+
+def usable_schema(body: Any) -> dict[str, Any] | None:
+    if isinstance(body, dict) and all(isinstance(body.get(key), dict) for key in SCHEMA_KEYS):
+        return body
+    return None
+
+
+async def load_schema(ctx: PhaseContext) -> dict[str, Any] | None:
+    known = facts(ctx)
+    if not known.schema_fetched:
+        async with HttpProbe(ctx.url, ctx.report.transcript("GET /schema"), ctx.timeout) as http:
+            reply = await http.get("/schema")
+        known.schema = usable_schema(reply.body) if reply.status == 200 else None
+        known.schema_fetched = True
+    return known.schema
+
+
+async def load_openapi_paths(ctx: PhaseContext) -> set[str] | None:
+    known = facts(ctx)
+    if not known.openapi_fetched:
+        async with HttpProbe(ctx.url, ctx.report.transcript("GET /openapi.json"), ctx.timeout) as http:
+            reply = await http.get("/openapi.json")
+        paths = reply.body.get("paths") if isinstance(reply.body, dict) else None
+        known.openapi_paths = set(paths) if reply.status == 200 and isinstance(paths, dict) else None
+        known.openapi_fetched = True
+    return known.openapi_paths
+
+
+@dataclass(frozen=True)
+class ActionPlan:
+    """The actions a run replays: valid ones form the scripted episode, invalid ones must be refused."""
+
+    replay: tuple[tuple[str, Any, bool], ...]  # (label, step data, valid by /schema.action)
+
+    @property
+    def valid(self) -> list[Any]:
+        return [action for _, action, ok in self.replay if ok]
+
+    @property
+    def invalid(self) -> list[tuple[str, Any]]:
+        return [(label, action) for label, action, ok in self.replay if not ok]
+
+
+def action_plan(options: OpenEnvOptions, schema: dict[str, Any] | None) -> ActionPlan:
+    action_schema = schema.get("action") if schema else None
+    if options.actions is not None:
+        replay = tuple(
+            (f"action {index + 1}", action, action_schema is None or is_valid(action, action_schema))
+            for index, action in enumerate(options.actions)
+        )
+        return ActionPlan(replay)
+    if action_schema is None:
+        return ActionPlan(())
+    base = valid_action(action_schema)
+    if base is None:
+        return ActionPlan(())
+    generated = [("generated valid action", base, True)]
+    generated += [(label, action, False) for label, action in invalid_actions(action_schema, base)]
+    return ActionPlan(tuple(generated))

@@ -1,0 +1,57 @@
+"""What a target tells the OpenEnv suite about itself."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pydantic
+from pydantic import Field
+
+from checks.core import PhaseContext, SuiteOptions
+
+
+class OpenEnvOptions(SuiteOptions):
+    actions: list[Any] | None = Field(
+        None,
+        description="Step data to replay, one episode each (JSON list). Default: a valid action "
+        "generated from /schema.action plus invalid variants of it.",
+    )
+    reset: dict[str, Any] = Field(
+        default_factory=dict, description="Reset data for every episode, e.g. {\"task_id\": \"t1\", \"seed\": 7}."
+    )
+    contrast_task_id: str | None = Field(
+        None, description="A second task id whose first observation must differ from reset.task_id's."
+    )
+    group_size: int = Field(5, ge=1, le=32, description="Sessions in one parallel group (the GRPO group size).")
+    expected_reward: float | None = Field(
+        None, description="The final reward the scripted episode (the valid actions in order) must end with."
+    )
+    reward_range: tuple[float, float] = Field((0.0, 1.0), description="The declared [low, high] of step rewards.")
+    unscored_steps: bool = Field(
+        False, description="Steps may carry a null reward (multi-step envs scored at the end)."
+    )
+    max_steps: int = Field(
+        20, ge=1, le=1000, description="Declared maximum steps per episode; also the step budget of one episode."
+    )
+    crash_action: Any = Field(
+        None, description="Step data the environment answers by raising, to exercise EXECUTION_ERROR."
+    )
+    latency_bound_ms: float | None = Field(
+        None, gt=0, description="Bound for the one-socket reset+step round trip and the p99 under the group."
+    )
+    latency_rounds: int = Field(20, ge=1, le=500, description="Reset+step round trips measured on one socket.")
+    oversize_bytes: int = Field(
+        17 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024,
+        description="Size of the oversized text frame sent as hostile input (uvicorn refuses above 16 MiB).",
+    )
+
+    @pydantic.field_validator("reward_range")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if value[0] > value[1]:
+            raise ValueError("reward_range low is above high")
+        return value
+
+
+def options_of(ctx: PhaseContext) -> OpenEnvOptions:
+    return cast(OpenEnvOptions, ctx.options)

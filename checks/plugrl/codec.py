@@ -1,0 +1,308 @@
+"""PlugRL's msgpack codec: the ndarray and npgeneric conventions, decoded strictly and boundedly.
+
+An ndarray travels as a map with BIN keys `__ndarray__` (true), `data` (bin,
+C order), `dtype` (a typestr such as `<f4`) and `shape` (array of ints); a
+0-d numpy scalar as a map with bin keys `__npgeneric__`, `data` (a plain
+number) and `dtype`. Message schema keys are msgpack str.
+
+Decoding treats its input as hostile. Before msgpack builds a single object,
+`scan` walks the frame's headers: every length is checked against the bytes
+that are actually there, containers are bounded in nesting depth and the
+whole message in object count, and extension types are refused. Arrays are
+checked against their data length before numpy sees them, and are then views
+on the received bytes, so a claimed shape never allocates anything. Every
+decoding problem raises `CodecError` with a message that names it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+from typing import Any
+
+import msgpack
+import numpy as np
+
+NDARRAY_KEY = b"__ndarray__"
+NPGENERIC_KEY = b"__npgeneric__"
+DATA_KEY = b"data"
+DTYPE_KEY = b"dtype"
+SHAPE_KEY = b"shape"
+
+DEFAULT_MAX_FRAME = 64 * 1024 * 1024
+MAX_DEPTH = 64  # a real message nests about six levels deep
+MAX_OBJECTS = 500_000  # msgpack objects per message; real messages have hundreds
+MAX_NDIM = 32
+MAX_TEXT_CHARS = 1 << 20  # the n of a `<U<n>` typestr
+
+# Kinds a PlugRL array may have; V, O and c are refused by the protocol's packer.
+ALLOWED_KINDS = {"b": (1,), "u": (1, 2, 4, 8), "i": (1, 2, 4, 8), "f": (2, 4, 8), "U": None}
+FORBIDDEN_KINDS = {"V": "structured", "O": "object", "c": "complex"}
+TYPESTR = re.compile(r"^([<>|=])([A-Za-z])(\d{1,7})$")
+
+# Keys of the PyPI msgpack-numpy package, a different and incompatible dialect.
+MSGPACK_NUMPY_KEYS = {b"nd", "nd"}
+MSGPACK_NUMPY_TYPE_KEYS = {b"type", "type"}
+
+
+class CodecError(ValueError):
+    """A frame that is not a valid PlugRL message. `part` is "message" or "array"."""
+
+    def __init__(self, message: str, part: str = "message") -> None:
+        super().__init__(message)
+        self.part = part
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def _check_packable(dtype: np.dtype) -> None:
+    if dtype.kind in FORBIDDEN_KINDS:
+        raise CodecError(f"cannot pack a {FORBIDDEN_KINDS[dtype.kind]} array ({dtype.str})", "array")
+    if dtype.kind not in ALLOWED_KINDS:
+        raise CodecError(f"cannot pack dtype {dtype.str}: kind {dtype.kind!r} is not part of PlugRL", "array")
+
+
+def _encode_extra(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        _check_packable(value.dtype)
+        array = np.ascontiguousarray(value)
+        return {
+            NDARRAY_KEY: True,
+            DATA_KEY: memoryview(array).cast("B") if array.size else b"",
+            DTYPE_KEY: array.dtype.str,
+            SHAPE_KEY: list(array.shape),
+        }
+    if isinstance(value, np.generic):
+        _check_packable(value.dtype)
+        return {NPGENERIC_KEY: True, DATA_KEY: value.item(), DTYPE_KEY: value.dtype.str}
+    raise TypeError(f"cannot pack {type(value).__name__}")
+
+
+def pack(message: Any) -> bytes:
+    """One PlugRL frame: msgpack with ndarrays and numpy scalars in the bin-key convention."""
+    return msgpack.packb(message, default=_encode_extra, use_bin_type=True)
+
+
+# ---------------------------------------------------------------- scanning
+
+# What the first byte of a msgpack object says: (kind, width of its length or payload).
+_FIXED_PAYLOAD = {
+    0xC0: 0, 0xC2: 0, 0xC3: 0,  # nil, false, true
+    0xCA: 4, 0xCB: 8,  # float32, float64
+    0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8,  # uint
+    0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8,  # int
+}
+_SIZED = {  # bin and str: the length field's width
+    0xC4: (1, "a bin"), 0xC5: (2, "a bin"), 0xC6: (4, "a bin"),
+    0xD9: (1, "a str"), 0xDA: (2, "a str"), 0xDB: (4, "a str"),
+}
+_CONTAINERS = {0xDC: (2, "an array"), 0xDD: (4, "an array"), 0xDE: (2, "a map"), 0xDF: (4, "a map")}
+_EXTENSIONS = {0xC7, 0xC8, 0xC9, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8}
+_LENGTH = {1: struct.Struct(">B"), 2: struct.Struct(">H"), 4: struct.Struct(">I")}
+
+
+def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS) -> None:
+    """Check a frame's msgpack structure without building it; CodecError on the first problem.
+
+    Each container's element count is checked against the bytes left (every
+    element takes at least one), each bin or str length likewise, so nothing
+    a header claims is believed before the bytes are seen.
+    """
+    size = len(data)
+    if size == 0:
+        raise CodecError("an empty frame is not msgpack")
+    position = 0
+    pending: list[int] = []  # per open container, the objects still to read
+    objects = 0
+    while True:
+        if position >= size:
+            raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
+        objects += 1
+        if objects > max_objects:
+            raise CodecError(f"the message holds more than {max_objects} msgpack objects")
+        head = data[position]
+        position += 1
+        count = 0
+        if head <= 0x7F or head >= 0xE0:
+            pass  # fixint
+        elif head <= 0x8F:
+            count = 2 * (head & 0x0F)
+        elif head <= 0x9F:
+            count = head & 0x0F
+        elif head <= 0xBF:
+            position += head & 0x1F
+        elif head in _FIXED_PAYLOAD:
+            position += _FIXED_PAYLOAD[head]
+        elif head in _SIZED:
+            width, what = _SIZED[head]
+            length = _read_length(data, position, width, what)
+            position += width
+            if length > size - position:
+                raise CodecError(
+                    f"not msgpack: {what} claims {length} bytes but only {size - position} follow"
+                )
+            position += length
+        elif head in _CONTAINERS:
+            width, what = _CONTAINERS[head]
+            count = _read_length(data, position, width, what)
+            position += width
+            if what == "a map":
+                count *= 2
+            if count > size - position:
+                raise CodecError(
+                    f"not msgpack: {what} claims {count} items but only {size - position} bytes follow"
+                )
+        elif head in _EXTENSIONS:
+            raise CodecError("msgpack extension types are not part of PlugRL")
+        else:
+            raise CodecError(f"not msgpack: byte 0x{head:02x} at offset {position - 1} starts no object")
+        if position > size:
+            raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
+        if count:
+            if len(pending) >= max_depth:
+                raise CodecError(f"the message nests deeper than {max_depth} levels")
+            pending.append(count)
+            continue
+        while pending:
+            pending[-1] -= 1
+            if pending[-1]:
+                break
+            pending.pop()
+        if not pending:
+            break
+    if position != size:
+        raise CodecError(f"not msgpack: {size - position} bytes follow the message")
+
+
+def _read_length(data: bytes, position: int, width: int, what: str) -> int:
+    if position + width > len(data):
+        raise CodecError(f"not msgpack: the frame ends inside {what} header")
+    return _LENGTH[width].unpack_from(data, position)[0]
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def parse_typestr(typestr: Any) -> np.dtype:
+    """The numpy dtype a typestr names, refusing kinds and sizes PlugRL does not use."""
+    if isinstance(typestr, bytes):
+        raise CodecError(f"dtype {typestr[:20]!r} is bin; a typestr is a msgpack str", "array")
+    if not isinstance(typestr, str):
+        raise CodecError(f"dtype is a {type(typestr).__name__}, not a typestr", "array")
+    match = TYPESTR.match(typestr)
+    if match is None:
+        raise CodecError(f"dtype {typestr[:40]!r} is not a typestr like '<f4'", "array")
+    _, kind, digits = match.groups()
+    if kind in FORBIDDEN_KINDS:
+        raise CodecError(f"dtype {typestr!r}: {FORBIDDEN_KINDS[kind]} arrays (kind {kind!r}) are forbidden", "array")
+    if kind not in ALLOWED_KINDS:
+        raise CodecError(f"dtype {typestr!r}: kind {kind!r} is unknown to PlugRL", "array")
+    width = int(digits)
+    sizes = ALLOWED_KINDS[kind]
+    if (sizes is not None and width not in sizes) or (sizes is None and not 1 <= width <= MAX_TEXT_CHARS):
+        raise CodecError(f"dtype {typestr!r}: no {kind!r} type is {width} wide", "array")
+    try:
+        return np.dtype(typestr)
+    except TypeError as exc:
+        raise CodecError(f"dtype {typestr!r} is not a numpy dtype: {exc}", "array") from None
+
+
+def _decode_ndarray(item: dict) -> np.ndarray:
+    data, shape = item.get(DATA_KEY), item.get(SHAPE_KEY)
+    if DTYPE_KEY not in item:
+        raise CodecError("an __ndarray__ map has no dtype", "array")
+    dtype = parse_typestr(item[DTYPE_KEY])
+    if not isinstance(data, bytes):
+        raise CodecError(f"an __ndarray__ map's data is {type(data).__name__}, not bin", "array")
+    if not isinstance(shape, list) or len(shape) > MAX_NDIM:
+        raise CodecError(f"an __ndarray__ map's shape is not a list of at most {MAX_NDIM} ints", "array")
+    if not all(type(dim) is int and dim >= 0 for dim in shape):
+        raise CodecError(f"an __ndarray__ shape holds something other than non-negative ints: {shape[:8]}", "array")
+    expected = math.prod(shape) * dtype.itemsize  # Python ints: no overflow, no allocation
+    if len(data) != expected:
+        raise CodecError(
+            f"ndarray data is {len(data)} bytes; shape {shape[:8]} of {dtype.str} needs {expected}", "array"
+        )
+    return np.frombuffer(data, dtype=dtype).reshape(shape)
+
+
+def _decode_npgeneric(item: dict) -> np.generic:
+    dtype = parse_typestr(item.get(DTYPE_KEY))
+    value = item.get(DATA_KEY)
+    if isinstance(value, bool) or type(value) in (int, float):
+        try:
+            return dtype.type(value)
+        except (OverflowError, ValueError) as exc:
+            raise CodecError(f"npgeneric value {value!r} does not fit {dtype.str}: {exc}", "array") from None
+    raise CodecError(f"an __npgeneric__ map's data is {type(value).__name__}, not a number", "array")
+
+
+def _convert(item: Any) -> Any:
+    """Replace the array maps of a decoded message by numpy values (depth is bounded by `scan`)."""
+    if isinstance(item, list):
+        return [_convert(sub) for sub in item]
+    if not isinstance(item, dict):
+        return item
+    if NDARRAY_KEY in item:
+        return _decode_ndarray(item)
+    if NPGENERIC_KEY in item:
+        return _decode_npgeneric(item)
+    if "__ndarray__" in item or "__npgeneric__" in item:
+        raise CodecError("arrays use str keys (\"__ndarray__\"); the convention needs bin keys", "array")
+    if MSGPACK_NUMPY_KEYS & item.keys() and MSGPACK_NUMPY_TYPE_KEYS & item.keys():
+        raise CodecError("arrays in the msgpack-numpy dialect (nd/type/kind/shape keys), not __ndarray__", "array")
+    return {key: _convert(value) for key, value in item.items()}
+
+
+def unpack(data: bytes, max_size: int = DEFAULT_MAX_FRAME) -> dict[str, Any]:
+    """Decode one PlugRL frame into a dict; arrays become read-only numpy views."""
+    if len(data) > max_size:
+        raise CodecError(f"the frame is {len(data)} bytes, over the {max_size}-byte cap")
+    if data and not _starts_a_map(data[0]):
+        # Refused before decoding, so a 50 MB top-level string costs nothing more.
+        kind = _header_kind(data[0])
+        if kind is None:
+            raise CodecError(f"not msgpack: byte 0x{data[0]:02x} at offset 0 starts no object")
+        raise CodecError(f"the top level is {kind}, not a map")
+    scan(data)
+    try:
+        message = msgpack.unpackb(
+            data,
+            raw=False,
+            strict_map_key=False,
+            max_bin_len=max_size,
+            max_str_len=max_size,
+            max_array_len=MAX_OBJECTS,
+            max_map_len=MAX_OBJECTS,
+            max_ext_len=0,
+        )
+    except Exception as exc:  # unhashable keys, bad UTF-8, ... : all one kind of problem
+        raise CodecError(f"not decodable msgpack: {type(exc).__name__}: {str(exc)[:120]}") from None
+    return _convert(message)
+
+
+def _starts_a_map(head: int) -> bool:
+    return 0x80 <= head <= 0x8F or head in (0xDE, 0xDF)
+
+
+def _header_kind(head: int) -> str | None:
+    """What a msgpack object starting with this byte is, for error messages."""
+    if head <= 0x7F or head >= 0xE0 or 0xCC <= head <= 0xD3:
+        return "an int"
+    if 0x90 <= head <= 0x9F or head in (0xDC, 0xDD):
+        return "an array"
+    if 0xA0 <= head <= 0xBF or head in (0xD9, 0xDA, 0xDB):
+        return "a str"
+    if head in (0xC4, 0xC5, 0xC6):
+        return "a bin"
+    if head in (0xCA, 0xCB):
+        return "a float"
+    if head in (0xC2, 0xC3):
+        return "a bool"
+    if head == 0xC0:
+        return "nil"
+    if head in _EXTENSIONS:
+        return "an extension type"
+    return None  # 0xc1, never used

@@ -1,0 +1,125 @@
+"""The messages the plugrl-server suite sends: well-formed ones, and the malformed frames of the errors phase.
+
+Observations are a pure function of the env indices, so the exchange phase
+can match an env's action row across batches when the policy is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from checks.plugrl import clauses as C
+from checks.plugrl.codec import pack
+
+BIG_FRAME_PIXELS = 512  # three envs of 512x512x3 uint8: 2.25 MiB, over the common 1 MiB cap
+
+
+def observation(options: Any, envs: list[int], big: bool = False) -> dict[str, Any]:
+    """A states-only observation (plus an optional camera), a pure function of the env indices."""
+    rows = np.asarray(envs, dtype=np.float64).reshape(-1, 1)
+    states = {options.state_key: rows * 0.25 + np.linspace(-1.0, 1.0, options.state_dim)}
+    images: dict[str, np.ndarray] = {}
+    if options.image_key:
+        size = options.image_size
+        images[options.image_key] = np.zeros((len(envs), size, size, 3), dtype=np.uint8)
+    if big:
+        images["conformance_padding"] = np.zeros(
+            (len(envs), BIG_FRAME_PIXELS, BIG_FRAME_PIXELS, 3), dtype=np.uint8
+        )
+    return {"images": images, "states": states, "text": np.asarray(["probe"] * len(envs))}
+
+
+def episode_info(done: list[bool]) -> dict[str, Any]:
+    """The per-env `episode` statistics servers read on terminal transitions."""
+    return {
+        "episode": {
+            "r": np.asarray([5.0 if d else 0.0 for d in done], dtype=np.float32),
+            "l": np.asarray([5 if d else 0 for d in done], dtype=np.int64),
+            "s": np.zeros(len(done), dtype=np.bool_),
+            "mask": np.asarray(done, dtype=np.bool_),
+        }
+    }
+
+
+def infer_message(
+    options: Any, envs: list[int], big: bool = False, reuse: list[bool] | None = None
+) -> dict[str, Any]:
+    sent_rows = envs if reuse is None else [env for env, reused in zip(envs, reuse) if not reused]
+    message: dict[str, Any] = {
+        "message_type": "infer",
+        "data": observation(options, sent_rows, big),
+        "env_indices": np.asarray(envs, dtype=np.int64),
+        "step_ids": np.zeros(len(envs), dtype=np.int64),
+    }
+    if reuse is not None:
+        message["reuse"] = np.asarray(reuse, dtype=np.bool_)
+    return message
+
+
+def feedback_message(
+    options: Any, envs: list[int], done: list[bool] | None = None, info: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    done = done or [False] * len(envs)
+    if info is None:
+        info = episode_info(done) if any(done) else {}
+    return {
+        "message_type": "feedback",
+        "env_indices": np.asarray(envs, dtype=np.int64),
+        "step_ids": np.zeros(len(envs), dtype=np.int64),
+        "data": {
+            "obs": observation(options, envs),
+            "rewards": np.ones(len(envs), dtype=np.float32),
+            "terminated": np.asarray(done, dtype=np.bool_),
+            "truncated": np.zeros(len(envs), dtype=np.bool_),
+            "info": info,
+        },
+    }
+
+
+# ---------------------------------------------------------------- malformed frames
+
+
+def _missing(key: str) -> Callable[[Any], bytes]:
+    def frame(options: Any) -> bytes:
+        message = infer_message(options, [0])
+        del message[key]
+        return pack(message)
+
+    return frame
+
+
+def _feedback_first(options: Any) -> bytes:
+    return pack(feedback_message(options, [0]))
+
+
+def _not_msgpack(options: Any) -> bytes:
+    return b"\xc1\xc1 this is not msgpack \xc1"
+
+
+def _short_ndarray(options: Any) -> bytes:
+    message = infer_message(options, [0, 1])
+    message["env_indices"] = {b"__ndarray__": True, b"data": b"\0" * 8, b"dtype": "<i8", b"shape": [2]}
+    return pack(message)
+
+
+def _double_infer(options: Any) -> bytes:
+    return pack(infer_message(options, [0, 1]))
+
+
+def _unsplittable_info(options: Any) -> bytes:
+    return pack(feedback_message(options, [0, 1], info={"task": "pick"}))
+
+
+# (clause, what the fault is, whether it follows an answered infer, the faulty frame)
+FAULTS: tuple[tuple[str, str, bool, Callable[[Any], bytes]], ...] = (
+    (C.RESYNC_MALFORMED, "an infer with no env_indices", False, _missing("env_indices")),
+    (C.RESYNC_MALFORMED, "an infer with no step_ids", False, _missing("step_ids")),
+    (C.RESYNC_WRONG_TYPE, "a feedback where an infer was due", False, _feedback_first),
+    (C.RESYNC_NOT_MSGPACK, "a binary frame that is not msgpack", False, _not_msgpack),
+    (C.RESYNC_BAD_NDARRAY, "an env_indices ndarray with 8 data bytes for shape [2] <i8", False, _short_ndarray),
+    (C.RESYNC_DOUBLE_INFER, "a second infer where a feedback was due", True, _double_infer),
+    (C.RESYNC_UNSPLITTABLE_INFO, 'a feedback for 2 envs with info {"task": "pick"}', True, _unsplittable_info),
+)

@@ -1,0 +1,415 @@
+"""The plugrl-server suite: drives a PlugRL training server the way clients may, and checks it.
+
+Phases, each on connections of its own, closed properly before the next:
+exchange (compression, metadata, ragged batches, feedback sets, a big frame,
+action layout and content), errors (seven malformed inputs, each with a
+bystander connection), scoping (two connections both using env 0), reuse
+(section 10.1, when offered), patience (a late feedback) and, opt-in, stop.
+
+A server may batch across connections and wait for every connected client
+before it infers (SPEC 6), so whenever a phase holds two connections it
+drives both; a connection waiting on a fault is closed before its bystander
+is expected to be answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import numpy as np
+import pydantic
+
+from checks.core import Phase, PhaseContext, Suite, SuiteOptions, TargetUnreachable, summarize
+from checks.plugrl import clauses as C
+from checks.plugrl.codec import DEFAULT_MAX_FRAME, pack
+from checks.plugrl.messages import FAULTS, feedback_message, infer_message
+from checks.plugrl.probe import Abort, Probe, together
+from checks.wire import Closed, NoReply
+
+
+PATIENCE_BUDGET_STEPS = 60  # the patience phase's deadline, in timeouts, less its own steps
+
+
+class PlugRLServerOptions(SuiteOptions):
+    patience: float = pydantic.Field(
+        5.0, ge=0, le=59, description="Seconds the patience phase waits before sending a feedback (SPEC allows 60)."
+    )
+    state_key: str = pydantic.Field("obs", min_length=1, description="Name of the states array sent to the policy.")
+    state_dim: int = pydantic.Field(3, ge=1, le=4096, description="Width of the states array.")
+    image_key: str | None = pydantic.Field(None, description="Name of a camera image to send too, if the policy needs one.")
+    image_size: int = pydantic.Field(224, ge=1, le=2048, description="Height and width of that image.")
+    exchanges: int = pydantic.Field(5, ge=1, le=1000, description="Plain infer/feedback rounds at the end of exchange.")
+    max_exchanges: int = pydantic.Field(
+        2000, ge=1, le=1_000_000, description="Rounds the stop phase runs before it gives up waiting for the stop."
+    )
+    frame_cap: int = pydantic.Field(
+        DEFAULT_MAX_FRAME, ge=1024 * 1024, le=1 << 30, description="Largest frame the checker accepts, in bytes."
+    )
+    api_key: pydantic.SecretStr | None = pydantic.Field(
+        None, description="Sent as 'Authorization: Api-Key <key>' in every handshake (SPEC 1.2)."
+    )
+
+    @pydantic.model_validator(mode="after")
+    def _patience_fits_its_phase(self) -> PlugRLServerOptions:
+        if self.patience > PATIENCE_BUDGET_STEPS * self.timeout:
+            raise ValueError(
+                f"patience must be at most {PATIENCE_BUDGET_STEPS} x timeout, the patience phase's deadline"
+            )
+        return self
+
+
+# Clauses any connection or any answered infer may decide.
+CONNECTION_CLAUSES = (
+    C.HANDSHAKE, C.SPEAKS_FIRST, C.BINARY_FRAMES, C.MSGPACK_MAP, C.NDARRAY_FORM,
+    C.FEATURES_LIST, C.DECLARED_INTS, C.PROTOCOL_VERSION,
+)
+ACTION_CLAUSES = (
+    C.METADATA_ONCE, C.ANSWERED_WITH_ACTION, C.ACTION_ARRAY, C.ACTION_NUMERIC, C.TIME_MAJOR,
+    C.HORIZON_POSITIVE, C.ENV_IDS_FORM, C.ENV_IDS_ORDER, C.DECLARED_HORIZON, C.DECLARED_DIM,
+    C.SAME_DTYPE, C.SAME_SHAPE, C.FINITE_VALUES,
+)
+ROW_TOLERANCE = {"rtol": 1e-4, "atol": 1e-6}  # batched inference may round differently
+
+
+def guarded(own: tuple[str, ...], body: Callable[[PhaseContext], Awaitable[None]]):
+    """A phase that stops at its first dead end: its own undecided clauses become `error`."""
+
+    async def run(ctx: PhaseContext) -> None:
+        try:
+            await body(ctx)
+        except Abort as exc:
+            for clause_id in own:
+                if not ctx.report.decided(clause_id):
+                    ctx.report.error(clause_id, f"not exercised: the phase stopped early ({exc})")
+
+    run.__name__ = body.__name__
+    return run
+
+
+# ---------------------------------------------------------------- exchange
+
+
+async def phase_exchange(ctx: PhaseContext) -> None:
+    report, options = ctx.report, ctx.options
+    offered = Probe(ctx, "offers permessage-deflate")
+    try:
+        await offered.open(compression="deflate")
+    finally:
+        if offered.ws is not None:
+            report.check(
+                "permessage-deflate" not in offered.ws.extensions,
+                C.NO_COMPRESSION,
+                "the offer declined",
+                f"negotiated extensions: {offered.ws.extensions or 'none'}",
+                offered.transcript,
+            )
+        await offered.close()
+
+    probe = Probe(ctx, "exchange")
+    try:
+        await probe.open()
+        first = await probe.infer([0, 1, 2])
+        # The done env carries nested per-env episode statistics in info.
+        await probe.feedback([0, 1, 2], done=[True, False, False])
+        await probe.infer([0, 1, 2], at_stake=C.NESTED_INFO)
+        await probe.feedback([0, 1, 2])
+        single = await probe.infer([0], at_stake=C.RAGGED_BATCHES)  # n goes 3 -> 1
+        await probe.feedback([0])
+        await probe.infer([0, 1, 2], at_stake=C.RAGGED_BATCHES)  # and 1 -> 3
+        await probe.feedback([1, 2])  # env 0's chunk is still running
+        reordered = await probe.infer([2, 1], at_stake=C.FEEDBACK_SET)
+        await probe.feedback([0, 2, 1], done=[False, True, False])
+        await probe.infer([0, 1, 2], at_stake=C.LARGE_FRAME, big=True)
+        await probe.feedback([0, 1, 2])
+        repeats = []
+        for _ in range(options.exchanges):
+            repeats.append(await probe.cycle([0, 1, 2], at_stake=C.KEEPS_OPEN))
+    finally:
+        await probe.close()
+
+    # Observations depend on the env index only, so a deterministic policy must
+    # give an env the same row whichever batch and position it is in.
+    repeat = repeats[-1]
+    if first is None or repeat is None or first.shape != repeat.shape:
+        return
+    if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
+        report.info(
+            C.ROWS_FOLLOW_ENVS, "the policy answered the same observations differently: rows not matched",
+            evidence=probe.transcript,
+        )
+        return
+    for envs, action in (([0], single), ([2, 1], reordered)):
+        if action is None or action.ndim < 2 or action.shape[1] != len(envs) or action.shape[0] != first.shape[0]:
+            continue
+        for position, env in enumerate(envs):
+            report.check(
+                action.shape[2:] == first.shape[2:]
+                and np.allclose(action[:, position], first[:, env], equal_nan=True, **ROW_TOLERANCE),
+                C.ROWS_FOLLOW_ENVS,
+                f"action[:, {position}] of the answer to {envs} equal to env {env}'s row of the answer to [0, 1, 2]",
+                f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
+                probe.transcript,
+            )
+
+
+# ---------------------------------------------------------------- errors
+
+
+async def phase_errors(ctx: PhaseContext) -> None:
+    options = ctx.options
+    bystander: Probe | None = None
+    try:
+        for clause, what, after_infer, fault in FAULTS:
+            if bystander is None:
+                bystander = Probe(ctx, "bystander")
+                await bystander.open()
+            faulty = Probe(ctx, f"faulty: {what}")
+            try:
+                await faulty.open()
+                if after_infer:
+                    await together(faulty.infer([0, 1]), bystander.infer([0]))
+                    await bystander.feedback([0])
+                # The bystander asks meanwhile: a batching server may be waiting for it, and
+                # gets until the faulty connection is closed, plus a deadline, to answer.
+                meanwhile = bystander.cycle([0], at_stake=C.BYSTANDER_SURVIVES, timeout=2 * ctx.timeout)
+                resync = _send_fault_then_expect_resync(faulty, clause, what, fault(options))
+                _, alive = await together(_went_through(resync), _went_through(meanwhile))
+            finally:
+                await faulty.close()
+            if alive:  # and once more, now that the fault is certainly behind it
+                alive = await _went_through(bystander.cycle([0], at_stake=C.BYSTANDER_SURVIVES))
+            if not alive:
+                await bystander.close()
+                bystander = None
+            await _new_connection_after(ctx, what)
+    finally:
+        if bystander is not None:
+            await bystander.close()
+
+
+async def _send_fault_then_expect_resync(faulty: Probe, clause: str, what: str, frame: bytes) -> None:
+    await faulty.send(frame, clause, summary=f"fault: {what} ({len(frame)} bytes)")
+    await faulty.expect_resync(clause, what)
+
+
+async def _went_through(step: Awaitable[Any]) -> bool:
+    """Whether a step went through; a failure is already recorded under its clause."""
+    try:
+        await step
+    except Abort:
+        return False
+    return True
+
+
+async def _new_connection_after(ctx: PhaseContext, what: str) -> None:
+    fresh = Probe(ctx, f"new connection after {what}")
+    try:
+        await fresh.open(at_stake=C.ACCEPTS_AFTER_ERROR)
+    except (TargetUnreachable, Abort) as exc:
+        ctx.report.failed(
+            C.ACCEPTS_AFTER_ERROR, f"a new connection after {what}, with metadata", f"it failed: {exc}",
+            fresh.transcript,
+        )
+        raise Abort("the server takes no new connections") from None
+    finally:
+        await fresh.close()
+
+
+# ---------------------------------------------------------------- scoping
+
+
+async def phase_scoping(ctx: PhaseContext) -> None:
+    first, second = Probe(ctx, "scoping A"), Probe(ctx, "scoping B")
+    try:
+        await first.open()
+        await second.open()
+        for done in (False, True, False):
+            await together(
+                first.infer([0, 1], at_stake=C.CONNECTION_SCOPED),
+                second.infer([0], at_stake=C.CONNECTION_SCOPED),
+            )
+            await together(first.feedback([0, 1], done=[done, False]), second.feedback([0]))
+    finally:
+        await first.close()
+        await second.close()
+
+
+# ---------------------------------------------------------------- reuse
+
+REUSE_CLAUSES = (
+    C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_CONNECTION_SCOPED, C.REUSE_UNKNOWN_ENV, C.REUSE_AFTER_TERMINAL,
+)
+
+
+async def phase_reuse(ctx: PhaseContext) -> None:
+    report = ctx.report
+    holder = Probe(ctx, "reuse")
+    try:
+        await holder.open()
+        if not holder.offers(C.REUSE_FEATURE):
+            why = f"the metadata does not list {C.REUSE_FEATURE}"
+            report.unsupported(C.REUSE_OFFERED, why, holder.transcript)
+            for clause_id in REUSE_CLAUSES:
+                report.unsupported(clause_id, why, holder.transcript)
+            return
+        report.passed(C.REUSE_OFFERED, actual=f"features lists {C.REUSE_FEATURE}", evidence=holder.transcript)
+        await holder.infer([0, 1])
+        await holder.feedback([0, 1], done=[False, True])
+        # Env 1's episode ended, so it sends its observation; env 0 reuses.
+        await holder.infer([0, 1], at_stake=C.REUSE_ANSWERED, reuse=[True, False])
+        await holder.feedback([0, 1])
+        await holder.infer([1, 0], at_stake=C.REUSE_ALL_ROWS, reuse=[True, True])
+        await holder.feedback([1, 0], done=[False, True])
+        # Env 1's last feedback, on this connection, was not terminal: another
+        # connection must still not reuse it, nor an env nobody fed back.
+        for clause, env, what in (
+            (C.REUSE_CONNECTION_SCOPED, 1, "reusing env 1, fed back (not terminal) only on another connection"),
+            (C.REUSE_UNKNOWN_ENV, 7, "reusing env 7, never fed back"),
+        ):
+            other = Probe(ctx, f"reuse: {what}")
+            try:
+                await other.open()
+                wrong = _send_fault_then_expect_resync(
+                    other, clause, what, pack(infer_message(ctx.options, [env], reuse=[True]))
+                )
+                await together(holder.infer([1], reuse=[True], timeout=2 * ctx.timeout), _then_close(wrong, other))
+            finally:
+                await other.close()
+            await holder.feedback([1])
+        # Env 0's last feedback ended its episode: what it would reuse is a terminal observation.
+        await _send_fault_then_expect_resync(
+            holder, C.REUSE_AFTER_TERMINAL, "reusing env 0 right after its episode ended",
+            pack(infer_message(ctx.options, [0, 1], reuse=[True, False])),
+        )
+    finally:
+        await holder.close()
+
+
+async def _then_close(step: Awaitable[None], probe: Probe) -> None:
+    """Run a step, then close its connection so a batching server stops waiting for it."""
+    try:
+        await step
+    finally:
+        await probe.close()
+
+
+# ---------------------------------------------------------------- patience
+
+
+async def phase_patience(ctx: PhaseContext) -> None:
+    options = ctx.options
+    probe = Probe(ctx, "late feedback")
+    try:
+        await probe.open()
+        await probe.infer([0, 1])
+        assert probe.ws is not None
+        try:
+            frame = await probe.ws.recv(options.patience)
+        except NoReply:
+            pass  # the quiet we wanted: nothing was due
+        except Closed as closed:
+            ctx.report.failed(
+                C.LATE_FEEDBACK, f"the connection open through a {options.patience:g}s pause",
+                f"closed during it: {closed}", probe.transcript,
+            )
+            return
+        else:
+            kind, shown = probe.decoder.summarize(frame)
+            ctx.report.failed(
+                C.LATE_FEEDBACK, "nothing from the server while the client steps",
+                f"a {kind} frame: {shown}", probe.transcript,
+            )
+            return
+        await probe.feedback([0, 1], at_stake=C.LATE_FEEDBACK)
+        await probe.infer([0, 1], at_stake=C.LATE_FEEDBACK)
+        await probe.feedback([0, 1])
+    finally:
+        await probe.close()
+
+
+# ---------------------------------------------------------------- stop
+
+
+async def phase_stop(ctx: PhaseContext) -> None:
+    report, options = ctx.report, ctx.options
+    probe = Probe(ctx, "until stop")
+    try:
+        await probe.open()
+        assert probe.ws is not None
+        for count in range(options.max_exchanges):
+            try:
+                await probe.ws.send(pack(infer_message(options, [0, 1, 2])), "infer [0, 1, 2]")
+                await probe.ws.recv()
+                done = [count % 5 == 4] * 3
+                await probe.ws.send(pack(feedback_message(options, [0, 1, 2], done)), "feedback [0, 1, 2]")
+            except Closed as closed:
+                report.check(
+                    closed.by == "target" and closed.code == C.GOING_AWAY and closed.reason == C.STOP_REASON,
+                    C.STOP_CLOSE,
+                    f"close 1001 {C.STOP_REASON!r}",
+                    f"after {count} exchanges, {closed}",
+                    probe.transcript,
+                )
+                return
+            except NoReply as exc:
+                report.failed(C.STOP_CLOSE, "an answer or the stop", f"nothing arrived within {exc.timeout:g}s",
+                              probe.transcript)
+                return
+        report.failed(
+            C.STOP_CLOSE, f"the stop within max_exchanges = {options.max_exchanges}",
+            "the server was still answering", probe.transcript,
+        )
+    finally:
+        await probe.close()
+
+
+# ---------------------------------------------------------------- the suite
+
+
+def _phase(name: str, body, own: tuple[str, ...], description: str, *, shared: tuple[str, ...] = (),
+           default: bool = True, budget: float = 6.0) -> Phase:
+    """A phase listing its own clauses; `shared` ones are decided on every connection, listed once."""
+    return Phase(name, guarded(own, body), own + shared, description, default, budget)
+
+
+PHASES = (
+    _phase(
+        "exchange", phase_exchange,
+        (C.NO_COMPRESSION, C.NESTED_INFO, C.RAGGED_BATCHES, C.FEEDBACK_SET, C.LARGE_FRAME, C.KEEPS_OPEN,
+         C.ROWS_FOLLOW_ENVS),
+        "metadata, declined compression, ragged batches, differing feedback sets, a 2.25 MiB frame, "
+        "the action's layout and rows",
+        shared=CONNECTION_CLAUSES + ACTION_CLAUSES,
+    ),
+    _phase(
+        "errors", phase_errors,
+        (C.RESYNC_MALFORMED, C.RESYNC_WRONG_TYPE, C.RESYNC_NOT_MSGPACK, C.RESYNC_BAD_NDARRAY,
+         C.RESYNC_DOUBLE_INFER, C.RESYNC_UNSPLITTABLE_INFO, C.BYSTANDER_SURVIVES, C.ACCEPTS_AFTER_ERROR),
+        "seven malformed inputs, each closed with a resync while a bystander connection keeps being answered",
+        budget=4.0 * len(FAULTS) + 2,
+    ),
+    _phase("scoping", phase_scoping, (C.CONNECTION_SCOPED,), "two connections both using env index 0"),
+    _phase(
+        "reuse", phase_reuse, (C.REUSE_OFFERED, *REUSE_CLAUSES),
+        "reuse-feedback-obs, when the server lists it: valid reuses answered, impossible ones resynced",
+        budget=10.0,
+    ),
+    _phase("patience", phase_patience, (C.LATE_FEEDBACK,), "a feedback sent `patience` seconds after its action",
+           budget=PATIENCE_BUDGET_STEPS + 5.0),
+    _phase("stop", phase_stop, (C.STOP_CLOSE,), "exchange until the server ends the run", default=False,
+           budget=120.0),
+)
+
+SUITE = Suite(
+    kind="plugrl-server",
+    title="PlugRL training server",
+    url_schemes=("ws",),
+    options_model=PlugRLServerOptions,
+    phases=PHASES,
+    catalogue=C.CATALOGUE,
+    spec_version="1",
+    url_example="ws://127.0.0.1:8000",
+)
+
+__all__ = ["SUITE", "PlugRLServerOptions"]

@@ -1,0 +1,351 @@
+"""A recorded grpc.aio client for an rlmesh env endpoint.
+
+Every unary call and every Join message goes into a transcript as a "grpc"
+frame with a bounded summary; gRPC status codes and details are recorded when
+a call fails or a stream ends. Every call has a deadline and every read is
+bounded, and received messages are capped by `max_receive_message_length`, so
+a hostile server can neither hang nor exhaust the checker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import grpc
+from google.protobuf import unknown_fields
+
+from checks.core import TargetUnreachable, Transcript, truncate
+from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc
+
+GENERATION = "rlmesh-wire-v1"
+EDITION = "2026.06"
+JOIN_SLOT_WAIT = 3.0  # seconds to wait for the previous session's slot to free up
+HEADER_WAIT = 0.25  # seconds to wait for a new stream's response headers before writing
+ERROR_CODES = {value: name.removeprefix("ENV_ERROR_CODE_") for name, value in env_pb2.EnvErrorCode.items()}
+
+
+class RpcFailed(Exception):
+    """A unary call ended with a gRPC status other than OK."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"gRPC {code.name}: {truncate(details or '', 160)}")
+        self.code = code
+        self.details = details or ""
+
+
+class StreamEnded(Exception):
+    """The Join stream ended (`code` OK is a clean end, anything else a failure)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"the Join stream ended with gRPC {code.name}: {truncate(details or '', 160)}")
+        self.code = code
+        self.details = details or ""
+
+
+class NoReply(Exception):
+    """Nothing arrived before the deadline."""
+
+
+class StrayResponse(NoReply):
+    """A response arrived whose id matches no outstanding request, so the one awaited may never come."""
+
+
+def error_text(error: env_pb2.EnvError) -> str:
+    kind = "recoverable" if error.is_recoverable else "non-recoverable"
+    return f"{ERROR_CODES.get(error.code, error.code)} ({kind}) {truncate(error.message, 160)!r}"
+
+
+def summarize_request(request: env_pb2.JoinRequest) -> str:
+    kind = request.WhichOneof("kind") or "(no arm set)"
+    head = f"{kind} id={truncate(request.request_id, 40)!r}"
+    if kind == "reset":
+        body = request.reset
+        return f"{head} seeds={list(body.seeds)[:8]} env_indices={list(body.env_indices)[:8]} episode_ids={len(body.episode_ids)}"
+    if kind == "step":
+        body = request.step
+        sizes = [len(leaf) for leaf in body.action.leaves[:6]] if body.HasField("action") else "absent"
+        return f"{head} action leaves={sizes} env_indices={list(body.env_indices)[:8]} episode_ids={len(body.episode_ids)}"
+    if kind == "render":
+        return f"{head} env_indices={list(request.render.env_indices)[:8]}"
+    if kind == "close":
+        return f"{head} reason={truncate(request.close.reason, 60)!r}"
+    return head
+
+
+def summarize_response(response: env_pb2.JoinResponse) -> str:
+    kind = response.WhichOneof("kind") or "(no arm set)"
+    head = f"{kind} id={truncate(response.request_id, 40)!r}"
+    if kind == "reset":
+        sizes = [len(leaf) for leaf in response.reset.observation.leaves[:6]]
+        return f"{head} obs leaves={sizes} infos={sorted(response.reset.infos.entries)[:6]}"
+    if kind == "step":
+        body = response.step
+        sizes = [len(leaf) for leaf in body.observation.leaves[:6]]
+        done = [summarize_episode(e) for e in body.completed_episodes[:4]]
+        return (f"{head} obs leaves={sizes} rewards={[round(r, 4) for r in body.rewards[:8]]} "
+                f"terminated={list(body.terminated_mask[:8])} truncated={list(body.truncated_mask[:8])} "
+                f"env_indices={list(body.env_indices)[:8]} completed={done}")
+    if kind == "render":
+        body = response.render
+        frame = f"{len(body.frame)} bytes" if body.HasField("frame") else "none"
+        return f"{head} frame={frame} format={body.format}"
+    if kind == "close":
+        return f"{head} final_episodes={[summarize_episode(e) for e in response.close.final_episodes[:4]]}"
+    if kind == "error":
+        return f"{head} {error_text(response.error)}"
+    return head
+
+
+def summarize_episode(episode: env_pb2.EpisodeMetadata) -> str:
+    seed = episode.seed if episode.HasField("seed") else None
+    flags = ("T" if episode.terminated else "") + ("t" if episode.truncated else "")
+    return (f"lane {episode.env_index} id={truncate(episode.episode_id, 24)!r} seed={seed} "
+            f"steps={episode.step_count} return={episode.cumulative_reward:.4g} {flags or '-'}")
+
+
+def unknown_tags(message: Any) -> list[int]:
+    try:
+        return sorted({field.field_number for field in unknown_fields.UnknownFieldSet(message)})
+    except Exception:  # an unparsable unknown field is still just unknown
+        return []
+
+
+class Endpoint:
+    """One channel to the target. Use as `async with Endpoint(...) as endpoint`."""
+
+    def __init__(self, url: str, timeout: float, max_message_bytes: int) -> None:
+        self.url = url
+        self.timeout = timeout
+        self.channel = grpc.aio.insecure_channel(
+            url,
+            options=[
+                ("grpc.max_receive_message_length", max_message_bytes),
+                ("grpc.max_send_message_length", max_message_bytes),
+                ("grpc.enable_retries", 0),
+            ],
+        )
+        self.stub = env_pb2_grpc.EnvServiceStub(self.channel)
+
+    async def __aenter__(self) -> Endpoint:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.channel.close(grace=None)
+
+    async def handshake(
+        self,
+        transcript: Transcript,
+        generation: str | None = GENERATION,
+        unavailable_is_unreachable: bool = True,
+    ) -> env_pb2.HandshakeResponse:
+        """Handshake with `generation` (None: send no `base` at all). Raises RpcFailed."""
+        request = env_pb2.HandshakeRequest()
+        if generation is not None:
+            request.base.CopyFrom(core_pb2.HandshakeRequest(
+                protocol_generation=generation,
+                peer_info=core_pb2.PeerInfo(component="rlconform", language="python"),
+                supported_workflow_editions=[EDITION],
+            ))
+        shown = "no base" if generation is None else f"protocol_generation={generation!r}"
+        response = await self._unary(
+            self.stub.Handshake, request, transcript, f"Handshake {shown}", unavailable_is_unreachable
+        )
+        base = response.base
+        contract = "with env_contract" if response.HasField("env_contract") else "no env_contract"
+        transcript.received("grpc", response.ByteSize(), (
+            f"Handshake compatible={base.compatible} {contract} capabilities={dict(base.capabilities)} "
+            f"component={truncate(base.peer_info.component, 40)!r} error_message={truncate(base.error_message, 120)!r}"
+        ))
+        return response
+
+    async def shutdown(self, transcript: Transcript, reason: str) -> env_pb2.ShutdownResponse:
+        request = env_pb2.ShutdownRequest(base=core_pb2.ShutdownRequest(reason=reason))
+        response = await self._unary(self.stub.Shutdown, request, transcript, f"Shutdown reason={reason!r}", False)
+        transcript.received("grpc", response.ByteSize(), (
+            f"Shutdown accepted={response.base.accepted} message={truncate(response.base.message, 120)!r}"
+        ))
+        return response
+
+    async def health(self, transcript: Transcript) -> str:
+        """grpc.health.v1 Check for service "": the status name, or the gRPC code that refused it."""
+        check = self.channel.unary_unary(
+            "/grpc.health.v1.Health/Check", request_serializer=bytes, response_deserializer=bytes
+        )
+        transcript.sent("grpc", 0, "grpc.health.v1.Health/Check service=''")
+        try:
+            raw = await check(b"", timeout=self.timeout)
+        except grpc.aio.AioRpcError as exc:
+            transcript.closed(exc.code().value[0], f"{exc.code().name}: {exc.details()}", "target")
+            return exc.code().name
+        status = raw[1] if len(raw) >= 2 and raw[0] == 0x08 else 0
+        name = {0: "UNKNOWN", 1: "SERVING", 2: "NOT_SERVING", 3: "SERVICE_UNKNOWN"}.get(status, str(status))
+        transcript.received("grpc", len(raw), f"health status {name}")
+        return name
+
+    async def _unary(self, method, request, transcript: Transcript, summary: str, unreachable: bool):
+        transcript.sent("grpc", request.ByteSize(), summary)
+        try:
+            return await method(request, timeout=self.timeout)
+        except grpc.aio.AioRpcError as exc:
+            code, details = exc.code(), exc.details() or ""
+            transcript.closed(code.value[0], f"{code.name}: {truncate(details, 160)}", "target")
+            if unreachable and code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise TargetUnreachable(f"{self.url}: gRPC {code.name}: {truncate(details, 120)}") from None
+            raise RpcFailed(code, details) from None
+
+    async def join(self, transcript: Transcript, first: env_pb2.JoinRequest,
+                   slot_wait: float = JOIN_SLOT_WAIT) -> tuple[JoinSession, env_pb2.JoinResponse]:
+        """Open a Join session and exchange its first request.
+
+        A FAILED_PRECONDITION right away means the previous session's slot is
+        not free yet, so it is retried for `slot_wait` seconds before giving up.
+        """
+        deadline = time.monotonic() + slot_wait
+        while True:
+            session = JoinSession(self.stub.Join(timeout=self.timeout * 8 + 30), transcript, self.timeout)
+            try:
+                return session, await session.request(first)
+            except StreamEnded as ended:
+                if ended.code is not grpc.StatusCode.FAILED_PRECONDITION or time.monotonic() > deadline:
+                    raise
+                transcript.note("the session slot is still taken; retrying")
+                await asyncio.sleep(0.15)
+
+
+class JoinSession:
+    """One Join stream: requests get ids, responses are matched back by id."""
+
+    def __init__(self, call, transcript: Transcript, timeout: float) -> None:
+        self.call = call
+        self.transcript = transcript
+        self.timeout = timeout
+        self.counter = 0
+        self.sent_at: dict[str, float] = {}
+        self.arrived: dict[str, env_pb2.JoinResponse] = {}
+        self.answered: set[str] = set()
+        self.stray: list[str] = []  # responses whose id was never sent or was answered already
+        self.unknown: set[int] = set()
+        self.timings: list[tuple[str, float]] = []  # (request kind, round-trip seconds)
+        self.kinds: dict[str, str] = {}
+        self.ended: StreamEnded | None = None
+
+    async def send(self, request: env_pb2.JoinRequest) -> str:
+        if not request.request_id:
+            self.counter += 1
+            request.request_id = f"rc-{self.counter}"
+        if self.ended is not None:
+            raise self.ended
+        if not self.sent_at:
+            await self._settle()
+        self.transcript.sent("grpc", request.ByteSize(), summarize_request(request))
+        self.sent_at[request.request_id] = time.monotonic()
+        self.kinds[request.request_id] = request.WhichOneof("kind") or ""
+        try:
+            await asyncio.wait_for(self.call.write(request), timeout=self.timeout)
+        except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
+            # A write into a finished call fails with a local error; the call's own status says why.
+            raise await self._read_status() from None
+        except (TimeoutError, asyncio.TimeoutError):
+            self.transcript.note(f"writing did not finish within {self.timeout:g}s")
+            raise NoReply(f"writing did not finish within {self.timeout:g}s") from None
+        return request.request_id
+
+    async def _settle(self) -> None:
+        """Give the server a moment to accept or refuse the stream before the first write.
+
+        Writing into a stream the server has already refused makes grpc.aio
+        replace the server's status (e.g. FAILED_PRECONDITION) with a local
+        INTERNAL, so the refusal is read first when it comes at once.
+        """
+        try:
+            await asyncio.wait_for(asyncio.shield(self.call.initial_metadata()), HEADER_WAIT)
+        except (TimeoutError, asyncio.TimeoutError, grpc.aio.AioRpcError):
+            pass
+        if self.call.done():
+            raise await self._read_status()
+
+    async def request(self, request: env_pb2.JoinRequest, timeout: float | None = None) -> env_pb2.JoinResponse:
+        return await self.response(await self.send(request), timeout)
+
+    async def response(self, request_id: str, timeout: float | None = None) -> env_pb2.JoinResponse:
+        """The response carrying `request_id`; others that arrive meanwhile are kept."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + (self.timeout if timeout is None else timeout)
+        while request_id not in self.arrived:
+            strays = len(self.stray)
+            await self._read_one(end - loop.time())
+            if len(self.stray) > strays and len(self.sent_at) - len(self.answered) <= 1:
+                raise StrayResponse(f"a response with id {truncate(self.stray[-1], 40)!r} came instead of "
+                                    f"one for {request_id!r}")
+        return self.arrived.pop(request_id)
+
+    async def _read_one(self, left: float) -> None:
+        if self.ended is not None:
+            raise self.ended
+        if left <= 0:
+            raise NoReply(f"no response within {self.timeout:g}s")
+        try:
+            message = await asyncio.wait_for(self.call.read(), timeout=left)
+        except grpc.aio.AioRpcError as exc:
+            raise self._end(exc.code(), exc.details()) from None
+        except (TimeoutError, asyncio.TimeoutError):
+            self.transcript.note(f"no response within {left:.3g}s")
+            raise NoReply(f"no response within {self.timeout:g}s") from None
+        if message is grpc.aio.EOF:
+            raise await self._read_status()
+        self.transcript.received("grpc", message.ByteSize(), summarize_response(message))
+        self.unknown.update(unknown_tags(message))
+        request_id = message.request_id
+        if request_id not in self.sent_at or request_id in self.answered:
+            self.stray.append(request_id)
+            self.transcript.note(f"response id {truncate(request_id, 40)!r} matches no outstanding request")
+            return
+        self.answered.add(request_id)
+        self.timings.append((self.kinds[request_id], time.monotonic() - self.sent_at[request_id]))
+        self.arrived[request_id] = message
+
+    async def _read_status(self) -> StreamEnded:
+        try:
+            code = await asyncio.wait_for(self.call.code(), timeout=self.timeout)
+            details = await self.call.details()
+        except (TimeoutError, asyncio.TimeoutError):
+            code, details = grpc.StatusCode.UNKNOWN, "no status after the end of the stream"
+        return self._end(code, details)
+
+    def _end(self, code: grpc.StatusCode, details: str | None) -> StreamEnded:
+        if self.ended is None:
+            self.ended = StreamEnded(code, details or "")
+            self.transcript.closed(code.value[0], f"{code.name}: {truncate(details or '', 160)}", "target")
+        return self.ended
+
+    async def wait_end(self, timeout: float | None = None) -> StreamEnded:
+        """Read until the stream ends; raises NoReply if it is still open at the deadline."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + (self.timeout if timeout is None else timeout)
+        for _ in range(64):  # a flood of messages is an answer, not an end
+            try:
+                await self._read_one(end - loop.time())
+            except StreamEnded as ended:
+                return ended
+        raise NoReply("the stream kept sending instead of ending")
+
+    def unanswered(self) -> list[str]:
+        return [rid for rid in self.sent_at if rid not in self.answered]
+
+    def cancel(self) -> None:
+        if self.ended is None:
+            self.transcript.closed(None, "cancelled by the checker", "checker")
+            self.ended = StreamEnded(grpc.StatusCode.CANCELLED, "cancelled by the checker")
+        self.call.cancel()
+
+    async def close(self, reason: str = "rlconform done") -> None:
+        """End the session politely (Close, then the stream's end); never raises."""
+        if self.ended is None:
+            try:
+                await self.request(env_pb2.JoinRequest(close=env_pb2.CloseEnvsRequest(reason=reason)))
+                await self.wait_end(min(self.timeout, 3.0))
+            except (StreamEnded, NoReply):
+                pass
+        self.cancel()

@@ -1,0 +1,210 @@
+"""Phase `episodes`: reset and step semantics, episode accounting, autoreset, step RTT."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from checks.core import PhaseContext, Report, Transcript, seconds
+from checks.rlmesh import codec
+from checks.rlmesh.client import JoinSession, NoReply, StreamEnded, summarize_episode
+from checks.rlmesh.common import (
+    Contract, check_infos, describe, endpoint, episode_ids, fetch_contract, finish_session, kind_of,
+    lanes_to_exercise, observe, reset_request, rng_for, seeds_for, step_request,
+)
+from checks.rlmesh.proto import env_pb2
+
+WARM_UP_STEPS = 3
+
+
+@dataclass
+class Episode:
+    """What the checker counted for one lane's running episode."""
+
+    episode_id: str
+    seed: int | None
+    steps: int = 0
+    total: float = 0.0
+    ended_at: int | None = None  # the step it ended on under DISABLED, until it is reset
+
+
+class Abandon(Exception):
+    """The session cannot go on; the reason is already recorded."""
+
+
+def answered(report: Report, response: env_pb2.JoinResponse, kind: str, where: str, t: Transcript) -> bool:
+    ok = kind_of(response) == kind
+    report.check(ok, "rlmesh.s1.answered", f"a {kind} response", f"{where}: {describe(response)}", t)
+    return ok
+
+
+async def episodes_phase(ctx: PhaseContext) -> None:
+    report = ctx.report
+    async with endpoint(ctx) as target:
+        t = report.transcript("Join: episodes")
+        contract = await fetch_contract(target, t)
+        lanes = contract.num_envs
+        seeds, ids = seeds_for(ctx, lanes), episode_ids(lanes)
+        session, response = await target.join(t, reset_request(seeds, ids))
+        try:
+            if not answered(report, response, "reset", "seeded full reset", t):
+                return
+            observe(report, contract, response.reset.observation, lanes, "reset", t)
+            check_infos(report, response.reset.infos, "reset", t)
+            episodes = [Episode(ids[i], seeds[i]) for i in range(lanes)]
+            await run_episodes(ctx, contract, session, episodes, t)
+        except (StreamEnded, NoReply) as exc:
+            report.failed("rlmesh.s1.answered", "a response to every valid request", str(exc), t)
+        except Abandon:
+            pass
+        finally:
+            finish_session(report, session, t)
+            await session.close()
+        record_latency(ctx, session, t)
+
+
+async def run_episodes(ctx: PhaseContext, contract: Contract, session: JoinSession,
+                       episodes: list[Episode], t: Transcript) -> None:
+    report, options = ctx.report, ctx.options
+    lanes = contract.num_envs
+    watched = lanes_to_exercise(ctx, contract)
+    finished = [0] * lanes
+    rng = rng_for(ctx, 1)
+    autoreset_next: set[int] = set()  # lanes that ended on the previous step under NEXT_STEP
+    for step_number in range(1, options.step_budget + 1):
+        if min(finished[lane] for lane in watched) >= options.episodes:
+            break
+        pushed = [episode.episode_id for episode in episodes]
+        for lane in autoreset_next:
+            pushed[lane] = episode_ids(1)[0] + f"-lane{lane}"
+        response = await session.request(step_request(codec.sample(contract.act, rng, lanes), ids=pushed))
+        where = f"step {step_number}"
+        if not answered(report, response, "step", where, t):
+            return
+        body = response.step
+        if not step_shape_ok(report, body, lanes, where, t):
+            return
+        report.check(codec.is_finite(body.rewards), "rlmesh.s1.reward-finite", "finite rewards",
+                     f"{where}: rewards {list(body.rewards)[:8]}", t)
+        observe(report, contract, body.observation, lanes, where, t)
+        check_infos(report, body.infos, where, t)
+        completions: dict[int, list[env_pb2.EpisodeMetadata]] = {}
+        for episode in body.completed_episodes:
+            completions.setdefault(episode.env_index, []).append(episode)
+        for lane in range(lanes):
+            reward, terminated, truncated = body.rewards[lane], bool(body.terminated_mask[lane]), bool(body.truncated_mask[lane])
+            reported = completions.pop(lane, [])
+            if lane in autoreset_next:
+                report.check(reward == 0 and not terminated and not truncated and not reported, "rlmesh.s3.autoreset",
+                             "NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
+                             f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
+                             f"completions {[summarize_episode(e) for e in reported]}", t)
+                episodes[lane] = Episode(pushed[lane], None)
+                continue
+            episode = episodes[lane]
+            if episode.ended_at is not None:
+                report.check((terminated or truncated) and not reported, "rlmesh.s3.autoreset",
+                             "DISABLED: an ended lane stays ended, with no new episode, until reset",
+                             f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
+                             f"completions {[summarize_episode(e) for e in reported]}", t)
+                continue
+            episode.steps += 1
+            episode.total += reward
+            if terminated or truncated:
+                check_completion(report, episode, reported, lane, terminated, truncated, where, t)
+                finished[lane] += 1
+                episode.ended_at = None if contract.next_step else step_number
+            elif reported:
+                report.failed("rlmesh.s2.episode-accounting", "no completion for a lane that did not end",
+                              f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}", t)
+        for lane, reported in completions.items():
+            report.failed("rlmesh.s2.episode-accounting", "completions only for lanes of this endpoint",
+                          f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}", t)
+        autoreset_next = {lane for lane in range(lanes) if contract.next_step
+                          and (body.terminated_mask[lane] or body.truncated_mask[lane]) and lane not in autoreset_next}
+        if not contract.next_step:
+            await reset_ended(ctx, contract, session, episodes, t, step_number)
+    if not any(finished):
+        report.info("rlmesh.s2.episode-accounting", f"no lane ended within the step budget of {options.step_budget}",
+                    evidence=t)
+
+
+def same_float(a: float, b: float) -> bool:
+    """Equal within rounding; NaN equals NaN here, since finiteness is rlmesh.s1.reward-finite's business."""
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
+
+
+def step_shape_ok(report: Report, body: env_pb2.StepResponse, lanes: int, where: str, t: Transcript) -> bool:
+    masks = bytes(body.terminated_mask) + bytes(body.truncated_mask)
+    ok = (len(body.rewards) == lanes and len(body.terminated_mask) == lanes and len(body.truncated_mask) == lanes
+          and all(b in (0, 1) for b in masks) and not body.env_indices)
+    report.check(ok, "rlmesh.s1.step-shape", f"{lanes} rewards and mask bytes (0/1), no env_indices",
+                 f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
+                 f"{list(body.truncated_mask[:8])}, env_indices {list(body.env_indices)[:8]}", t)
+    return ok
+
+
+def check_completion(report: Report, episode: Episode, reported: list[env_pb2.EpisodeMetadata], lane: int,
+                     terminated: bool, truncated: bool, where: str, t: Transcript) -> None:
+    expected = (f"one completion: lane {lane}, id {episode.episode_id!r}, seed {episode.seed}, "
+                f"{episode.steps} steps, return {episode.total:.6g}, terminated {terminated}, truncated {truncated}")
+    if len(reported) != 1:
+        report.failed("rlmesh.s2.episode-accounting", expected,
+                      f"{where}: {len(reported)} completions for lane {lane}", t)
+        return
+    got = reported[0]
+    seed = got.seed if got.HasField("seed") else None
+    problems = [name for name, ok in (
+        ("episode_id", got.episode_id == episode.episode_id),
+        ("seed", seed == episode.seed),
+        ("step_count", got.step_count == episode.steps),
+        ("cumulative_reward", same_float(got.cumulative_reward, episode.total)),
+        ("terminated/truncated", got.terminated == terminated and got.truncated == truncated),
+        ("timestamps", got.start_timestamp_ns <= got.end_timestamp_ns),
+    ) if not ok]
+    report.check(not problems, "rlmesh.s2.episode-accounting", expected,
+                 f"{where}: {summarize_episode(got)}" + (f" (wrong {', '.join(problems)})" if problems else ""), t)
+
+
+async def reset_ended(ctx: PhaseContext, contract: Contract, session: JoinSession, episodes: list[Episode],
+                      t: Transcript, step_number: int) -> None:
+    """Under DISABLED, reset lanes that ended before this step (each had one more step to prove it stays ended)."""
+    lanes = contract.num_envs
+    stale = [lane for lane, e in enumerate(episodes) if e.ended_at is not None and e.ended_at < step_number]
+    if not stale:
+        return
+    offset = 100 * step_number
+    if lanes > 1 and contract.subset_step:
+        for lane in stale:
+            seed, new_id = ctx.options.seed + offset + lane, episode_ids(1)[0]
+            where = f"partial reset of lane {lane}"
+            response = await session.request(reset_request([seed], [new_id], [lane]))
+            if not answered(ctx.report, response, "reset", where, t):
+                raise Abandon(where)
+            observe(ctx.report, contract, response.reset.observation, 1, where, t)
+            episodes[lane] = Episode(new_id, seed)
+        return
+    if len(stale) < lanes:
+        return  # no partial reset here: wait until every lane has ended
+    seeds, ids = seeds_for(ctx, lanes, offset), episode_ids(lanes)
+    response = await session.request(reset_request(seeds, ids))
+    if not answered(ctx.report, response, "reset", "full reset after every lane ended", t):
+        raise Abandon("reset refused")
+    observe(ctx.report, contract, response.reset.observation, lanes, "reset", t)
+    episodes[:] = [Episode(ids[i], seeds[i]) for i in range(lanes)]
+
+
+def record_latency(ctx: PhaseContext, session: JoinSession, t: Transcript) -> None:
+    rtts = [rtt for kind, rtt in session.timings if kind == "step"][WARM_UP_STEPS:]
+    if len(rtts) < 3:
+        return
+    rtts.sort()
+    median = statistics.median(rtts)
+    p99 = rtts[min(len(rtts) - 1, int(len(rtts) * 0.99))]
+    text = f"step round trip over {len(rtts)} steps: median {seconds(median)}, p99 {seconds(p99)}"
+    bound = ctx.options.latency_bound_ms
+    if bound is None:
+        ctx.report.info("rlmesh.o1.step-latency", text, evidence=t)
+    else:
+        ctx.report.check(median * 1000 <= bound, "rlmesh.o1.step-latency", f"median <= {bound:g} ms", text, t)

@@ -1,0 +1,39 @@
+// Live progress for the run page: while the run is active, fetch the matrix
+// partial (same filters as the page) and swap it in. When the run ends,
+// reload once so the header, buttons and links match the final state.
+(function () {
+  "use strict";
+  var container = document.getElementById("matrix");
+  if (!container) return;
+  var interval = 1000;
+  var failures = 0;
+
+  function isLive() {
+    var matrix = container.querySelector(".matrix");
+    return matrix && matrix.getAttribute("data-live") === "1";
+  }
+
+  function poll() {
+    var url = container.getAttribute("data-src") + window.location.search;
+    fetch(url, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        failures = 0;
+        container.innerHTML = html;
+        if (isLive()) {
+          window.setTimeout(poll, interval);
+        } else {
+          window.location.reload();
+        }
+      })
+      .catch(function () {
+        failures += 1;
+        if (failures < 30) window.setTimeout(poll, interval * Math.min(failures + 1, 5));
+      });
+  }
+
+  if (isLive()) window.setTimeout(poll, interval);
+})();

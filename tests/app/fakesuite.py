@@ -1,0 +1,70 @@
+"""A tiny suite for service tests: no network, clauses decided on a timer, outcomes set by options.
+
+Registered as kind `fake` by the `fake_kind` fixture (tests/app/conftest.py)
+or, in a subprocess, by `register()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import Field, SecretStr
+
+from checks.core import Catalogue, Phase, PhaseContext, Suite, SuiteOptions
+
+CATALOGUE = Catalogue()
+CATALOGUE.must("fake.1.greets", "The target greets first.")
+CATALOGUE.must("fake.1.names-itself", "The greeting names the target.")
+CATALOGUE.must("fake.2.echoes", "The target echoes what it is sent.")
+CATALOGUE.should("fake.2.fast", "The echo comes back quickly.")
+CATALOGUE.must("fake.2.orders", "Echoes keep the order they were sent in.")
+CATALOGUE.must("fake.3.stops", "The target closes cleanly when told to stop.")
+
+
+class FakeOptions(SuiteOptions):
+    delay: float = Field(0.0, ge=0, le=60, description="Seconds before each clause is decided.")
+    fail: list[str] = Field(default_factory=list, description="Clause ids to decide as not met.")
+    hang_in: str = Field("", description="A phase that never returns, to exercise its deadline.")
+    token: SecretStr | None = Field(None, description="A credential the target would need.")
+
+
+async def _decide(ctx: PhaseContext, phase: str, clause_ids: tuple[str, ...]) -> None:
+    options: FakeOptions = ctx.options  # type: ignore[assignment]
+    transcript = ctx.report.transcript(f"{phase} connection to {ctx.url}")
+    secret = options.token.get_secret_value() if options.token else ""
+    transcript.sent("text", 5, f"hello token={secret}" if secret else "hello")
+    if options.hang_in == phase:
+        await asyncio.Event().wait()
+    for clause_id in clause_ids:
+        await asyncio.sleep(options.delay)
+        transcript.received("text", 2, f"reply for {clause_id}")
+        ctx.report.check(clause_id not in options.fail, clause_id, "a proper reply", "a bad reply", transcript)
+    transcript.closed(1000, "bye", "checker")
+
+
+def _phase(name: str, clause_ids: tuple[str, ...], default: bool = True) -> Phase:
+    async def run(ctx: PhaseContext) -> None:
+        await _decide(ctx, name, clause_ids)
+
+    return Phase(name, run, clause_ids, f"the {name} phase", default=default, budget=2.0)
+
+
+SUITE = Suite(
+    kind="fake",
+    title="Fake protocol for service tests",
+    url_schemes=("ws",),
+    options_model=FakeOptions,
+    phases=(
+        _phase("hello", ("fake.1.greets", "fake.1.names-itself")),
+        _phase("echo", ("fake.2.echoes", "fake.2.fast", "fake.2.orders")),
+        _phase("stop", ("fake.3.stops",), default=False),
+    ),
+    catalogue=CATALOGUE,
+    url_example="ws://127.0.0.1:9000",
+)
+
+
+def register() -> None:
+    from checks.registry import KINDS
+
+    KINDS["fake"] = "tests.app.fakesuite:SUITE"

@@ -1,0 +1,70 @@
+"""Helpers for service tests: free ports, targets through the API, waiting for runs."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from fastapi.testclient import TestClient
+
+from app.models import ENDED_STATUSES
+from app.settings import Settings
+
+
+def free_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def free_port() -> int:
+    with free_socket() as sock:
+        return sock.getsockname()[1]
+
+
+def make_target(client: TestClient | httpx.Client, name: str, kind: str, url: str, **fields: Any) -> dict[str, Any]:
+    """Create a target through the API and return it; fails the test on anything but 201."""
+    response = client.post("/api/v1/targets", json={"name": name, "kind": kind, "url": url, **fields})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def wait_for_run(
+    client: TestClient | httpx.Client, run_id: int, statuses: Any = ENDED_STATUSES, timeout: float = 30
+) -> dict[str, Any]:
+    """Poll GET /runs/{id} until its status is in `statuses`; fails after `timeout` seconds."""
+    wanted = {str(s) for s in statuses}
+    deadline = time.monotonic() + timeout
+    while True:
+        run = client.get(f"/api/v1/runs/{run_id}").json()
+        if run["status"] in wanted:
+            return run
+        if time.monotonic() > deadline:
+            raise AssertionError(f"run {run_id} still {run['status']} after {timeout}s: {run}")
+        time.sleep(0.05)
+
+
+def service_settings(database_url: str, **overrides: Any) -> Settings:
+    """Test settings: no demo, no token, any network, no scheduler ticks during tests."""
+    values: dict[str, Any] = {
+        "database_url": database_url,
+        "demo": False,
+        "api_token": None,
+        "allowed_networks": [],
+        "scheduler_interval": 3600,
+        "max_concurrent_runs": 4,
+    }
+    return Settings(**(values | overrides))
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10, what: str = "the condition") -> None:
+    """Poll `condition` until it holds; fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not hold within {timeout}s")
+        time.sleep(0.02)

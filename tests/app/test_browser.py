@@ -1,0 +1,149 @@
+"""The dashboard in a real browser: Debian's chromium driven by Playwright against a live service.
+
+Add a plugrl-server target through the form, pointing at a server that
+misdeclares its action horizon; run it and watch results appear while it
+runs; open a failing clause's evidence; fix the server, run again and open
+the diff against the previous run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.server import serve
+
+from checks.plugrl.reference import REUSE_FEATURE, ReferenceServer
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+HOSTILE = "<script>alert(1)</script>"
+BROKEN_CLAUSE = "plugrl.5.1.declared-horizon"
+SCREENSHOT = Path("/tmp/rlconform-run.png")
+
+
+class MisdeclaredHorizon(ReferenceServer):
+    """The reference server, except its metadata declares a horizon one longer than it sends, until fixed.
+
+    Its name is a script tag, to prove the pages escape what targets send.
+    """
+
+    broken = True
+
+    def metadata(self) -> dict[str, Any]:
+        data = super().metadata()
+        if self.broken:
+            data.update(action_horizon=self.policy.horizon + 1, server=HOSTILE)
+        return data
+
+
+async def start_misdeclared(policy_delay: float) -> MisdeclaredHorizon:
+    server = MisdeclaredHorizon(
+        horizon=4, action_dim=3, batching=False, stop_after=None, features=(REUSE_FEATURE,), policy_delay=policy_delay
+    )
+    server.server = await serve(server.handle, "127.0.0.1", 0, compression=None, max_size=None)
+    server.host, server.port = next(iter(server.server.sockets)).getsockname()[:2]
+    return server
+
+
+@pytest.fixture
+def broken_server(background_loop) -> Iterator[MisdeclaredHorizon]:
+    # A slow policy stretches the run over a few seconds, so progress is visible.
+    server = background_loop.run(start_misdeclared(policy_delay=0.1))
+    try:
+        yield server
+    finally:
+        background_loop.run(server.close())
+
+
+@pytest.fixture
+def page() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
+            headless=True,
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.set_default_timeout(30_000)
+            yield context.new_page()
+        finally:
+            browser.close()
+
+
+def wait_until_finished(page: Any) -> None:
+    """The page reloads itself when the run ends; wait for the final header."""
+    page.wait_for_selector("#run-status .s-finished", timeout=90_000)
+
+
+def test_add_run_inspect_and_diff_in_a_real_browser(
+    live_service: str, broken_server: MisdeclaredHorizon, page: Any
+) -> None:
+    expect = sync_api.expect
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    # Add the target through the generated form.
+    page.goto(live_service + "/")
+    page.get_by_role("link", name="Add target").first.click()
+    page.select_option("#kind", "plugrl-server")
+    page.wait_for_load_state()
+    expect(page.locator("legend", has_text="Options for plugrl-server")).to_be_visible()
+    page.fill("#name", "broken-trainer")
+    page.fill("#url", broken_server.url)
+    page.fill("#opt-timeout", "2")
+    page.fill("#opt-patience", "0.5")
+    page.get_by_role("button", name="Add target").click()
+    expect(page).to_have_url(live_service + "/targets/broken-trainer")
+
+    # Run it and watch results arrive while the run is still live.
+    page.get_by_role("button", name="Run now").click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+$"))
+    first_run = page.url
+    page.wait_for_function(
+        "() => { const m = document.querySelector('#matrix .matrix');"
+        " return m && m.dataset.live === '1' && m.querySelectorAll('a.v-pass').length > 0; }",
+        timeout=60_000,
+    )
+    wait_until_finished(page)
+    expect(page.locator("h1 .o-fail")).to_be_visible()
+    page.screenshot(path=str(SCREENSHOT))
+
+    # Filters live in the URL.
+    page.check("input[name=verdict][value=fail]")
+    page.get_by_role("button", name="Apply").click()
+    expect(page).to_have_url(re.compile(r"\?verdict=fail"))
+    rows = page.locator("#matrix table.results tbody tr")
+    assert rows.count() >= 1
+    for index in range(rows.count()):
+        expect(rows.nth(index).locator(".v-word")).to_have_text("fail")
+
+    # One click from a failing cell to its evidence.
+    page.locator(f"tr:has(a.clause-id:text-is('{BROKEN_CLAUSE}')) a.v-fail").first.click()
+    expect(page).to_have_url(re.compile(rf"/clauses/[^/]+/{re.escape(BROKEN_CLAUSE)}$"))
+    expect(page.locator(".statement")).to_contain_text("action_horizon")
+    expect(page.locator(".versus .actual pre")).not_to_be_empty()
+    expect(page.locator("table.frames tbody tr").first).to_be_visible()
+    expect(page.locator("body")).to_contain_text(HOSTILE)  # shown as text...
+    assert dialogs == []  # ...never run
+
+    # Fix the server, run again, and diff against the previous run.
+    broken_server.broken = False
+    page.goto(first_run)
+    page.get_by_role("button", name="Run again").click()
+    expect(page).not_to_have_url(first_run)
+    wait_until_finished(page)
+    expect(page.locator("h1 .o-pass")).to_be_visible()
+    page.get_by_role("link", name=re.compile("Diff vs previous")).click()
+    expect(page).to_have_url(re.compile(r"/diff\?against=\d+$"))
+    expect(page.locator("#newly_passing")).to_contain_text(BROKEN_CLAUSE)
+    expect(page.locator("#newly_failing")).to_contain_text("none")

@@ -1,0 +1,88 @@
+"""`rlconform ci` against a live service: exit 0 pass, 1 conformance failure, 2 infrastructure trouble."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.cli import main
+from app.settings import Settings
+from tests.app.helpers import free_port, service_settings
+
+URL = "ws://127.0.0.1:9"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return service_settings(f"sqlite:///{tmp_path / 'ci.db'}", api_token="ci-token")
+
+
+@pytest.fixture
+def api(live_service: str) -> httpx.Client:
+    with httpx.Client(base_url=live_service, headers={"Authorization": "Bearer ci-token"}) as client:
+        yield client
+
+
+def add(api: httpx.Client, name: str, kind: str, url: str, **fields) -> None:
+    response = api.post("/api/v1/targets", json={"name": name, "kind": kind, "url": url, **fields})
+    assert response.status_code == 201, response.text
+
+
+def ci(live_service: str, *args: str) -> int:
+    return main(["ci", "--server", live_service, "--token", "ci-token", *args])
+
+
+def test_passing_target_exits_0_and_writes_junit(live_service, api, fake_kind, tmp_path, capsys) -> None:
+    add(api, "good", fake_kind, URL)
+    junit = tmp_path / "out.xml"
+    assert ci(live_service, "--target", "good", "--junit", str(junit)) == 0
+    out, err = capsys.readouterr()
+    assert "outcome: pass" in out and "queued" in err
+    assert ET.parse(junit).getroot().get("tests") == "6"
+
+
+def test_failing_target_exits_1_and_lists_the_clauses(live_service, api, fake_kind, tmp_path, capsys) -> None:
+    add(api, "broken", fake_kind, URL, options={"fail": ["fake.2.orders", "fake.1.greets"]})
+    assert ci(live_service, "--target", "broken") == 1
+    out = capsys.readouterr().out
+    assert "failing clauses (2): fake.1.greets, fake.2.orders" in out
+
+    allowed = tmp_path / "known.txt"
+    allowed.write_text("# known issues\nfake.2.orders\nfake.1.greets  # tracked elsewhere\n")
+    junit = tmp_path / "out.xml"
+    assert ci(live_service, "--target", "broken", "--expected-failures", str(allowed), "--junit", str(junit)) == 0
+    assert "expected failure" in junit.read_text()
+
+
+def test_phase_and_option_flags_reach_the_run(live_service, api, fake_kind, capsys) -> None:
+    add(api, "flags", fake_kind, URL)
+    assert ci(live_service, "--target", "flags", "--phase", "stop", "--option", 'fail=["fake.3.stops"]') == 1
+    assert "fake.3.stops" in capsys.readouterr().out
+    assert ci(live_service, "--target", "flags", "--phase", "hello") == 0
+
+
+def test_undecidable_run_exits_2(live_service, api, fake_kind, capsys) -> None:
+    add(api, "hung", fake_kind, URL, options={"hang_in": "hello", "timeout": 0.1})
+    assert ci(live_service, "--target", "hung") == 2
+    assert "undecided clauses" in capsys.readouterr().out
+
+
+def test_unknown_target_and_missing_token_exit_2(live_service, api, capsys) -> None:
+    assert ci(live_service, "--target", "nobody") == 2
+    assert "no target named 'nobody'" in capsys.readouterr().err
+    assert main(["ci", "--server", live_service, "--target", "nobody"]) == 2
+    assert "API token" in capsys.readouterr().err
+
+
+def test_unreachable_service_exits_2(capsys) -> None:
+    assert main(["ci", "--server", f"http://127.0.0.1:{free_port()}", "--target", "any"]) == 2
+    assert "cannot reach" in capsys.readouterr().err
+
+
+def test_against_the_reference_server(live_service, api, reference_server, capsys) -> None:
+    add(api, "ref", "plugrl-server", reference_server(), options={"timeout": 2.0, "patience": 0.2})
+    assert ci(live_service, "--target", "ref") == 0
+    assert "outcome: pass" in capsys.readouterr().out

@@ -1,0 +1,266 @@
+"""The server-rendered pages: rendering, escaping, filters, forms, buttons and write protection."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+from markupsafe import escape
+from pydantic import SecretStr
+from sqlmodel import Session, select
+
+from app.main import create_app
+from app.models import ClauseResultRow, Target, TranscriptRow
+from app.settings import Settings
+from app.spec_page import render_spec
+from checks.spec import load_spec
+from tests.app.constructed import add_run, add_target, session, settings  # noqa: F401 -- fixtures
+from tests.app.helpers import make_target, wait_for_run
+
+HOSTILE = "<script>alert(1)</script>"
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def field_block(html: str, input_id: str) -> str:
+    """The `<div class="field ...">` block that holds the input with this id."""
+    for block in html.split('<div class="field')[1:]:
+        if f'id="{input_id}"' in block:
+            return block.split('<div class="field')[0]
+    raise AssertionError(f"no field with input #{input_id}")
+
+
+def run_page_rows(html: str) -> list[tuple[str, str]]:
+    """(verdict word, clause id) of each matrix row, in order."""
+    rows = []
+    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S):
+        verdict = re.search(r'<span class="v-word">(\w+)</span>', row)
+        clause = re.search(r'class="clause-id"[^>]*>([^<]+)</a>', row)
+        if verdict and clause:
+            rows.append((verdict.group(1), clause.group(1)))
+    return rows
+
+
+# ---------------------------------------------------------------- rendering and escaping
+
+
+def test_overview_lists_targets_with_sparkline_and_run_button(client: TestClient, session: Session) -> None:
+    assert "No targets yet" in client.get("/").text
+    target = add_target(session, "alpha")
+    add_run(session, target, {("p", "c.1"): "pass"})
+    add_run(session, target, {("p", "c.1"): "fail"})
+    html = client.get("/").text
+    assert 'href="/targets/alpha"' in html
+    assert 'action="/targets/alpha/run"' in html
+    assert html.count('<rect') == 2 and "run #2: fail" in html
+
+
+def test_hostile_target_strings_are_escaped_everywhere(client: TestClient, session: Session) -> None:
+    target = add_target(session, "evil", description=HOSTILE)
+    run = add_run(session, target, {("hello", "fake.1.greets"): "fail", ("hello", "fake.1.names-itself"): "info"})
+    run.message = HOSTILE
+    session.add(run)
+    for result in session.exec(select(ClauseResultRow).where(ClauseResultRow.run_id == run.id)):
+        result.actual = HOSTILE
+        result.transcript_ids = [1]
+        session.add(result)
+    frames = [{"direction": "received", "t": 0.01, "size": 30, "kind": "text", "summary": HOSTILE}]
+    session.add(
+        TranscriptRow(run_id=run.id, number=1, phase="hello", label=HOSTILE, frames=frames,
+                      close_code=4000, close_reason=HOSTILE, closed_by="target")
+    )
+    session.commit()
+    pages = ["/", "/targets/evil", f"/runs/{run.id}", f"/runs/{run.id}/matrix",
+             f"/runs/{run.id}/clauses/hello/fake.1.greets"]
+    for page in pages:
+        response = client.get(page)
+        assert response.status_code == 200, page
+        assert HOSTILE not in response.text, page
+    evidence = client.get(f"/runs/{run.id}/clauses/hello/fake.1.greets").text
+    assert evidence.count(ESCAPED) >= 4  # actual, label, frame summary, close reason
+    assert "closed by <strong>target</strong>" in evidence and "4000" in evidence
+
+
+def test_run_page_filters_by_verdict_and_phase_in_the_url(client: TestClient, session: Session) -> None:
+    target = add_target(session)
+    run = add_run(
+        session, target,
+        {("one", "c.pass"): "pass", ("one", "c.fail"): "fail", ("two", "c.warn"): "warn", ("two", "c.fail2"): "fail"},
+    )
+    all_rows = run_page_rows(client.get(f"/runs/{run.id}").text)
+    assert ("fail", "c.fail") in all_rows and ("pass", "c.pass") in all_rows and len(all_rows) == 4
+
+    failing = client.get(f"/runs/{run.id}?verdict=fail").text
+    assert run_page_rows(failing) == [("fail", "c.fail"), ("fail", "c.fail2")]
+    assert 'name="verdict" value="fail" checked' in failing  # the filter state comes back from the URL
+
+    phase_two = client.get(f"/runs/{run.id}?phase=two&verdict=fail&verdict=warn").text
+    assert run_page_rows(phase_two) == [("warn", "c.warn"), ("fail", "c.fail2")]
+    assert '<option value="two" selected>' in phase_two
+
+    fragment = client.get(f"/runs/{run.id}/matrix?verdict=pass").text
+    assert run_page_rows(fragment) == [("pass", "c.pass")]
+    assert 'data-live="0"' in fragment and "<html" not in fragment
+
+
+def test_run_page_links_cells_to_evidence_and_legend(client: TestClient, session: Session) -> None:
+    target = add_target(session)
+    first = add_run(session, target, {("one", "c.a"): "pass"})
+    run = add_run(session, target, {("one", "c.a"): "fail"})
+    html = client.get(f"/runs/{run.id}").text
+    assert 'href="/runs/%d/clauses/one/c.a"' % run.id in html
+    assert 'href="/spec#c.a"' in html
+    assert 'class="legend"' in html and "a MUST is broken" in html
+    assert f"/runs/{run.id}/diff?against={first.id}" in html
+    assert f"/runs/{run.id}/diff?against=baseline" in html
+    assert f"/api/v1/runs/{run.id}/junit.xml" in html and f"/api/v1/runs/{run.id}/export.json" in html
+
+
+def test_evidence_page_quotes_the_spec_and_offers_raw_json(client: TestClient, session: Session) -> None:
+    spec = load_spec()
+    clause_id = next(iter(spec))
+    target = add_target(session, kind="plugrl-server")
+    run = add_run(session, target, {("handshake", clause_id): "fail"})
+    html = client.get(f"/runs/{run.id}/clauses/handshake/{clause_id}").text
+    assert str(escape(spec[clause_id].statement)) in html
+    assert f'href="/spec#{clause_id}"' in html
+    raw = client.get(f"/runs/{run.id}/clauses/handshake/{clause_id}/raw")
+    assert raw.headers["content-disposition"].startswith("attachment")
+    assert raw.json()["result"]["verdict"] == "fail"
+    assert raw.json()["clause"]["statement"] == spec[clause_id].statement
+    assert client.get(f"/runs/{run.id}/clauses/handshake/no.such.clause").status_code == 404
+
+
+def test_spec_page_anchors_every_clause(client: TestClient, tmp_path: Path) -> None:
+    html = client.get("/spec").text
+    for clause_id in load_spec():
+        assert f'<li id="{clause_id}"' in html
+    spec = tmp_path / "SPEC.md"
+    spec.write_text("# T\n\n<!-- gone -->\n\n### 5.3 Actions\n\n- **MUST** `x.5.3.time-major`: Time <b>major</b>.\n")
+    rendered, ids = render_spec(spec)
+    assert ids == ("x.5.3.time-major",)
+    assert '<li id="x.5.3.time-major" class="clause clause-must">' in rendered
+    assert '<a class="anchor" href="#x.5.3.time-major">' in rendered
+    assert "&lt;b&gt;major&lt;/b&gt;" in rendered and "gone" not in rendered
+
+
+# ---------------------------------------------------------------- forms
+
+
+def test_new_target_form_is_generated_from_the_options_schema(client: TestClient, fake_kind: str) -> None:
+    html = client.get("/targets/new?kind=fake").text
+    assert 'name="opt.timeout" type="number" step="any" min="0"' in html
+    assert 'name="opt.token" type="password"' in html
+    assert '<textarea id="opt-fail" name="opt.fail"' in html
+    assert "Seconds before each clause is decided." in html
+    assert 'value="fake.2.echoes"' in html  # expected failures offer the kind's clauses
+
+
+def test_bad_input_comes_back_with_messages_beside_fields(client: TestClient, fake_kind: str) -> None:
+    response = client.post(
+        "/targets/new",
+        data={"name": "bad name!", "kind": "fake", "url": "http://x", "opt.delay": "soon", "opt.timeout": "-1",
+              "description": HOSTILE},
+    )
+    assert response.status_code == 422
+    html = response.text
+    assert "use 1-64 letters" in field_block(html, "name")
+    assert "fake targets use ws://" in field_block(html, "url")
+    assert "valid number" in field_block(html, "opt-delay")
+    assert "greater than 0" in field_block(html, "opt-timeout")
+    assert "field-error" not in field_block(html, "gate")
+    assert 'value="soon"' in html and 'value="bad name!"' in html  # what was typed comes back
+    assert HOSTILE not in html and ESCAPED in html
+
+    # A field the target model itself rejects still gets the URL and options checked alongside.
+    response = client.post(
+        "/targets/new", data={"name": "ok", "kind": "fake", "url": "http://x", "schedule_minutes": "0"}
+    )
+    assert response.status_code == 422
+    assert "greater than or equal to 1" in field_block(response.text, "schedule_minutes")
+    assert "fake targets use ws://" in field_block(response.text, "url")
+    assert client.get("/api/v1/targets").json() == []
+
+
+def test_target_lifecycle_through_the_forms(client: TestClient, session: Session, fake_kind: str) -> None:
+    created = client.post(
+        "/targets/new",
+        data={"name": "web", "kind": "fake", "url": "ws://127.0.0.1:9", "opt.delay": "0", "opt.token": "s3cret",
+              "opt.fail": "fake.2.echoes", "expected_failures": "fake.2.fast", "gate": "strict",
+              "schedule_minutes": ""},
+        follow_redirects=False,
+    )
+    assert created.status_code == 303 and created.headers["location"] == "/targets/web"
+    target = session.exec(select(Target).where(Target.name == "web")).one()
+    assert target.options == {"token": "s3cret", "fail": ["fake.2.echoes"]}  # a default (delay 0) is not stored
+    assert target.expected_failures == ["fake.2.fast"] and target.gate == "strict"
+
+    edit = client.get("/targets/web/edit").text
+    assert "s3cret" not in edit and "unchanged" in edit
+    updated = client.post(
+        "/targets/web/edit",
+        data={"kind": "fake", "url": "ws://127.0.0.1:10", "opt.token": "", "gate": "default", "schedule_minutes": "5"},
+        follow_redirects=False,
+    )
+    assert updated.status_code == 303
+    session.refresh(target)
+    assert target.url == "ws://127.0.0.1:10" and target.schedule_minutes == 5
+    assert target.options == {"token": "s3cret"} and target.expected_failures == []
+
+    refused = client.post("/targets/web/delete", data={})
+    assert refused.status_code == 400 and "tick the box" in field_block(refused.text, "confirm-box")
+    deleted = client.post("/targets/web/delete", data={"confirm": "yes"}, follow_redirects=False)
+    assert deleted.status_code == 303
+    assert client.get("/targets/web").status_code == 404
+
+
+def test_switching_kind_rerenders_without_saving(client: TestClient, fake_kind: str) -> None:
+    response = client.post(
+        "/targets/new", data={"name": "x", "kind": "fake", "url": "ws://h:1", "action": "switch-kind"}
+    )
+    assert response.status_code == 200 and "Options for fake" in response.text
+    assert 'value="x"' in response.text and "field-error" not in response.text
+    assert client.get("/api/v1/targets").json() == []
+
+
+def test_run_button_starts_a_run_that_shows_results(client: TestClient, fake_kind: str) -> None:
+    make_target(client, "runner", "fake", "ws://127.0.0.1:9", options={"fail": ["fake.2.orders"]})
+    response = client.post("/targets/runner/run", follow_redirects=False)
+    assert response.status_code == 303
+    run_id = int(response.headers["location"].rsplit("/", 1)[1])
+    assert wait_for_run(client, run_id)["outcome"] == "fail"
+    rows = run_page_rows(client.get(f"/runs/{run_id}").text)
+    assert ("fail", "fake.2.orders") in rows and ("pass", "fake.1.greets") in rows
+    evidence = client.get(f"/runs/{run_id}/clauses/echo/fake.2.orders").text
+    assert "reply for fake.2.orders" in evidence and "a bad reply" in evidence
+
+
+def test_cancel_button_stops_a_live_run(client: TestClient, fake_kind: str) -> None:
+    make_target(client, "slow", "fake", "ws://127.0.0.1:9", options={"delay": 5})
+    run_id = int(client.post("/targets/slow/run", follow_redirects=False).headers["location"].rsplit("/", 1)[1])
+    wait_for_run(client, run_id, statuses={"running"})
+    page = client.get(f"/runs/{run_id}").text
+    assert f'action="/runs/{run_id}/cancel"' in page and 'http-equiv="refresh"' in page
+    assert client.post(f"/runs/{run_id}/cancel", follow_redirects=False).status_code == 303
+    assert wait_for_run(client, run_id)["status"] == "cancelled"
+
+
+def test_cross_site_form_posts_are_refused(client: TestClient, fake_kind: str) -> None:
+    make_target(client, "victim", "fake", "ws://127.0.0.1:9")
+    response = client.post("/targets/victim/delete", data={"confirm": "yes"}, headers={"Origin": "http://evil.example"})
+    assert response.status_code == 403
+    assert client.get("/targets/victim").status_code == 200
+
+
+def test_browser_writes_need_the_token_when_one_is_set(settings: Settings, fake_kind: str) -> None:
+    settings = settings.model_copy(update={"api_token": SecretStr("letmein")})
+    with TestClient(create_app(settings)) as client:
+        headers = {"Authorization": "Bearer letmein"}
+        assert client.post("/api/v1/targets", json={"name": "t", "kind": "fake", "url": "ws://h:1"},
+                           headers=headers).status_code == 201
+        blocked = client.post("/targets/t/run", follow_redirects=False, headers={"Referer": "http://testserver/targets/t"})
+        assert blocked.status_code == 303 and blocked.headers["location"] == "/login?next=/targets/t"
+        assert client.post("/login", data={"token": "wrong", "next": "/"}).status_code == 400
+        login = client.post("/login", data={"token": "letmein", "next": "//evil.example"}, follow_redirects=False)
+        assert login.headers["location"] == "/"
+        assert client.post("/targets/t/run", follow_redirects=False).headers["location"].startswith("/runs/")

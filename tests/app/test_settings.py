@@ -1,0 +1,51 @@
+"""Settings from RLCONFORM_* variables, and `rlconform serve` flags laid over them."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from app.serve import settings_from_args
+from app.settings import Settings
+
+
+def serve_args(**flags) -> argparse.Namespace:
+    defaults = {"host": None, "port": None, "database_url": None, "max_concurrent_runs": None, "no_demo": False}
+    return argparse.Namespace(**(defaults | flags))
+
+
+def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLCONFORM_ALLOWED_NETWORKS", "10.0.0.0/8, trainer.internal ,")
+    monkeypatch.setenv("RLCONFORM_API_TOKEN", "s3")
+    monkeypatch.setenv("RLCONFORM_DEMO", "false")
+    monkeypatch.setenv("RLCONFORM_PORT", "9001")
+    settings = Settings()
+    assert settings.allowed_networks == ["10.0.0.0/8", "trainer.internal"]
+    assert settings.api_token is not None and settings.api_token.get_secret_value() == "s3"
+    assert "s3" not in repr(settings)
+    assert (settings.demo, settings.port) == (False, 9001)
+
+
+def test_an_empty_token_means_no_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLCONFORM_API_TOKEN", "")
+    assert Settings().api_token is None
+
+
+def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DATABASE_URL", "HOST", "PORT", "DEMO", "ALLOWED_NETWORKS", "API_TOKEN", "MAX_CONCURRENT_RUNS"):
+        monkeypatch.delenv(f"RLCONFORM_{name}", raising=False)
+    settings = Settings()
+    assert settings.database_url == "sqlite:///./rlconform.db"
+    assert (settings.host, settings.port, settings.max_concurrent_runs) == ("127.0.0.1", 8080, 4)
+    assert settings.demo is True and settings.allowed_networks == [] and settings.api_token is None
+
+
+def test_serve_flags_override_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLCONFORM_PORT", "9001")
+    monkeypatch.setenv("RLCONFORM_HOST", "0.0.0.0")
+    monkeypatch.setenv("RLCONFORM_DEMO", "true")
+    settings = settings_from_args(serve_args(port=1234, database_url="sqlite:///x.db", no_demo=True))
+    assert (settings.port, settings.database_url, settings.demo) == (1234, "sqlite:///x.db", False)
+    assert settings.host == "0.0.0.0"  # no flag given: the environment stands
+    assert settings_from_args(serve_args()).port == 9001

@@ -1,0 +1,79 @@
+"""Conforming openenv-core servers (and the hand-made control server) pass with no fail and no error."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.core import Verdict
+from tests.checks.openenv import envs
+from tests.checks.openenv.helpers import check, verdict_of, verdicts
+from tests.checks.openenv.serving import serve_in_thread
+from tests.zoo.openenv_handmade import build_app
+
+PEERS = {
+    "quiz, concurrent and seeded": (envs.quiz_app, envs.QUIZ_OPTIONS),
+    "the seed's scenario": (envs.quiz_app, envs.SEED_OPTIONS),
+    "echo, one session": (envs.echo_app, envs.ECHO_OPTIONS),
+    "walk, multi-step episodes": (envs.walk_app, envs.WALK_OPTIONS),
+    "hand-made control server": (build_app, envs.QUIZ_OPTIONS),
+}
+
+
+@pytest.mark.parametrize("name", list(PEERS))
+async def test_conforming_server_passes(name):
+    make_app, options = PEERS[name]
+    with serve_in_thread(make_app()) as url:
+        report = await check(url, options)
+    assert verdicts(report, Verdict.FAIL, Verdict.ERROR, Verdict.WARN) == {}
+    assert report.outcome() == "pass"
+    assert verdict_of(report, "openenv.latency.figures") is Verdict.INFO
+    assert verdict_of(report, "openenv.ws.envelope") is Verdict.PASS
+
+
+async def test_seed_scenario_scores_half_in_a_group_of_five_and_refuses_the_odd_actions():
+    with serve_in_thread(envs.quiz_app()) as url:
+        report = await check(url, envs.SEED_OPTIONS)
+    group = [r for r in report.results.values() if r.phase == "group"]
+    assert {r.clause_id: r.verdict for r in group} == {
+        "openenv.determinism.sequential": Verdict.PASS,
+        "openenv.replay.expected-reward": Verdict.PASS,
+        "openenv.determinism.group": Verdict.PASS,
+        "openenv.isolation.sessions": Verdict.PASS,
+    }
+    expected_reward = report.results[("group", "openenv.replay.expected-reward")]
+    assert expected_reward.checks == 2 + 5  # two solo runs and the five sessions of the group
+    rejected = report.results[("actions", "openenv.action.rejected")]
+    assert rejected.checks == 4  # {}, stray keys, a non-string answer, a null answer
+    assert "0.5" in report.results[("group", "openenv.determinism.group")].actual
+
+
+async def test_single_session_server_reports_its_capacity_of_one():
+    with serve_in_thread(envs.echo_app()) as url:
+        report = await check(url, envs.ECHO_OPTIONS, ["capacity", "close"])
+    probed = report.results[("capacity", "openenv.capacity.probed")]
+    assert probed.actual.startswith("1 concurrent sessions accepted")
+    assert report.results[("capacity", "openenv.capacity.reached")].verdict is Verdict.PASS
+    assert report.results[("close", "openenv.close.frees-slot")].verdict is Verdict.PASS
+
+
+async def test_a_group_larger_than_capacity_fails_the_group_clause_only():
+    with serve_in_thread(envs.echo_app()) as url:
+        report = await check(url, {**envs.ECHO_OPTIONS, "group_size": 3})
+    assert set(verdicts(report, Verdict.FAIL)) == {"openenv.capacity.group"}
+
+
+async def test_latency_bound_is_judged_when_the_target_sets_one():
+    with serve_in_thread(envs.quiz_app()) as url:
+        generous = await check(url, {**envs.QUIZ_OPTIONS, "latency_bound_ms": 60_000}, ["latency"])
+        impossible = await check(url, {**envs.QUIZ_OPTIONS, "latency_bound_ms": 1e-6}, ["latency"])
+    assert generous.results[("latency", "openenv.latency.bound")].verdict is Verdict.PASS
+    assert impossible.results[("latency", "openenv.latency.bound")].verdict is Verdict.FAIL
+
+
+async def test_every_result_of_a_phase_that_talked_to_the_target_names_its_transcript():
+    with serve_in_thread(envs.quiz_app()) as url:
+        report = await check(url, envs.QUIZ_OPTIONS)
+    for result in report.results.values():
+        if result.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.INFO):
+            assert result.transcript_ids, result.clause_id
+            assert all(report.transcripts[t].frames for t in result.transcript_ids), result.clause_id

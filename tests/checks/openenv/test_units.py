@@ -1,0 +1,102 @@
+"""The schema subset, the action generator and the frame judgements, without a server."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.openenv.judging import code_problem, envelope_problem, error_problem, reward_problem, state_problem
+from checks.openenv.options import OpenEnvOptions
+from checks.openenv.schemas import UNEXPECTED_KEY, invalid_actions, is_valid, schema_errors, valid_action
+from checks.openenv.session import Reply, ws_url
+
+ACTION = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["answer", "mode"],
+    "properties": {
+        "answer": {"type": "string", "minLength": 1},
+        "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
+        "mode": {"$ref": "#/$defs/Mode"},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+    },
+    "$defs": {"Mode": {"enum": ["fast", "slow"], "type": "string"}},
+}
+
+
+@pytest.mark.parametrize("value, valid", [
+    ({"answer": "x", "mode": "fast"}, True),
+    ({"answer": "x", "mode": "fast", "confidence": 100, "note": None}, True),
+    ({"answer": "x", "mode": "fast", "confidence": 5.0}, True),  # 5.0 is an integer in JSON
+    ({"answer": "", "mode": "fast"}, False),
+    ({"answer": "x", "mode": "medium"}, False),
+    ({"answer": "x", "mode": "fast", "confidence": 101}, False),
+    ({"answer": "x", "mode": "fast", "confidence": True}, False),
+    ({"answer": "x", "mode": "fast", "note": 3}, False),
+    ({"answer": "x", "mode": "fast", "extra": 1}, False),
+    ({"mode": "fast"}, False),
+    (["answer"], False),
+])
+def test_schema_subset_validates_what_pydantic_emits(value, valid):
+    assert is_valid(value, ACTION) is valid, schema_errors(value, ACTION)
+
+
+def test_a_self_referencing_schema_does_not_recurse_for_ever():
+    loop = {"$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/A"}}}
+    assert schema_errors({"x": 1}, loop) == []
+
+
+def test_generated_action_is_valid_and_each_variant_breaks_the_schema():
+    base = valid_action(ACTION)
+    assert base == {"answer": "a", "mode": "fast"}
+    variants = dict(invalid_actions(ACTION, base))
+    assert set(variants) == {"missing required 'answer'", "wrong type for 'answer'", "bound broken for 'answer'",
+                             "unexpected key", "step data not an object"}
+    assert variants["unexpected key"] == {**base, UNEXPECTED_KEY: 1}
+    assert not any(is_valid(action, ACTION) for action in variants.values())
+
+
+def test_ws_url_keeps_the_scheme_family_and_any_path_prefix():
+    assert ws_url("http://127.0.0.1:8000") == "ws://127.0.0.1:8000/ws"
+    assert ws_url("https://envs.example/quiz/") == "wss://envs.example/quiz/ws"
+
+
+def frame(message) -> Reply:
+    return Reply(message=message, is_json=True)
+
+
+def test_envelope_judgement():
+    good = frame({"type": "observation", "data": {"observation": {"a": 1}, "reward": None, "done": False}})
+    assert envelope_problem(good) is None
+    flat = frame({"type": "observation", "data": {"a": 1, "reward": None, "done": False}})
+    assert "data.observation" in envelope_problem(flat)
+    string_done = frame({"type": "observation", "data": {"observation": {}, "reward": 1.0, "done": "true"}})
+    assert "done" in envelope_problem(string_done)
+    no_reward = frame({"type": "observation", "data": {"observation": {}, "done": True}})
+    assert "reward" in envelope_problem(no_reward)
+
+
+def test_reward_judgement():
+    options = OpenEnvOptions()
+    assert reward_problem(0.5, False, options) is None
+    assert reward_problem(None, True, options) is None
+    assert reward_problem(None, False, options) == "step reward is null"
+    assert reward_problem(None, False, OpenEnvOptions(unscored_steps=True)) is None
+    assert "not a JSON number" in reward_problem(True, False, options)
+    assert "not a JSON number" in reward_problem("1.0", False, options)
+    assert "not finite" in reward_problem(float("inf"), False, options)
+
+
+def test_error_and_state_judgements():
+    refused = frame({"type": "error", "data": {"code": "VALIDATION_ERROR", "message": "Invalid message", "errors": []}})
+    assert error_problem(refused, "VALIDATION_ERROR", needs_errors_list=True) is None
+    assert "not VALIDATION_ERROR" in error_problem(frame({"type": "error", "data": {"code": "X", "message": ""}}),
+                                                   "VALIDATION_ERROR")
+    assert "seven" in code_problem(frame({"type": "error", "data": {"code": "INVALID_ACTION", "message": "m"}}))
+    assert state_problem(frame({"type": "state", "data": {"step_count": 0}})) is None
+    assert state_problem(frame({"type": "state", "data": {"step_count": -1}})) is not None
+    assert state_problem(frame({"type": "state", "data": {"step_count": True}})) is not None
+
+
+def test_options_refuse_a_reversed_reward_range():
+    with pytest.raises(ValueError):
+        OpenEnvOptions(reward_range=(1.0, 0.0))

@@ -1,0 +1,97 @@
+"""Conforming servers that differ in what SPEC lets them choose all pass, with no fail, warn or error.
+
+Each variant is the zoo's core server with no fault, set up the way a real
+server may legitimately differ: batching across connections, no features,
+empty metadata, other action dtypes, a slow policy, a run that stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+
+from checks.core import Outcome, Verdict, run_suite
+from checks.plugrl import clauses as C
+from checks.plugrl.probe import infer_message
+from checks.plugrl.server_suite import SUITE
+from tests.zoo.plugrl_core import ZooServer, running
+from tests.zoo.plugrl_messages import pack, unpack
+
+VARIANT_OPTIONS: dict[str, Any] = {"timeout": 2.0, "patience": 0.3}
+REUSE_CLAUSES = (
+    C.REUSE_OFFERED, C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_AFTER_TERMINAL, C.REUSE_UNKNOWN_ENV,
+    C.REUSE_CONNECTION_SCOPED,
+)
+# Decided on every answered infer, so a full run must have passed each of them.
+ACTION_CLAUSES = (
+    C.SPEAKS_FIRST, C.ANSWERED_WITH_ACTION, C.TIME_MAJOR, C.ENV_IDS_FORM, C.ENV_IDS_ORDER, C.ACTION_NUMERIC,
+    C.SAME_DTYPE, C.SAME_SHAPE, C.ROWS_FOLLOW_ENVS,
+)
+STOP_AFTER = 100  # feedbacks: more than the default phases send, far fewer than max_exchanges
+
+
+@dataclass(frozen=True)
+class Variant:
+    server_options: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    with_stop: bool = False
+    # clause -> the verdict this variant must get besides `pass`
+    expected: dict[str, Verdict] = field(default_factory=dict)
+
+
+NO_REUSE = {clause_id: Verdict.UNSUPPORTED for clause_id in REUSE_CLAUSES}
+
+VARIANTS: dict[str, Variant] = {
+    "plain": Variant(),
+    "batching": Variant({"batching": True}),
+    "no-features": Variant({"features": ()}, expected=NO_REUSE),
+    "empty-metadata": Variant({"metadata": {}, "features": ()}, expected=NO_REUSE),
+    "big-endian-f4-actions": Variant({"action_dtype": ">f4"}),
+    "f8-actions": Variant({"action_dtype": "<f8"}),
+    "300ms-policy": Variant({"policy_delay": 0.3}, options={"timeout": 2.0}),
+    "stop-after": Variant({"stop_after": STOP_AFTER}, options={"max_exchanges": 3 * STOP_AFTER}, with_stop=True),
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+async def test_conforming_variant_passes(name: str):
+    variant = VARIANTS[name]
+    async with running(ZooServer, **variant.server_options) as server:
+        report = await run_suite(
+            SUITE, server.url, {**VARIANT_OPTIONS, **variant.options}, include_optional=variant.with_stop
+        )
+        fed_back = server.feedbacks
+
+    wrong = [
+        f"{r.phase}: {r.clause_id} {r.verdict}: {r.expected} / {r.actual}"
+        for r in report.results.values()
+        if r.verdict is not variant.expected.get(r.clause_id, Verdict.PASS)
+        and not (r.verdict is Verdict.SKIP and not variant.with_stop and r.phase == "stop")
+    ]
+    assert not wrong, f"{name}:\n" + "\n".join(wrong)
+    assert report.outcome() is Outcome.PASS
+    decided = {r.clause_id for r in report.results.values() if r.verdict is Verdict.PASS}
+    assert set(ACTION_CLAUSES) <= decided
+    if variant.with_stop:
+        assert report.results[("stop", C.STOP_CLOSE)].verdict is Verdict.PASS
+        assert fed_back == STOP_AFTER
+
+
+async def test_batching_server_waits_for_every_connected_client():
+    """The batching variant really batches: one client's infer waits while another is connected and idle."""
+    options = SUITE.parse_options(VARIANT_OPTIONS)
+    async with running(ZooServer, batching=True) as server:
+        async with connect(server.url, compression=None) as asking, connect(server.url, compression=None) as idle:
+            await asking.recv()
+            await idle.recv()
+            await asking.send(pack(infer_message(options, [0])))
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(asking.recv(), 0.3)
+            await idle.close()
+            answer = unpack(await asyncio.wait_for(asking.recv(), 2.0))
+    assert answer["message_type"] == "action"
+    assert answer["data"]["env_ids"].tolist() == [0]

@@ -1,0 +1,165 @@
+"""The reference server passes the plugrl-server suite; silent, refused and CLI cases behave."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+
+from app.cli import main as cli_main
+from checks.core import Outcome, Verdict
+from checks.plugrl import clauses as C
+from checks.plugrl.server_suite import SUITE
+
+from .conftest import free_port
+
+DEFAULT_PHASES = [p.name for p in SUITE.phases if p.default]
+REUSE_CLAUSES = [
+    C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_CONNECTION_SCOPED, C.REUSE_UNKNOWN_ENV, C.REUSE_AFTER_TERMINAL,
+]
+
+
+def verdicts(report) -> dict[str, set[Verdict]]:
+    seen: dict[str, set[Verdict]] = {}
+    for result in report.results.values():
+        seen.setdefault(result.clause_id, set()).add(result.verdict)
+    return seen
+
+
+def assert_no_fail(report) -> None:
+    bad = [r.to_dict() for r in report.results.values() if r.verdict in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN)]
+    assert bad == []
+    assert report.outcome() is Outcome.PASS
+
+
+async def test_reference_server_passes_every_default_phase(reference, run_check):
+    report = await run_check(reference.url)
+    assert_no_fail(report)
+    seen = verdicts(report)
+    own = {c for phase in SUITE.phases if phase.default for c in phase.clauses} - {C.ROWS_FOLLOW_ENVS}
+    # Every clause of the default phases was exercised and passed; the random policy
+    # cannot be matched row by row, which is recorded, not failed.
+    assert {clause for clause in own if seen.get(clause) != {Verdict.PASS}} == set()
+    assert seen[C.ROWS_FOLLOW_ENVS] == {Verdict.INFO}
+    assert seen[C.STOP_CLOSE] == {Verdict.SKIP}
+
+
+async def test_reference_server_ends_the_run_with_a_stop_close(reference_factory, run_check):
+    server = await reference_factory(stop_after=200)
+    report = await run_check(server.url, include_optional=True)
+    assert_no_fail(report)
+    assert report.results[("stop", C.STOP_CLOSE)].verdict is Verdict.PASS
+    assert server.stopped.is_set()
+    assert server.feedback_rows >= 200
+
+
+async def test_batching_reference_passes_without_hanging(reference_factory, run_check):
+    server = await reference_factory(batching=True, stop_after=150, policy_delay=0.01)
+    report = await asyncio.wait_for(run_check(server.url, include_optional=True), timeout=60)
+    assert_no_fail(report)
+    assert report.results[("stop", C.STOP_CLOSE)].verdict is Verdict.PASS
+
+
+async def test_without_features_reuse_is_unsupported_not_failed(reference_factory, run_check):
+    server = await reference_factory(features=())
+    report = await run_check(server.url)
+    assert_no_fail(report)
+    for clause in [C.REUSE_OFFERED, *REUSE_CLAUSES]:
+        assert report.results[("reuse", clause)].verdict is Verdict.UNSUPPORTED
+
+
+async def test_reference_with_other_shapes_passes(reference_factory, run_check):
+    server = await reference_factory(horizon=1, action_dim=7)
+    report = await run_check(server.url, phases=["exchange", "scoping"])
+    assert_no_fail(report)
+
+
+async def test_a_server_that_never_speaks_fails_5_1_within_the_timeout(ws_server_factory, run_check):
+    async def silent(ws):
+        await ws.wait_closed()
+
+    url = await ws_server_factory(silent)
+    timeout = 0.5
+    phases = len(DEFAULT_PHASES)
+    # Each phase stops at its first missed deadline: at most the timeout plus a second each.
+    report = await asyncio.wait_for(run_check(url, timeout=timeout), timeout=phases * (timeout + 1))
+    assert report.outcome() is Outcome.FAIL
+    for phase in DEFAULT_PHASES:
+        result = report.results[(phase, C.SPEAKS_FIRST)]
+        assert result.verdict is Verdict.FAIL
+        assert result.duration <= timeout + 1
+        assert "nothing arrived" in result.actual
+
+
+async def test_a_refused_connection_is_an_error_not_a_failure(run_check):
+    report = await run_check(f"ws://127.0.0.1:{free_port()}")
+    assert report.outcome() is Outcome.ERROR
+    assert not [r for r in report.results.values() if r.verdict is Verdict.FAIL]
+    assert all(r.verdict in (Verdict.ERROR, Verdict.SKIP) for r in report.results.values())
+
+
+def test_cli_exits_2_on_a_refused_port(capsys):
+    code = cli_main(["check", "plugrl-server", f"ws://127.0.0.1:{free_port()}", "--timeout", "2", "--quiet"])
+    assert code == 2
+    assert "outcome: error" in capsys.readouterr().out
+
+
+async def test_the_api_key_is_sent_in_the_handshake_and_redacted(ws_server_factory, run_check):
+    seen: list[str | None] = []
+
+    async def record(ws):
+        seen.append(ws.request.headers.get("Authorization"))
+        await ws.close()
+
+    url = await ws_server_factory(record)
+    report = await run_check(url, phases=["scoping"], api_key="s3cret")
+    assert seen and set(seen) == {"Api-Key s3cret"}
+    assert report.outcome() is Outcome.FAIL
+    options = SUITE.parse_options({"api_key": "s3cret"})
+    assert "s3cret" not in repr(options) and "s3cret" not in str(options.model_dump())
+
+
+def test_options_are_validated():
+    with pytest.raises(ValueError):
+        SUITE.parse_options({"patience": 30, "timeout": 0.1})
+    with pytest.raises(ValueError):
+        SUITE.parse_options({"no_such_option": 1})
+    assert SUITE.parse_options({}).patience == 5.0
+
+
+def test_cli_until_stop_exits_0_against_the_reference_server_subprocess(tmp_path):
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    rlconform = [sys.executable, "-m", "app.cli"]
+    server = subprocess.Popen(
+        [*rlconform, "reference-server", "plugrl", "--port", str(port), "--stop-after", "200"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    try:
+        assert server.stdout is not None
+        assert "listening" in server.stdout.readline()
+        check = subprocess.run(
+            [*rlconform, "check", "plugrl-server", f"ws://127.0.0.1:{port}", "--until-stop",
+             "--timeout", "5", "--option", "patience=0.3", "--json", str(tmp_path / "report.json")],
+            capture_output=True, text=True, timeout=120, env=env,
+        )
+        assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
+        assert "plugrl.7.1.stop-close" in check.stdout
+        assert server.wait(timeout=10) == 0
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=10)
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+def test_reference_cli_rejects_bad_flags():
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--horizon", "0"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2 and "--horizon" in result.stderr

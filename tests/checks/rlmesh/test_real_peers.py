@@ -1,0 +1,112 @@
+"""The rlmesh suite against real `rlmesh` 0.1.0 servers: CartPole, three custom lanes, a vector env.
+
+Conforming servers pass, except where the 0.1.0 wheel genuinely diverges from
+the protocol; those divergences must show up as exactly the failing clause,
+with evidence a person can read.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checks.core import Outcome, Verdict, run_suite
+from checks.rlmesh.suite import SUITE
+
+from .conftest import ROOT
+
+OPTIONS = {"timeout": 5.0}
+
+
+def verdicts(report, verdict: Verdict) -> set[str]:
+    return {r.clause_id for r in report.results.values() if r.verdict is verdict}
+
+
+def result(report, clause_id: str):
+    return next(r for r in report.results.values() if r.clause_id == clause_id)
+
+
+async def test_cartpole_passes(cartpole):
+    report = await run_suite(SUITE, cartpole.address, OPTIONS)
+    assert verdicts(report, Verdict.FAIL) == set()
+    assert verdicts(report, Verdict.ERROR) == set()
+    assert report.outcome() is Outcome.PASS
+    # Every default phase decided its core clauses on this server.
+    passed = verdicts(report, Verdict.PASS)
+    assert {"rlmesh.h1.compatible", "rlmesh.s2.episode-accounting", "rlmesh.s3.autoreset",
+            "rlmesh.s4.seeded-replay", "rlmesh.v3.bad-action-rejected", "rlmesh.e4.single-session",
+            "rlmesh.c1.close", "rlmesh.r1.render"} <= passed
+    # 0.1.0 divergences graded as warnings: surplus seeds accepted, step before reset not NOT_READY,
+    # an out-of-range render lane a fatal INTERNAL.
+    assert {"rlmesh.s5.seed-length", "rlmesh.r1.render-bad-lane"} <= verdicts(report, Verdict.WARN)
+    latency = result(report, "rlmesh.o1.step-latency")
+    assert latency.verdict is Verdict.INFO and "median" in latency.actual
+
+
+async def test_lane_server_fails_only_the_seed_broadcast_divergence(lanes):
+    report = await run_suite(SUITE, lanes.address, OPTIONS)
+    assert verdicts(report, Verdict.FAIL) == {"rlmesh.s4.seed-all-lanes"}
+    assert verdicts(report, Verdict.ERROR) == set()
+    evidence = result(report, "rlmesh.s4.seed-all-lanes")
+    assert "lanes [1, 2] were left unseeded by reset(seeds=[0])" in evidence.actual
+    assert "lane 0: identical" in evidence.actual and "lane 1: differs - first [" in evidence.actual
+    assert evidence.transcript_ids, "the failing clause must point at its transcript"
+    # The lanes step concurrently, the subset step and partial reset work, order holds one at a time.
+    assert {"rlmesh.h4.capability-honest", "rlmesh.l1.subset-step", "rlmesh.l1.partial-reset",
+            "rlmesh.l2.lanes-overlap"} <= verdicts(report, Verdict.PASS)
+
+
+async def test_vector_env_fails_only_the_render_divergence(vector):
+    report = await run_suite(SUITE, vector.address, OPTIONS)
+    assert verdicts(report, Verdict.FAIL) == {"rlmesh.r1.render"}
+    assert verdicts(report, Verdict.ERROR) == set()
+    render = result(report, "rlmesh.r1.render")
+    assert "INTERNAL (non-recoverable)" in render.actual and "the session ended" in render.actual
+    # NEXT_STEP autoreset and a seed broadcast gymnasium expands to every lane are both honoured.
+    assert {"rlmesh.s3.autoreset", "rlmesh.s4.seed-all-lanes", "rlmesh.s2.episode-accounting"} <= verdicts(
+        report, Verdict.PASS)
+    assert result(report, "rlmesh.h4.capability-honest").actual.endswith(
+        "'subset stepping (StepRequest.env_indices) is not supported by this environment'")
+
+
+async def test_shutdown_accepted_stops_the_server(serve_env):
+    served = serve_env("cartpole", "--allow-shutdown")
+    report = await run_suite(SUITE, served.address, OPTIONS, phases=["shutdown"])
+    assert result(report, "rlmesh.c2.shutdown").verdict is Verdict.PASS
+    assert served.process.wait(10) == 0
+
+
+async def test_shutdown_refused_keeps_serving(cartpole):
+    report = await run_suite(SUITE, cartpole.address, OPTIONS, phases=["shutdown"])
+    shutdown = result(report, "rlmesh.c2.shutdown")
+    assert shutdown.verdict is Verdict.PASS and "accepted=false" in shutdown.actual
+    assert cartpole.process.poll() is None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(Path(sys.executable).with_name("rlconform")), "check", "rlmesh", *args, "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("peer, code", [("cartpole", 0), ("lanes", 1)])
+def test_cli_exit_codes(peer, code, request):
+    served = request.getfixturevalue(peer)
+    done = cli(served.address, "--timeout", "5")
+    assert done.returncode == code, done.stdout + done.stderr
+    assert f"outcome: {['pass', 'fail'][code]}" in done.stdout
+
+
+def test_cli_unreachable_target_is_an_error():
+    done = cli(f"127.0.0.1:{free_port()}", "--timeout", "2")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "target unreachable" in done.stdout

@@ -1,0 +1,16 @@
+"""The stock template's max_concurrent_envs=1: a GRPO group of five loses four sessions.
+
+Broken clause: openenv.capacity.group.
+"""
+
+from __future__ import annotations
+
+from tests.checks.openenv.envs import QuizEnv, quiz_app
+
+EXPECTED = "openenv.capacity.group"
+ALSO: set[str] = set()
+OPTIONS: dict = {"group_size": 5}
+
+
+def make_app():
+    return quiz_app(QuizEnv, max_sessions=1)

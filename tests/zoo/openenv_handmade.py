@@ -1,0 +1,211 @@
+"""A hand-written OpenEnv-speaking quiz server over FastAPI, with switches for breaking it.
+
+openenv-core cannot be made to send a flattened envelope, a wrong error code
+or no CAPACITY_REACHED, so the zoo entries that need those are this server
+with one quirk switched on. With no quirk it conforms (the tests check that
+too, so every zoo finding comes from its quirk).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Response, WebSocket, WebSocketDisconnect
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+TASKS = {"t1": ("capital of France?", "paris"), "t2": ("2+2?", "4")}
+
+
+class QuizAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str = Field(min_length=1, max_length=64)
+    confidence: int = Field(50, ge=0, le=100)
+
+
+class QuizObservation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    done: bool = False
+    reward: float | None = None
+    prompt: str = ""
+    feedback: str = ""
+    nonce: float = 0.0
+
+
+class QuizState(BaseModel):
+    episode_id: str | None = None
+    step_count: int = Field(0, ge=0)
+
+
+@dataclass(frozen=True)
+class Quirks:
+    flat_envelope: bool = False  # observation fields straight in data
+    validation_code: str = "VALIDATION_ERROR"  # the code sent for a refused action
+    capacity: int = 8
+    capacity_frame: bool = True  # False: close with 1013 and no CAPACITY_REACHED frame
+    free_slot_on_disconnect: bool = True  # False: only a close message frees the slot
+    health_status: int = 200
+    reply_to_close: bool = False  # answer a close message with a frame before closing
+    first_step_count: int = 0  # what step_count says right after a reset
+    close_on_unknown_type: bool = False  # end the session with 1011 on an unknown type
+    exit_on_binary: bool = False  # the whole process exits on a binary frame
+
+
+class Episode:
+    def __init__(self, quirks: Quirks) -> None:
+        self.quirks = quirks
+        self.task, self.rng = "t1", random.Random(0)
+        self.state = QuizState(episode_id="fresh", step_count=quirks.first_step_count)
+
+    def reset(self, data: dict[str, Any]) -> QuizObservation:
+        task = data.get("task_id", "t1")
+        self.task = task if task in TASKS else "t1"
+        seed = data.get("seed")
+        self.rng = random.Random(seed if isinstance(seed, int) else 0)
+        self.state = QuizState(episode_id=str(data.get("episode_id") or "episode"),
+                               step_count=self.quirks.first_step_count)
+        return QuizObservation(prompt=TASKS[self.task][0])
+
+    def step(self, action: QuizAction) -> QuizObservation:
+        if action.answer == "boom":
+            raise RuntimeError("simulated env crash")
+        self.state.step_count += 1
+        correct = action.answer.strip().lower() == TASKS[self.task][1]
+        return QuizObservation(prompt="", feedback="correct" if correct else "wrong", nonce=self.rng.random(),
+                               done=True, reward=1.0 if correct else 0.0)
+
+
+def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
+    fields = observation.model_dump(exclude={"done", "reward"})
+    if quirks.flat_envelope:
+        return {**fields, "reward": observation.reward, "done": observation.done}
+    return {"observation": fields, "reward": observation.reward, "done": observation.done}
+
+
+def error(code: str, message: str, **extra: Any) -> str:
+    return json.dumps({"type": "error", "data": {"message": message, "code": code, **extra}})
+
+
+def build_app(quirks: Quirks = Quirks()) -> FastAPI:
+    app = FastAPI(title="handmade quiz", version="1.0.0")
+    slots = {"active": 0}
+
+    @app.get("/health")
+    def health(response: Response) -> dict[str, str]:
+        response.status_code = quirks.health_status
+        return {"status": "healthy" if quirks.health_status == 200 else "unhealthy"}
+
+    @app.get("/metadata")
+    def metadata() -> dict[str, Any]:
+        return {"name": "HandmadeQuiz", "description": "a quiz served without openenv-core"}
+
+    @app.get("/schema")
+    def schema() -> dict[str, Any]:
+        return {"action": QuizAction.model_json_schema(), "observation": QuizObservation.model_json_schema(),
+                "state": QuizState.model_json_schema()}
+
+    @app.post("/reset")
+    def http_reset(body: dict[str, Any]) -> dict[str, Any]:
+        return {**envelope(Episode(quirks).reset(body), Quirks()), "reward": None}
+
+    @app.post("/step")
+    def http_step(body: dict[str, Any], response: Response) -> dict[str, Any]:
+        try:
+            action = QuizAction.model_validate(body.get("action"))
+        except ValidationError as exc:
+            response.status_code = 422
+            return {"detail": json.loads(exc.json())}
+        episode = Episode(quirks)
+        episode.reset({})
+        return envelope(episode.step(action), Quirks())
+
+    @app.get("/state")
+    def http_state() -> dict[str, Any]:
+        return Episode(quirks).state.model_dump()
+
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket) -> None:
+        await websocket.accept()
+        if slots["active"] >= quirks.capacity:
+            if quirks.capacity_frame:
+                await websocket.send_text(error("CAPACITY_REACHED", "at capacity", active_sessions=slots["active"],
+                                                max_sessions=quirks.capacity))
+                await websocket.close(1000)
+            else:
+                await websocket.close(1013)
+            return
+        slots["active"] += 1
+        holds_slot = True  # until a close message or hostile input ends the session here
+        try:
+            episode = Episode(quirks)
+            while True:
+                frame = await websocket.receive()
+                if frame["type"] == "websocket.disconnect":
+                    raise WebSocketDisconnect(frame.get("code", 1000))
+                if frame.get("text") is None:
+                    if quirks.exit_on_binary:
+                        os._exit(3)
+                    await websocket.send_text(error("SESSION_ERROR", "binary frames are not spoken here"))
+                    break
+                try:
+                    message = json.loads(frame["text"])
+                except ValueError as exc:
+                    await websocket.send_text(error("INVALID_JSON", f"Invalid JSON: {exc}"))
+                    continue
+                if not isinstance(message, dict):
+                    await websocket.send_text(error("SESSION_ERROR", "a message must be an object"))
+                    break
+                kind = message.get("type")
+                if kind == "close":
+                    if quirks.reply_to_close:
+                        await websocket.send_text(json.dumps({"type": "closed", "data": {}}))
+                    break
+                if kind == "reset":
+                    data = message.get("data") if isinstance(message.get("data"), dict) else {}
+                    reply = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
+                elif kind == "step":
+                    reply = answer_step(episode, message.get("data"), quirks)
+                elif kind == "state":
+                    reply = {"type": "state", "data": episode.state.model_dump()}
+                elif quirks.close_on_unknown_type:
+                    await websocket.close(1011)
+                    return
+                else:
+                    await websocket.send_text(error("UNKNOWN_TYPE", f"Unknown message type: {kind}"))
+                    continue
+                await websocket.send_text(reply if isinstance(reply, str) else json.dumps(reply))
+            slots["active"] -= 1
+            holds_slot = False
+            await websocket.close(1000)
+        except Exception:  # the client went away (or sent something the socket layer refused)
+            if holds_slot and quirks.free_slot_on_disconnect:
+                slots["active"] -= 1
+
+    return app
+
+
+def answer_step(episode: Episode, data: Any, quirks: Quirks) -> dict[str, Any] | str:
+    try:
+        action = QuizAction.model_validate(data)
+    except ValidationError as exc:
+        return error(quirks.validation_code, "Invalid message", errors=json.loads(exc.json()))
+    try:
+        return {"type": "observation", "data": envelope(episode.step(action), quirks)}
+    except Exception as exc:  # the env's own failure, reported and survived
+        return error("EXECUTION_ERROR", str(exc))
+
+
+def serve_forever(app: FastAPI) -> None:
+    """Bind a free 127.0.0.1 port, print it, and serve until killed (for zoo entries run as processes)."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    sys.stdout.flush()
+    uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off")).run(sockets=[sock])

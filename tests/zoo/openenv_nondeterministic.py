@@ -1,0 +1,25 @@
+"""An env whose step draws from the unseeded global RNG: a GRPO group of identical episodes scores apart.
+
+Broken clause: openenv.determinism.sequential (the parallel group differs too).
+"""
+
+from __future__ import annotations
+
+import random
+
+from tests.checks.openenv.envs import QuizEnv, quiz_app
+
+EXPECTED = "openenv.determinism.sequential"
+ALSO = {"openenv.determinism.group"}
+OPTIONS: dict = {}
+
+
+class UnseededQuizEnv(QuizEnv):
+    def step(self, action, timeout_s=None, **kwargs):
+        observation = super().step(action, timeout_s, **kwargs)
+        observation.nonce = random.random()
+        return observation
+
+
+def make_app():
+    return quiz_app(UnseededQuizEnv)

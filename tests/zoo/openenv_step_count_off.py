@@ -1,0 +1,16 @@
+"""step_count starts at 1 after a reset.
+
+Hand-written (openenv-core cannot be made to do this). Broken clause: openenv.state.step-count.
+"""
+
+from __future__ import annotations
+
+from tests.zoo.openenv_handmade import Quirks, build_app
+
+EXPECTED = "openenv.state.step-count"
+ALSO: set[str] = set()
+OPTIONS: dict = {}
+
+
+def make_app():
+    return build_app(Quirks(first_step_count=1))
