@@ -29,7 +29,8 @@ def observation(options: Any, envs: list[int], big: bool = False) -> dict[str, A
         images["conformance_padding"] = np.zeros(
             (len(envs), BIG_FRAME_PIXELS, BIG_FRAME_PIXELS, 3), dtype=np.uint8
         )
-    return {"images": images, "states": states, "text": np.asarray(["probe"] * len(envs))}
+    # A `<U` array even for zero rows (an all-reused infer), as plugrl-env-client sends text.
+    return {"images": images, "states": states, "text": np.asarray(["probe"] * len(envs), dtype="<U5")}
 
 
 def episode_info(done: list[bool]) -> dict[str, Any]:

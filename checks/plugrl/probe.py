@@ -283,9 +283,10 @@ class Probe:
             lambda: summarize(env_ids, 120) if env_ids is not None else "no env_ids",
             evidence,
         )
-        shown = env_ids.tolist() if is_array and env_ids.ndim == 1 else env_ids
+        readable = is_array and env_ids.ndim == 1 and env_ids.size <= len(envs)
+        shown = env_ids.tolist() if readable else env_ids
         report.check(
-            is_array and env_ids.ndim == 1 and shown == envs,
+            readable and shown == envs,
             C.ENV_IDS_ORDER,
             f"env_ids {envs}",
             lambda: summarize(shown, 120) if env_ids is not None else "no env_ids",
@@ -338,7 +339,7 @@ class Probe:
                 bool(np.isfinite(action).all()),
                 C.FINITE_VALUES,
                 "finite values",
-                f"{int(np.count_nonzero(~np.isfinite(action)))} NaN or infinite values",
+                lambda: f"{int(np.count_nonzero(~np.isfinite(action)))} NaN or infinite values",
                 evidence,
             )
         return action

@@ -131,7 +131,7 @@ async def phase_exchange(ctx: PhaseContext) -> None:
     # Observations depend on the env index only, so a deterministic policy must
     # give an env the same row whichever batch and position it is in.
     repeat = repeats[-1]
-    if first is None or repeat is None or first.shape != repeat.shape:
+    if first is None or repeat is None or first.shape != repeat.shape or first.dtype.kind not in "iuf":
         return
     if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
         report.info(
@@ -140,7 +140,10 @@ async def phase_exchange(ctx: PhaseContext) -> None:
         )
         return
     for envs, action in (([0], single), ([2, 1], reordered)):
-        if action is None or action.ndim < 2 or action.shape[1] != len(envs) or action.shape[0] != first.shape[0]:
+        if (
+            action is None or action.dtype.kind not in "iuf" or action.ndim < 2
+            or action.shape[1] != len(envs) or action.shape[0] != first.shape[0]
+        ):
             continue
         for position, env in enumerate(envs):
             report.check(

@@ -23,6 +23,7 @@ GENERATION = "rlmesh-wire-v1"
 EDITION = "2026.06"
 JOIN_SLOT_WAIT = 3.0  # seconds to wait for the previous session's slot to free up
 HEADER_WAIT = 0.25  # seconds to wait for a new stream's response headers before writing
+STATUS_WAIT = 0.05  # and then for a status that would mean the stream was refused
 ERROR_CODES = {value: name.removeprefix("ENV_ERROR_CODE_") for name, value in env_pb2.EnvErrorCode.items()}
 
 
@@ -261,6 +262,8 @@ class JoinSession:
         """
         try:
             await asyncio.wait_for(asyncio.shield(self.call.initial_metadata()), HEADER_WAIT)
+            # A refusal's headers and status arrive together but are handled apart: give the status a moment.
+            await asyncio.wait_for(asyncio.shield(self.call.code()), STATUS_WAIT)
         except (TimeoutError, asyncio.TimeoutError, grpc.aio.AioRpcError):
             pass
         if self.call.done():

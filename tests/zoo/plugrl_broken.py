@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from http import HTTPStatus
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,42 @@ class VaryingHorizon(ZooServer):
         return np.concatenate([chunk, chunk[-1:]], axis=0) if connection.infers % 2 == 0 else chunk
 
 
+class ActionAsList(ZooServer):
+    """Sends the chunk as nested msgpack lists instead of an ndarray."""
+
+    def action_message(self, connection, env_ids, action):
+        return super().action_message(connection, env_ids, action.tolist())
+
+
+class EmptyChunk(ZooServer):
+    """Declares no horizon and sends chunks of zero steps, [0, n, da]."""
+
+    def default_metadata(self):
+        metadata = super().default_metadata()
+        del metadata["action_horizon"]
+        return metadata
+
+    def action(self, connection, env_ids):
+        return super().action(connection, env_ids)[:0]
+
+
+class DriftingDtype(ZooServer):
+    """Answers with float32 and float64 chunks in turn on one connection."""
+
+    def action(self, connection, env_ids):
+        chunk = super().action(connection, env_ids)
+        return chunk.astype("<f8") if connection.infers % 2 == 0 else chunk
+
+
+class NaNActions(ZooServer):
+    """Lets a NaN through in the last step of every chunk."""
+
+    def action(self, connection, env_ids):
+        chunk = super().action(connection, env_ids).copy()
+        chunk[-1, :, 0] = np.nan
+        return chunk
+
+
 class BoolAction(ZooServer):
     """Sends the chunk with a bool dtype."""
 
@@ -161,6 +198,25 @@ class MetadataTwice(ZooServer):
     async def greet(self, connection):
         await super().greet(connection)
         await super().greet(connection)
+
+
+class HorizonAsString(ZooServer):
+    """Declares action_horizon as the string "4"."""
+
+    def default_metadata(self):
+        return {**super().default_metadata(), "action_horizon": str(self.horizon)}
+
+
+class RequiresApiKey(ZooServer):
+    """Refuses the handshake (401) unless an Authorization header is sent, which SPEC 1.2 makes optional."""
+
+    def serve_options(self):
+        return {**super().serve_options(), "process_request": self.demand_key}
+
+    def demand_key(self, connection, request):
+        if "Authorization" not in request.headers:
+            return connection.respond(HTTPStatus.UNAUTHORIZED, "an API key is required\n")
+        return None
 
 
 class FeaturesAsString(ZooServer):
@@ -223,6 +279,38 @@ class Lenient(ZooServer):
             if error.kind != "infer":
                 raise
             return np.zeros(1, dtype="<i8")
+
+
+class IgnoresStrayMessages(ZooServer):
+    """Drops a message that is not an infer where an infer is due, and keeps reading."""
+
+    async def exchange(self, connection):
+        try:
+            await super().exchange(connection)
+        except ProtocolError as error:
+            if error.kind != "type":
+                raise
+
+
+class SkipsUndecodableFrames(ZooServer):
+    """Logs and skips a binary frame that is not msgpack instead of resyncing."""
+
+    async def exchange(self, connection):
+        try:
+            await super().exchange(connection)
+        except ProtocolError as error:
+            if error.kind != "msgpack":
+                raise
+
+
+class CrashesOnBadNdarray(ZooServer):
+    """Lets the codec's error on a malformed ndarray escape: 1011 instead of a resync."""
+
+    async def on_protocol_error(self, connection, error):
+        if error.kind == "array":
+            await connection.ws.close(1011, "Internal server error.")
+        else:
+            await super().on_protocol_error(connection, error)
 
 
 class HangsOnMalformedInfer(ZooServer):
@@ -305,6 +393,50 @@ class FixedBatch(ZooServer):
             raise ProtocolError("infer", f"n changed from {first} to {n}")
 
 
+class FlatInfoOnly(ZooServer):
+    """Splits info by top-level arrays only, so nested per-env episode arrays count as one entry."""
+
+    def check_info(self, info, m):
+        if not isinstance(info, dict):
+            raise ProtocolError("feedback", "info is not a map")
+        arrays = [v for v in info.values() if isinstance(v, np.ndarray) and v.ndim >= 1]
+        rows = arrays[0].shape[0] if arrays else 1
+        if info and rows != m:
+            raise ProtocolError("info", f"info does not split into {m} entries")
+
+
+class GlobalEnvState(ZooServer):
+    """Keys env state by index across connections, so an index another client holds is refused."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.owners: dict[int, object] = {}
+
+    def check_batch_size(self, connection, n):
+        pass
+
+    def read_infer(self, connection, message):
+        env_ids = super().read_infer(connection, message)
+        taken = [env for env in env_ids.tolist() if self.owners.get(env, connection.ws) is not connection.ws]
+        if taken:
+            raise ProtocolError("infer", f"envs {taken} belong to another connection")
+        self.owners.update(dict.fromkeys(env_ids.tolist(), connection.ws))
+        return env_ids
+
+    def forget(self, connection):
+        self.owners = {env: ws for env, ws in self.owners.items() if ws is not connection.ws}
+        super().forget(connection)
+
+
+class RecyclesConnections(ZooServer):
+    """Closes every connection normally after eight exchanges, like an HTTP keep-alive limit."""
+
+    async def exchange(self, connection):
+        await super().exchange(connection)
+        if connection.infers >= 8:
+            await connection.ws.close(1000, "request limit reached")
+
+
 class OneMebibyteCap(ZooServer):
     """Leaves the frame size cap at the usual 1 MiB library default."""
 
@@ -361,6 +493,15 @@ class ReusesUnknownEnv(ZooServer):
         for env, reused in zip(env_ids.tolist(), reuse.tolist()):
             if reused and env not in connection.cache:
                 connection.cache[env] = {"images": {}, "states": {}, "text": []}
+        super().check_reuse(connection, env_ids, reuse)
+
+
+class RejectsAllRowsReused(ZooServer):
+    """Lists reuse-feedback-obs but refuses an infer whose every row is reused (nothing to send)."""
+
+    def check_reuse(self, connection, env_ids, reuse):
+        if reuse.all():
+            raise ProtocolError("reuse", "the infer carries no observation")
         super().check_reuse(connection, env_ids, reuse)
 
 
@@ -456,6 +597,10 @@ ZOO: dict[str, ZooEntry] = {
     "wrong-action-dim": ZooEntry(WrongActionDim, "plugrl.5.1.declared-dim"),
     "varying-horizon": ZooEntry(VaryingHorizon, "plugrl.5.3.same-shape"),
     "bool-action": ZooEntry(BoolAction, "plugrl.5.3.action-numeric"),
+    "action-as-list": ZooEntry(ActionAsList, "plugrl.5.3.action-array"),
+    "empty-chunk": ZooEntry(EmptyChunk, "plugrl.5.3.horizon-positive"),
+    "drifting-dtype": ZooEntry(DriftingDtype, "plugrl.5.3.same-dtype"),
+    "nan-actions": ZooEntry(NaNActions, "plugrl.5.3.finite-values"),
     "short-ndarray": ZooEntry(ShortNdarray, "plugrl.3.2.ndarray-form", may_error=True),
     "invalid-msgpack": ZooEntry(InvalidMsgpack, "plugrl.2.msgpack-map", may_error=True),
     # the metadata
@@ -466,6 +611,10 @@ ZOO: dict[str, ZooEntry] = {
         MetadataTwice, "plugrl.4.1.metadata-once", knock_on=RESYNC_CASES, may_error=True
     ),
     "features-string": ZooEntry(FeaturesAsString, "plugrl.5.1.features-list"),
+    "horizon-as-string": ZooEntry(HorizonAsString, "plugrl.5.1.declared-ints"),
+    "requires-api-key": ZooEntry(
+        RequiresApiKey, "plugrl.1.websocket-handshake", phases=("exchange",), may_error=True
+    ),
     "protocol-version-2": ZooEntry(ProtocolVersionTwo, "plugrl.10.protocol-version"),
     # protocol errors
     "traceback-then-1011": ZooEntry(TracebackThen1011, "plugrl.2.binary-frames", knock_on=RESYNC_CASES),
@@ -473,6 +622,9 @@ ZOO: dict[str, ZooEntry] = {
     "malformed-infer-1000": ZooEntry(MalformedInfer1000, "plugrl.7.2.resync-malformed"),
     "malformed-infer-wrong-reason": ZooEntry(MalformedInferWrongReason, "plugrl.7.2.resync-malformed"),
     "lenient": ZooEntry(Lenient, "plugrl.7.2.resync-malformed"),
+    "ignores-stray-messages": ZooEntry(IgnoresStrayMessages, "plugrl.7.2.resync-wrong-type"),
+    "skips-undecodable-frames": ZooEntry(SkipsUndecodableFrames, "plugrl.7.2.resync-not-msgpack"),
+    "crashes-on-bad-ndarray": ZooEntry(CrashesOnBadNdarray, "plugrl.7.2.resync-bad-ndarray"),
     "hangs-on-malformed-infer": ZooEntry(HangsOnMalformedInfer, "plugrl.7.2.resync-malformed"),
     "dies-on-unsplittable-info": ZooEntry(
         DiesOnInfo,
@@ -491,6 +643,12 @@ ZOO: dict[str, ZooEntry] = {
     # The reuse phase also shrinks a batch from 2 envs to 1.
     "fixed-batch-size": ZooEntry(
         FixedBatch, "plugrl.5.2.ragged-batches", knock_on=_clauses("plugrl.5.3.answered-with-action"), may_error=True
+    ),
+    # Later phases also send nested episode info; the exchange phase alone shows the fault.
+    "flat-info-only": ZooEntry(FlatInfoOnly, "plugrl.5.4.nested-info", phases=("exchange",), may_error=True),
+    "global-env-state": ZooEntry(GlobalEnvState, "plugrl.4.4.connection-scoped", phases=("scoping",)),
+    "recycles-connections": ZooEntry(
+        RecyclesConnections, "plugrl.4.2.keeps-open", phases=("exchange",), may_error=True
     ),
     "one-mib-frame-cap": ZooEntry(OneMebibyteCap, "plugrl.1.1.large-frame", may_error=True),
     "negotiates-deflate": ZooEntry(NegotiatesDeflate, "plugrl.1.1.no-compression"),
@@ -511,6 +669,7 @@ ZOO: dict[str, ZooEntry] = {
     "reuses-unknown-env": ZooEntry(
         ReusesUnknownEnv, "plugrl.10.1.reuse-unknown-env", knock_on=_clauses("plugrl.10.1.reuse-connection-scoped")
     ),
+    "rejects-all-rows-reused": ZooEntry(RejectsAllRowsReused, "plugrl.10.1.reuse-all-rows", may_error=True),
     "rejects-valid-reuse": ZooEntry(RejectsReuse, "plugrl.10.1.reuse-answered", may_error=True),
     "global-reuse-cache": ZooEntry(GlobalReuseCache, "plugrl.10.1.reuse-connection-scoped"),
     # the stop

@@ -230,7 +230,7 @@ class ZooServer:
 
     def read_infer(self, connection: Connection, message: dict) -> np.ndarray:
         if message.get("message_type") != "infer":
-            raise ProtocolError("sequence", f"expected an infer, got {message.get('message_type')!r}")
+            raise ProtocolError("type", f"expected an infer, got {message.get('message_type')!r}")
         missing = {"data", "env_indices", "step_ids"} - set(message)
         if missing:
             raise ProtocolError("infer", f"the infer lacks {sorted(missing)}")

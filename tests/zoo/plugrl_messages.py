@@ -20,9 +20,11 @@ FEEDBACK_KEYS = {"obs", "rewards", "terminated", "truncated", "info"}
 class ProtocolError(Exception):
     """The client broke the protocol; `kind` says how, so a fault can pick its case.
 
-    Kinds: "frame" (text or undecodable), "infer" (a malformed infer),
-    "sequence" (a message where another was due), "feedback" (a malformed
-    feedback), "info" (an info that cannot be split per env), "reuse".
+    Kinds: "text" (a text frame), "msgpack" (not msgpack, or not a map),
+    "array" (a malformed ndarray), "type" (not an infer where one was due),
+    "sequence" (not a feedback where one was due), "infer" (a malformed
+    infer), "feedback" (a malformed feedback), "info" (an info that cannot
+    be split per env), "reuse" (a reuse the server cannot honour).
     """
 
     def __init__(self, kind: str, why: str) -> None:
@@ -57,11 +59,11 @@ def _array_hook(item: dict) -> Any:
             shape = tuple(int(s) for s in item[b"shape"])
             data = item[b"data"]
         except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError("frame", f"bad ndarray header: {exc}") from None
+            raise ProtocolError("array", f"bad ndarray header: {exc}") from None
         if dtype.kind not in "biufU" or any(s < 0 for s in shape):
-            raise ProtocolError("frame", f"unsupported ndarray {dtype.str} {shape}")
+            raise ProtocolError("array", f"unsupported ndarray {dtype.str} {shape}")
         if not isinstance(data, bytes) or len(data) != math.prod(shape) * dtype.itemsize:
-            raise ProtocolError("frame", "ndarray data length disagrees with its shape")
+            raise ProtocolError("array", "ndarray data length disagrees with its shape")
         return np.frombuffer(data, dtype).reshape(shape)
     if item.get(b"__npgeneric__") is True:
         return np.dtype(item[b"dtype"]).type(item[b"data"])
@@ -69,17 +71,17 @@ def _array_hook(item: dict) -> Any:
 
 
 def unpack(frame: bytes | str) -> dict:
-    """A client frame as a message map, or ProtocolError("frame", ...)."""
+    """A client frame as a message map, or ProtocolError."""
     if isinstance(frame, str):
-        raise ProtocolError("frame", "a text frame")
+        raise ProtocolError("text", "a text frame")
     try:
         message = msgpack.unpackb(frame, object_hook=_array_hook, raw=False, strict_map_key=False)
     except ProtocolError:
         raise
     except Exception as exc:
-        raise ProtocolError("frame", f"not msgpack: {type(exc).__name__}") from None
+        raise ProtocolError("msgpack", f"not msgpack: {type(exc).__name__}") from None
     if not isinstance(message, dict):
-        raise ProtocolError("frame", "the message is not a map")
+        raise ProtocolError("msgpack", "the message is not a map")
     return message
 
 

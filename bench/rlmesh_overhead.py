@@ -1,0 +1,113 @@
+"""The rlmesh checker's own cost per step, against a bare grpcio Join call to the same server.
+
+Starts a real `rlmesh` CartPole server, then alternates blocks of steps on one
+Join stream each: bare (a prebuilt StepRequest written and its response read
+with the generated stubs, nothing else) and checked (the suite's recorded
+client with its transcript, a sampled action, the observation decoded and
+checked against the space, the step's shape and rewards judged into a report).
+Prints median step round trips side by side and their ratio.
+
+    python bench/rlmesh_overhead.py [--steps 2000] [--blocks 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from checks.core import Report  # noqa: E402
+from checks.rlmesh import codec  # noqa: E402
+from checks.rlmesh.clauses import CATALOGUE  # noqa: E402
+from checks.rlmesh.client import Endpoint  # noqa: E402
+from checks.rlmesh.common import check_infos, fetch_contract, observe, reset_request, step_request  # noqa: E402
+from checks.rlmesh.phase_episodes import step_shape_ok  # noqa: E402
+from checks.rlmesh.proto import env_pb2, env_pb2_grpc, spaces_pb2  # noqa: E402
+
+WARM_UP = 20
+
+
+async def bare_block(address: str, steps: int) -> list[float]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = env_pb2_grpc.EnvServiceStub(channel).Join()
+        await call.write(env_pb2.JoinRequest(request_id="r", reset=env_pb2.ResetRequest(seeds=[0])))
+        await call.read()
+        action = spaces_pb2.SpaceValue(leaves=[np.int64(1).tobytes()])
+        times = []
+        for index in range(steps + WARM_UP):
+            started = time.perf_counter()
+            await call.write(env_pb2.JoinRequest(request_id=f"s{index}", step=env_pb2.StepRequest(action=action)))
+            await call.read()
+            times.append(time.perf_counter() - started)
+        call.cancel()
+    await asyncio.sleep(0.3)  # let the server free its single session slot
+    return times[WARM_UP:]
+
+
+async def checked_block(address: str, steps: int) -> list[float]:
+    report = Report(CATALOGUE)
+    report.begin_phase("bench")
+    transcript = report.transcript("bench")
+    async with Endpoint(address, 10.0, 16 * 1024 * 1024) as target:
+        contract = await fetch_contract(target, transcript)
+        session, _ = await target.join(transcript, reset_request([0], ["bench"]))
+        rng = np.random.default_rng(0)
+        times = []
+        for _ in range(steps + WARM_UP):
+            started = time.perf_counter()
+            response = await session.request(step_request(codec.sample(contract.act, rng, 1), ids=["bench"]))
+            body = response.step
+            step_shape_ok(report, body, 1, "step", transcript)
+            report.check(codec.is_finite(body.rewards), "rlmesh.s1.reward-finite", "finite", "", transcript)
+            observe(report, contract, body.observation, 1, "step", transcript)
+            check_infos(report, body.infos, "step", transcript)
+            times.append(time.perf_counter() - started)
+        session.cancel()
+    await asyncio.sleep(0.3)
+    return times[WARM_UP:]
+
+
+async def measure(address: str, steps: int, blocks: int) -> tuple[list[float], list[float]]:
+    bare: list[float] = []
+    checked: list[float] = []
+    per_block = max(1, steps // blocks)
+    for _ in range(blocks):
+        bare += await bare_block(address, per_block)
+        checked += await checked_block(address, per_block)
+    return bare, checked
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=2000, help="steps per side")
+    parser.add_argument("--blocks", type=int, default=5, help="alternating blocks per side")
+    args = parser.parse_args()
+    server = subprocess.Popen([sys.executable, "-m", "tests.zoo.rlmesh_envs", "cartpole"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        address = server.stdout.readline().strip()
+        bare, checked = asyncio.run(measure(address, args.steps, args.blocks))
+    finally:
+        server.kill()
+        server.wait(10)
+    bare_median, checked_median = statistics.median(bare), statistics.median(checked)
+    print(f"rlmesh CartPole step round trip, {len(bare)} steps a side in {args.blocks} alternating blocks")
+    print(f"  bare grpcio Join call   median {bare_median * 1e6:8.1f} us   p90 {np.percentile(bare, 90) * 1e6:8.1f} us")
+    print(f"  rlconform checked step  median {checked_median * 1e6:8.1f} us   p90 {np.percentile(checked, 90) * 1e6:8.1f} us")
+    print(f"  checker overhead per step: {(checked_median - bare_median) * 1e6:.1f} us; "
+          f"ratio checked/bare = {checked_median / bare_median:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
