@@ -334,13 +334,32 @@ def enqueue_run(
         harness_version=HARNESS_VERSION,
         spec_version=suite.spec_version,
         trigger=trigger[:16],
-        total_clauses=sum(len(phase.clauses) for phase in suite.phases),
+        total_clauses=_expected_total(session, target, suite, selected),
         counts={},
     )
     session.add(run)
     session.commit()
     session.refresh(run)
     return run
+
+
+def _expected_total(session: Session, target: Target, suite, selected: list[str]) -> int:
+    """How many results the run will likely decide, for its progress bar.
+
+    Connection-level clauses are decided again in every phase that connects,
+    so the declared catalogue undercounts; the last finished run of the same
+    phases is the better estimate when there is one.
+    """
+    previous = session.exec(
+        select(Run.decided_clauses, Run.phases)
+        .where(Run.target_id == target.id, Run.status == RunStatus.FINISHED)
+        .order_by(col(Run.id).desc())
+        .limit(5)
+    ).all()
+    for decided, phases in previous:
+        if phases == selected and decided:
+            return decided
+    return sum(len(phase.clauses) for phase in suite.phases)
 
 
 def cancel_run(session: Session, run: Run, message: str = "cancelled") -> Run:

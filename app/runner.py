@@ -366,6 +366,8 @@ class Runner:
             counts = _run_counts(session, run_id)
             run.status, run.outcome, run.message = str(status), outcome, message
             run.counts, run.decided_clauses = counts, sum(counts.values())
+            if status is RunStatus.FINISHED:
+                run.total_clauses = run.decided_clauses
             run.current_phase = None
             run.finished_at = run.finished_at or utcnow()
             session.add(run)

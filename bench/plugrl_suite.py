@@ -99,10 +99,10 @@ async def bare_run(url: str) -> None:
         await c.feedback([1, 2])
         await c.infer([2, 1])
         await c.feedback([0, 2, 1])
-        await c.infer([0, 1, 2], big=True)
-        await c.feedback([0, 1, 2])
         for _ in range(OPTIONS_MODEL.exchanges):
             await c.cycle([0, 1, 2])
+        await c.infer([0, 1, 2], big=True)
+        await c.feedback([0, 1, 2])
     async with Bare(url) as bystander:  # errors
         for _, _, after_infer, fault in FAULTS:
             async with Bare(url) as faulty:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pydantic
 
-from checks.core import Phase, PhaseContext, Suite, SuiteOptions, TargetUnreachable, summarize
+from checks.core import Phase, PhaseContext, Report, Suite, SuiteOptions, TargetUnreachable, summarize
 from checks.plugrl import clauses as C
 from checks.plugrl.codec import DEFAULT_MAX_FRAME, pack
 from checks.plugrl.messages import FAULTS, feedback_message, infer_message
@@ -120,18 +120,26 @@ async def phase_exchange(ctx: PhaseContext) -> None:
         await probe.feedback([1, 2])  # env 0's chunk is still running
         reordered = await probe.infer([2, 1], at_stake=C.FEEDBACK_SET)
         await probe.feedback([0, 2, 1], done=[False, True, False])
+        repeats = [await probe.cycle([0, 1, 2], at_stake=C.KEEPS_OPEN) for _ in range(options.exchanges)]
+        check_rows(report, probe, first, repeats[-1], {(0,): single, (2, 1): reordered})
+        # Last, so a server with a frame cap fails this clause alone.
         await probe.infer([0, 1, 2], at_stake=C.LARGE_FRAME, big=True)
-        await probe.feedback([0, 1, 2])
-        repeats = []
-        for _ in range(options.exchanges):
-            repeats.append(await probe.cycle([0, 1, 2], at_stake=C.KEEPS_OPEN))
+        await probe.feedback([0, 1, 2], at_stake=C.LARGE_FRAME)
     finally:
         await probe.close()
 
-    # Observations depend on the env index only, so a deterministic policy must
-    # give an env the same row whichever batch and position it is in.
-    repeat = repeats[-1]
-    if first is None or repeat is None or first.shape != repeat.shape or first.dtype.kind not in "iuf":
+
+def check_rows(
+    report: Report, probe: Probe, first: np.ndarray | None, repeat: np.ndarray | None,
+    answers: dict[tuple[int, ...], np.ndarray | None],
+) -> None:
+    """Rows of a deterministic policy follow their envs: the same observation, the same row.
+
+    Observations depend on the env index only; `first` and `repeat` answered
+    the same batch [0, 1, 2], and each of `answers` a batch of the envs named.
+    """
+    usable = first is not None and repeat is not None and first.dtype.kind in "iuf"
+    if not usable or first.shape != repeat.shape:
         return
     if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
         report.info(
@@ -139,7 +147,7 @@ async def phase_exchange(ctx: PhaseContext) -> None:
             evidence=probe.transcript,
         )
         return
-    for envs, action in (([0], single), ([2, 1], reordered)):
+    for envs, action in answers.items():
         if (
             action is None or action.dtype.kind not in "iuf" or action.ndim < 2
             or action.shape[1] != len(envs) or action.shape[0] != first.shape[0]
@@ -150,7 +158,8 @@ async def phase_exchange(ctx: PhaseContext) -> None:
                 action.shape[2:] == first.shape[2:]
                 and np.allclose(action[:, position], first[:, env], equal_nan=True, **ROW_TOLERANCE),
                 C.ROWS_FOLLOW_ENVS,
-                f"action[:, {position}] of the answer to {envs} equal to env {env}'s row of the answer to [0, 1, 2]",
+                f"action[:, {position}] of the answer to {list(envs)} equal to env {env}'s row of the answer "
+                "to [0, 1, 2]",
                 f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
                 probe.transcript,
             )

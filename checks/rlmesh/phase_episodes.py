@@ -62,6 +62,8 @@ async def episodes_phase(ctx: PhaseContext) -> None:
             finish_session(report, session, t)
             await session.close()
         record_latency(ctx, session, t)
+        report.info("rlmesh.h5.unknown-fields", f"undeclared JoinResponse tags seen: {sorted(session.unknown)}",
+                    evidence=t)
 
 
 async def run_episodes(ctx: PhaseContext, contract: Contract, session: JoinSession,

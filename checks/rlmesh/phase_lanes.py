@@ -15,7 +15,7 @@ from checks.rlmesh.common import (
 from checks.rlmesh.proto import env_pb2
 
 OVERLAP_FLOOR = 0.020  # lane steps faster than this cannot show overlap above scheduling noise
-TIMING_ROUNDS = 3
+TIMING_ROUNDS = 5
 OVERLAP_SHARE = 0.8
 LANE_CLAUSES = ("rlmesh.h4.capability-honest", "rlmesh.l1.subset-step", "rlmesh.l1.partial-reset",
                 "rlmesh.l2.lanes-overlap", "rlmesh.l3.lane-fifo")

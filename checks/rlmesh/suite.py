@@ -25,8 +25,9 @@ PHASES = (
         "episodes", episodes_phase,
         ("rlmesh.s1.answered", "rlmesh.v2.obs-layout", "rlmesh.v2.obs-in-space", "rlmesh.v2.no-conformance-warning",
          "rlmesh.s1.step-shape", "rlmesh.s1.reward-finite", "rlmesh.s2.episode-accounting", "rlmesh.s3.autoreset",
-         "rlmesh.o1.step-latency", "rlmesh.e5.request-id-echo"),
+         "rlmesh.o1.step-latency", "rlmesh.h5.unknown-fields", "rlmesh.e5.request-id-echo"),
         "seeded episodes with sampled actions: observations, rewards, masks, completions, autoreset, step RTT",
+        budget=12,  # in step timeouts: a step budget of slow steps needs room
     ),
     Phase(
         "seeding", seeding_phase,
@@ -39,6 +40,7 @@ PHASES = (
         ("rlmesh.h4.capability-honest", "rlmesh.l1.subset-step", "rlmesh.l1.partial-reset", "rlmesh.l2.lanes-overlap",
          "rlmesh.l3.lane-fifo", "rlmesh.e5.request-id-echo"),
         "subset steps and partial resets as advertised, lane steps overlapping in time, per-lane order",
+        budget=12,
     ),
     Phase(
         "errors", errors_phase,

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-STEP_DELAY = float(os.environ.get("RLMESH_TEST_STEP_DELAY", "0.08"))
+STEP_DELAY = float(os.environ.get("RLMESH_TEST_STEP_DELAY", "0.12"))
 
 
 class Counter(gym.Env):

@@ -75,7 +75,7 @@ def cartpole() -> Iterator[ServedEnv]:
 
 @pytest.fixture(scope="module")
 def lanes() -> Iterator[ServedEnv]:
-    served = ServedEnv("lanes", step_delay=0.08)
+    served = ServedEnv("lanes", step_delay=0.12)
     try:
         yield served
     finally:

@@ -1,0 +1,331 @@
+"""Zoo faults in how a PlugRL server behaves: protocol errors, what it accepts, reuse and the stop.
+
+Each class is the conforming `ZooServer` with one hook overridden; `ZOO` in
+`plugrl_broken.py` says which clause the suite must flag for each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import numpy as np
+
+from tests.zoo.plugrl_core import GOING_AWAY, RESYNC, ZooServer
+from tests.zoo.plugrl_messages import ProtocolError, unpack
+
+# ---------------------------------------------------------------- 7.2 / 7.4: errors
+
+
+class TracebackThen1011(ZooServer):
+    """openpi style: a protocol error gets a traceback text frame, then 1011."""
+
+    async def on_protocol_error(self, connection, error):
+        await connection.ws.send(f"Traceback (most recent call last):\n  ProtocolError: {error}")
+        await connection.ws.close(1011, "Internal server error.")
+
+
+class MalformedInfer1011(ZooServer):
+    """A malformed infer raises inside the handler: 1011 instead of 1001 resync."""
+
+    code = 1011
+    reason = "Internal server error."
+
+    async def on_protocol_error(self, connection, error):
+        if error.kind == "infer":
+            await connection.ws.close(self.code, self.reason)
+        else:
+            await super().on_protocol_error(connection, error)
+
+
+class MalformedInfer1000(MalformedInfer1011):
+    """A malformed infer gets a normal close, 1000, instead of 1001 resync."""
+
+    code, reason = 1000, ""
+
+
+class MalformedInferWrongReason(MalformedInfer1011):
+    """A malformed infer closes with 1001 but an abbreviated reason."""
+
+    code, reason = GOING_AWAY, "resync"
+
+
+class Lenient(ZooServer):
+    """Answers a malformed infer, defaulting what is missing."""
+
+    def read_infer(self, connection, message):
+        try:
+            return super().read_infer(connection, message)
+        except ProtocolError as error:
+            if error.kind != "infer":
+                raise
+            return np.zeros(1, dtype="<i8")
+
+
+class IgnoresStrayMessages(ZooServer):
+    """Drops a message that is not an infer where an infer is due, and keeps reading."""
+
+    async def exchange(self, connection):
+        try:
+            await super().exchange(connection)
+        except ProtocolError as error:
+            if error.kind != "type":
+                raise
+
+
+class SkipsUndecodableFrames(ZooServer):
+    """Logs and skips a binary frame that is not msgpack instead of resyncing."""
+
+    async def exchange(self, connection):
+        try:
+            await super().exchange(connection)
+        except ProtocolError as error:
+            if error.kind != "msgpack":
+                raise
+
+
+class CrashesOnBadNdarray(ZooServer):
+    """Lets the codec's error on a malformed ndarray escape: 1011 instead of a resync."""
+
+    async def on_protocol_error(self, connection, error):
+        if error.kind == "array":
+            await connection.ws.close(1011, "Internal server error.")
+        else:
+            await super().on_protocol_error(connection, error)
+
+
+class HangsOnMalformedInfer(ZooServer):
+    """Neither answers nor closes after a malformed infer; it just stops reading."""
+
+    async def on_protocol_error(self, connection, error):
+        if error.kind != "infer":
+            await super().on_protocol_error(connection, error)
+            return
+        await connection.ws.wait_closed()
+
+
+class DiesOnInfo(ZooServer):
+    """Before plugrl-server #108: an unsplittable info raises, 1011, and the server stops."""
+
+    async def on_protocol_error(self, connection, error):
+        if error.kind != "info":
+            await super().on_protocol_error(connection, error)
+            return
+        await connection.ws.close(1011, "Internal server error.")
+        await self.shut_down(1011, "Internal server error.")
+
+
+class StoresUnsplittableInfo(ZooServer):
+    """Accepts an info it cannot split per env and carries on."""
+
+    def check_info(self, info, m):
+        if not isinstance(info, dict):
+            raise ProtocolError("feedback", "info is not a map")
+
+
+class DropsBystanders(ZooServer):
+    """Stays up after a protocol error but drops every other live connection too."""
+
+    async def on_protocol_error(self, connection, error):
+        await super().on_protocol_error(connection, error)
+        others = [c.ws for c in self.connections.values() if c is not connection]
+        await asyncio.gather(*(ws.close(GOING_AWAY, RESYNC) for ws in others), return_exceptions=True)
+
+
+class AcceptsTwoInfers(ZooServer):
+    """Has a dispatcher: an infer where a feedback is due is simply answered."""
+
+    async def next_feedback(self, connection):
+        while True:
+            frame = await super().next_feedback(connection)
+            try:
+                message = unpack(frame)
+            except ProtocolError:
+                return frame
+            if message.get("message_type") != "infer":
+                return frame
+            env_ids = self.read_infer(connection, message)
+            action = self.action(connection, env_ids)
+            await connection.ws.send(self.encode(self.action_message(connection, env_ids, action)))
+            connection.holding.update(env_ids.tolist())
+
+
+# ---------------------------------------------------------------- 4.3 / 5.2 / 1.1: what it accepts
+
+
+class PositionalFeedback(ZooServer):
+    """Pairs feedback with the infer by position, so it rejects a different env set."""
+
+    def check_feedback_envs(self, connection, env_ids):
+        if set(env_ids.tolist()) != set(connection.last_infer):
+            raise ProtocolError("feedback", "feedback names other envs than the last infer")
+
+
+class FixedBatch(ZooServer):
+    """Fixes n at the first infer's size and rejects a ragged batch."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.sizes: dict[object, int] = {}
+
+    def check_batch_size(self, connection, n):
+        first = self.sizes.setdefault(connection.ws, n)
+        if n != first:
+            raise ProtocolError("infer", f"n changed from {first} to {n}")
+
+
+class FlatInfoOnly(ZooServer):
+    """Splits info by top-level arrays only, so nested per-env episode arrays count as one entry."""
+
+    def check_info(self, info, m):
+        if not isinstance(info, dict):
+            raise ProtocolError("feedback", "info is not a map")
+        arrays = [v for v in info.values() if isinstance(v, np.ndarray) and v.ndim >= 1]
+        rows = arrays[0].shape[0] if arrays else 1
+        if info and rows != m:
+            raise ProtocolError("info", f"info does not split into {m} entries")
+
+
+class GlobalEnvState(ZooServer):
+    """Keys env state by index across connections, so an index another client holds is refused."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.owners: dict[int, object] = {}
+
+    def read_infer(self, connection, message):
+        env_ids = super().read_infer(connection, message)
+        taken = [env for env in env_ids.tolist() if self.owners.get(env, connection.ws) is not connection.ws]
+        if taken:
+            raise ProtocolError("infer", f"envs {taken} belong to another connection")
+        self.owners.update(dict.fromkeys(env_ids.tolist(), connection.ws))
+        return env_ids
+
+    def forget(self, connection):
+        self.owners = {env: ws for env, ws in self.owners.items() if ws is not connection.ws}
+        super().forget(connection)
+
+
+class RecyclesConnections(ZooServer):
+    """Closes every connection normally after eight exchanges, like an HTTP keep-alive limit."""
+
+    async def exchange(self, connection):
+        await super().exchange(connection)
+        if connection.infers >= 8:
+            await connection.ws.close(1000, "request limit reached")
+
+
+class OneMebibyteCap(ZooServer):
+    """Leaves the frame size cap at the usual 1 MiB library default."""
+
+    def serve_options(self):
+        return {**super().serve_options(), "max_size": 2**20}
+
+
+class NegotiatesDeflate(ZooServer):
+    """Accepts permessage-deflate when a client offers it."""
+
+    def serve_options(self):
+        return {**super().serve_options(), "compression": "deflate"}
+
+
+class ImpatientFeedback(ZooServer):
+    """Closes a connection whose feedback takes over a second, far below SPEC's 60 s."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**{**options, "feedback_timeout": 1.0})
+
+
+class CountsGoneClients(ZooServer):
+    """Batches across connections but never forgets a client that left, so it waits for it forever."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**{**options, "batching": True})
+
+    def forget(self, connection):
+        self.pending = [r for r in self.pending if r.connection is not connection]
+
+
+# ---------------------------------------------------------------- 10.1: reuse-feedback-obs
+
+
+class LenientReuse(ZooServer):
+    """Lists reuse-feedback-obs but answers a reuse it cannot honour."""
+
+    def check_reuse(self, connection, env_ids, reuse):
+        pass
+
+
+class ReusesTerminalObservation(ZooServer):
+    """Lists reuse-feedback-obs but keeps an episode's terminal observation reusable."""
+
+    def remember(self, connection, env, obs):
+        if obs is not None:
+            super().remember(connection, env, obs)
+
+
+class ReusesUnknownEnv(ZooServer):
+    """Lists reuse-feedback-obs but fills an env it never saw with a blank observation."""
+
+    def check_reuse(self, connection, env_ids, reuse):
+        for env, reused in zip(env_ids.tolist(), reuse.tolist()):
+            if reused and env not in connection.cache:
+                connection.cache[env] = {"images": {}, "states": {}, "text": []}
+        super().check_reuse(connection, env_ids, reuse)
+
+
+class RejectsAllRowsReused(ZooServer):
+    """Lists reuse-feedback-obs but refuses an infer whose every row is reused (nothing to send)."""
+
+    def check_reuse(self, connection, env_ids, reuse):
+        if reuse.all():
+            raise ProtocolError("reuse", "the infer carries no observation")
+        super().check_reuse(connection, env_ids, reuse)
+
+
+class RejectsReuse(ZooServer):
+    """Lists reuse-feedback-obs but closes on any infer that reuses."""
+
+    def check_reuse(self, connection, env_ids, reuse):
+        if reuse.any():
+            raise ProtocolError("reuse", "reuse is not really implemented")
+
+
+class GlobalReuseCache(ZooServer):
+    """Keeps one reuse cache for the whole server instead of one per connection."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.shared_cache: dict[int, dict | None] = {}
+
+    def remember(self, connection, env, obs):
+        self.shared_cache[env] = obs
+
+    def check_reuse(self, connection, env_ids, reuse):
+        for env, reused in zip(env_ids.tolist(), reuse.tolist()):
+            if reused and self.shared_cache.get(env) is None:
+                raise ProtocolError("reuse", f"env {env} has no observation to reuse")
+
+
+# ---------------------------------------------------------------- 7.1: the stop
+
+
+class PlainStop(ZooServer):
+    """Ends the run with a plain close: 1000 and no reason."""
+
+    async def end_run(self):
+        await self.shut_down(1000, "")
+
+
+class WrongStopReason(ZooServer):
+    """Ends the run with 1001 but a reason of its own."""
+
+    async def end_run(self):
+        await self.shut_down(GOING_AWAY, "training finished")
+
+
+class NeverStops(ZooServer):
+    """Is told to stop after a number of feedbacks but never does."""
+
+    async def end_run(self):
+        pass
