@@ -388,6 +388,11 @@ class Probe:
         expected = f"after {what}: close 1001 {C.RESYNC_REASON!r}"
         try:
             frame = await self.ws.recv()
+            if self._is_stray_metadata(frame):
+                # A repeated metadata is its own fault; the resync may still follow it.
+                report.failed(C.METADATA_ONCE, "one metadata message per connection", "a second metadata message",
+                              evidence)
+                frame = await self.ws.recv()
         except NoReply as exc:
             report.failed(clause, expected, f"the connection stayed open for {exc.timeout:g}s", evidence)
             return False
@@ -404,6 +409,15 @@ class Probe:
             report.failed(C.BINARY_FRAMES, "a binary frame", f"a text frame: {truncate(frame, 120)!r}", evidence)
         report.failed(clause, expected, f"the server answered with a {kind} frame: {truncate(shown, 160)}", evidence)
         return False
+
+
+    def _is_stray_metadata(self, frame: bytes | str) -> bool:
+        if isinstance(frame, str):
+            return False
+        try:
+            return self.decoder.decode(frame).get("message_type") == "metadata"
+        except CodecError:
+            return False
 
 
 def _positive_int(value: Any) -> bool:

@@ -11,7 +11,7 @@ import pydantic
 
 from checks.core import PhaseContext, Report, SuiteOptions, Transcript, truncate
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession
+from checks.rlmesh.client import Endpoint, JoinSession, error_text
 from checks.rlmesh.proto import core_pb2, env_pb2
 
 WARNING_KEY = "rlmesh.conformance.warning"
@@ -137,8 +137,6 @@ def kind_of(response: env_pb2.JoinResponse) -> str:
 
 
 def describe(response: env_pb2.JoinResponse) -> str:
-    from checks.rlmesh.client import error_text
-
     if kind_of(response) == "error":
         return f"error {error_text(response.error)}"
     return f"a {kind_of(response)} response"

@@ -12,6 +12,7 @@ from checks.rlmesh.client import RpcFailed, unknown_tags
 from checks.rlmesh.common import endpoint
 from checks.rlmesh.proto import core_pb2
 
+CONTRACT_CLAUSES = ("rlmesh.h1.num-envs", "rlmesh.h1.autoreset-mode", "rlmesh.h1.spaces", "rlmesh.h1.render-mode-declared")
 USABLE_AUTORESET = {core_pb2.AUTORESET_MODE_NEXT_STEP: "NEXT_STEP", core_pb2.AUTORESET_MODE_DISABLED: "DISABLED"}
 
 
@@ -31,6 +32,9 @@ async def handshake_phase(ctx: PhaseContext) -> None:
                      f"error_message={truncate(base.error_message, 120)!r}", t)
         report.check(bool(base.peer_info.component.strip()), "rlmesh.h1.peer-info", "a non-empty component",
                      f"component={truncate(base.peer_info.component, 60)!r}", t)
+        if not has_contract:
+            for clause in CONTRACT_CLAUSES:
+                report.error(clause, "not judged: the Handshake returned no env_contract", t)
         contract = response.env_contract
         report.check(contract.num_envs >= 1, "rlmesh.h1.num-envs", "num_envs >= 1",
                      f"num_envs={contract.num_envs}", t)

@@ -125,10 +125,7 @@ ZOO: dict[str, ZooEntry] = {
     # the metadata
     "no-metadata": ZooEntry(NoMetadata, "plugrl.5.1.speaks-first", phases=("exchange",), may_error=True),
     "bare-metadata": ZooEntry(BareMetadata, "plugrl.5.1.speaks-first", may_error=True),
-    # The second metadata also stands where the errors phase waits for a resync.
-    "metadata-twice": ZooEntry(
-        MetadataTwice, "plugrl.4.1.metadata-once", knock_on=RESYNC_CASES, may_error=True
-    ),
+    "metadata-twice": ZooEntry(MetadataTwice, "plugrl.4.1.metadata-once", may_error=True),
     "features-string": ZooEntry(FeaturesAsString, "plugrl.5.1.features-list"),
     "horizon-as-string": ZooEntry(HorizonAsString, "plugrl.5.1.declared-ints"),
     "requires-api-key": ZooEntry(
