@@ -241,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`); what it read is all it wanted
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

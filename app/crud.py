@@ -33,6 +33,8 @@ from checks.registry import KINDS, get_suite
 
 REDACTED = "**********"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Page paths that a target name would shadow (`/targets/new` is the add form).
+RESERVED_NAMES = {"new"}
 
 
 class TargetInvalid(Exception):
@@ -152,6 +154,8 @@ def _validate_target(
     errors: list[dict[str, Any]] = []
     if not NAME_PATTERN.match(name or "") or len(name) > 64:
         errors.append(_error(["name"], "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"))
+    elif name.lower() in RESERVED_NAMES:
+        errors.append(_error(["name"], f"{name!r} is reserved for a page of the dashboard"))
     else:
         clash = session.exec(select(Target.id).where(Target.name == name)).first()
         if clash is not None and clash != existing_id:

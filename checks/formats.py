@@ -34,15 +34,19 @@ def render_text(results: Iterable[Mapping[str, Any]], outcome: Outcome, title: s
     results = list(results)
     lines = [f"rlconform {HARNESS_VERSION}" + (f" - {title}" if title else ""), "=" * 72]
     phase = None
+    pending_reason = ""  # said once under a run of clauses that share it
     for result in results:
+        verdict = Verdict(result["verdict"])
+        reason = _reason(result)[:300] if verdict is not Verdict.SKIP else ""
+        if pending_reason and (result["phase"] != phase or reason != pending_reason):
+            lines.append(f"          {pending_reason}")
         if result["phase"] != phase:
             phase = result["phase"]
             lines.append(f"[{phase}]")
-        verdict = Verdict(result["verdict"])
-        reason = _reason(result)
         lines.append(f"  {MARKS[verdict]}  {result['clause_id']}")
-        if reason and verdict is not Verdict.SKIP:
-            lines.append(f"          {reason[:300]}")
+        pending_reason = reason
+    if pending_reason:
+        lines.append(f"          {pending_reason}")
     counts: dict[str, int] = {}
     for result in results:
         counts[result["verdict"]] = counts.get(result["verdict"], 0) + 1

@@ -1,4 +1,4 @@
-"""A conforming PlugRL training server with a random policy: the suite's known-good target.
+"""A conforming PlugRL training server with a fixed linear policy: the suite's known-good target.
 
     rlconform reference-server plugrl --port 8000 [--host H] [--batching] [--stop-after N]
         [--horizon H] [--action-dim D] [--no-features] [--policy-delay S]
@@ -35,28 +35,33 @@ FEEDBACK_TIMEOUT_REASON = "Feedback timeout"
 INFER_READY_TIMEOUT = 5.0
 
 
-class RandomPolicy:
-    """Uniform actions in [-1, 1], computed env-major and sent time-major, like a real server."""
+class LinearPolicy:
+    """A fixed, seeded policy: each env's chunk is a function of its own observation row.
+
+    Deterministic, so the suite can check that action rows follow their envs;
+    computed env-major and sent time-major, like a real server.
+    """
 
     def __init__(self, horizon: int, action_dim: int, delay: float) -> None:
         self.horizon, self.action_dim, self.delay = horizon, action_dim, delay
-        self.rng = np.random.default_rng()
+        weights = np.random.default_rng(0).normal(size=(2, horizon, action_dim))
+        self.scale, self.offset = weights[0], weights[1]
 
-    async def act(self, n: int) -> np.ndarray:
+    async def act(self, features: np.ndarray) -> np.ndarray:
         if self.delay:
             await asyncio.sleep(self.delay)
-        env_major = self.rng.uniform(-1.0, 1.0, (n, self.horizon, self.action_dim)).astype(np.float32)
+        env_major = np.tanh(features[:, None, None] * self.scale + self.offset).astype(np.float32)
         return env_major.transpose(1, 0, 2)
 
 
 class Batcher:
     """One policy batch for all connections: ready when every connected client has queued an infer."""
 
-    def __init__(self, policy: RandomPolicy, ready_timeout: float = INFER_READY_TIMEOUT) -> None:
+    def __init__(self, policy: LinearPolicy, ready_timeout: float = INFER_READY_TIMEOUT) -> None:
         self.policy = policy
         self.ready_timeout = ready_timeout
         self.connected: set[int] = set()
-        self.queued: dict[int, tuple[int, asyncio.Future[np.ndarray]]] = {}
+        self.queued: dict[int, tuple[np.ndarray, asyncio.Future[np.ndarray]]] = {}
         self.oldest = 0.0
         self.changed = asyncio.Event()
         self.task = asyncio.get_running_loop().create_task(self._schedule())
@@ -72,12 +77,12 @@ class Batcher:
             entry[1].cancel()
         self.changed.set()
 
-    async def act(self, client: int, n: int) -> np.ndarray:
+    async def act(self, client: int, features: np.ndarray) -> np.ndarray:
         loop = asyncio.get_running_loop()
         if not self.queued:
             self.oldest = loop.time()
         future: asyncio.Future[np.ndarray] = loop.create_future()
-        self.queued[client] = (n, future)
+        self.queued[client] = (features, future)
         self.changed.set()
         return await future
 
@@ -99,9 +104,10 @@ class Batcher:
 
     async def _run_batch(self) -> None:
         batch, self.queued = self.queued, {}
-        actions = await self.policy.act(sum(n for n, _ in batch.values()))
+        actions = await self.policy.act(np.concatenate([features for features, _ in batch.values()]))
         start = 0
-        for n, future in batch.values():
+        for features, future in batch.values():
+            n = len(features)
             if not future.done():
                 future.set_result(actions[:, start : start + n])
             start += n
@@ -123,7 +129,7 @@ class ReferenceServer:
         features: tuple[str, ...],
         policy_delay: float,
     ) -> None:
-        self.policy = RandomPolicy(horizon, action_dim, policy_delay)
+        self.policy = LinearPolicy(horizon, action_dim, policy_delay)
         self.batcher = Batcher(self.policy) if batching else None
         self.stop_after = stop_after
         self.features = tuple(features)
@@ -172,11 +178,11 @@ class ReferenceServer:
         cache = ReuseCache()
         reuse_offered = REUSE_FEATURE in self.features
         while True:
-            envs = check_infer(_decode(await ws.recv()), reuse_offered, cache)
+            envs, features = check_infer(_decode(await ws.recv()), reuse_offered, cache)
             if self.batcher is not None:
-                action = await self.batcher.act(client, len(envs))
+                action = await self.batcher.act(client, features)
             else:
-                action = await self.policy.act(len(envs))
+                action = await self.policy.act(features)
             env_ids = np.asarray(envs, dtype="<i8")
             await ws.send(pack({"message_type": "action", "data": {"env_ids": env_ids, "action": action}}))
             try:
@@ -184,10 +190,10 @@ class ReferenceServer:
             except TimeoutError:
                 await ws.close(GOING_AWAY, FEEDBACK_TIMEOUT_REASON)
                 return
-            fed, terminated, truncated = check_feedback(_decode(frame))
+            fed, terminated, truncated, fed_features = check_feedback(_decode(frame))
             # Feedback for an env that holds no action here is dropped (SPEC 7.6).
             holding = [i for i, env in enumerate(fed) if env in envs]
-            cache.remember([fed[i] for i in holding], terminated[holding], truncated[holding])
+            cache.remember([fed[i] for i in holding], terminated[holding], truncated[holding], fed_features[holding])
             self.feedback_rows += len(fed)
             if self.stop_after is not None and self.feedback_rows >= self.stop_after:
                 await self.stop()

@@ -21,13 +21,15 @@ class ProtocolError(Exception):
 
 @dataclass
 class ReuseCache:
-    """Per connection: for each env fed back, whether its last feedback ended its episode.
+    """Per connection: for each env fed back, whether its last feedback ended its episode,
+    and the policy features of the observation it reported.
 
-    The reference policy never reads observations, so only what decides
-    whether a reuse is honourable is kept.
+    The reference policy reads one number per observation row, so that is all
+    a reuse needs restored.
     """
 
     ended: dict[int, bool] = field(default_factory=dict)
+    features: dict[int, float] = field(default_factory=dict)
 
     def check(self, envs: list[int], reuse: Any, rows_sent: int) -> None:
         if not (isinstance(reuse, np.ndarray) and reuse.dtype == np.bool_ and reuse.shape == (len(envs),)):
@@ -40,9 +42,30 @@ class ReuseCache:
             if reused and self.ended[env]:
                 raise ProtocolError(f"env {env} reuses the terminal observation of an ended episode")
 
-    def remember(self, envs: list[int], terminated: np.ndarray, truncated: np.ndarray) -> None:
-        for env, ended in zip(envs, (terminated | truncated).tolist()):
+    def remember(self, envs: list[int], terminated: np.ndarray, truncated: np.ndarray, features: np.ndarray) -> None:
+        for env, ended, feature in zip(envs, (terminated | truncated).tolist(), features.tolist()):
             self.ended[env] = bool(ended)
+            self.features[env] = float(feature)
+
+    def complete(self, envs: list[int], reuse: np.ndarray | None, sent: np.ndarray) -> np.ndarray:
+        """Features for every env of an infer: the sent rows, and the remembered ones where reused."""
+        if reuse is None:
+            return sent
+        rows = iter(sent.tolist())
+        return np.asarray(
+            [self.features[env] if reused else next(rows) for env, reused in zip(envs, reuse.tolist())]
+        )
+
+
+def row_features(obs: dict[str, Any], rows: int) -> np.ndarray:
+    """One number per observation row: the mean of its numeric state and image values."""
+    total, count = np.zeros(rows), 0
+    for group in ("states", "images"):
+        for array in obs[group].values():
+            if array.dtype.kind in "biuf" and array.shape[0] == rows and array.size:
+                total += array.reshape(rows, -1).astype(np.float64).mean(axis=1)
+                count += 1
+    return total / max(count, 1)
 
 
 def require_type(message: Any, expected: str) -> dict[str, Any]:
@@ -81,8 +104,8 @@ def observation_rows(obs: Any) -> int | None:
     return leading.pop() if leading else None
 
 
-def check_infer(message: Any, reuse_offered: bool, cache: ReuseCache) -> list[int]:
-    """The env indices of a valid infer."""
+def check_infer(message: Any, reuse_offered: bool, cache: ReuseCache) -> tuple[list[int], np.ndarray]:
+    """The env indices of a valid infer, and the policy features of each env's observation."""
     require_type(message, "infer")
     for key in ("data", "env_indices", "step_ids"):
         if key not in message:
@@ -93,17 +116,20 @@ def check_infer(message: Any, reuse_offered: bool, cache: ReuseCache) -> list[in
     if len(set(envs)) != len(envs):
         raise ProtocolError("env_indices repeats an env")
     rows = observation_rows(message["data"])
+    reuse = message.get("reuse")
     if "reuse" in message:
         if not reuse_offered:
             raise ProtocolError("reuse sent, but the server does not list reuse-feedback-obs")
-        cache.check(envs, message["reuse"], len(envs) if rows is None else rows)
+        cache.check(envs, reuse, len(envs) if rows is None else rows)
     elif rows is not None and rows != len(envs):
         raise ProtocolError(f"the observation has {rows} rows for {len(envs)} envs")
-    return envs
+    # An observation with no arrays at all still stands for one row per sent env.
+    sent_rows = rows if rows is not None else len(envs) - (0 if reuse is None else int(np.count_nonzero(reuse)))
+    return envs, cache.complete(envs, reuse, row_features(message["data"], sent_rows))
 
 
-def check_feedback(message: Any) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """The env indices and the terminated and truncated flags of a valid feedback."""
+def check_feedback(message: Any) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """The env indices, terminated and truncated flags and observation features of a valid feedback."""
     require_type(message, "feedback")
     for key in ("data", "env_indices", "step_ids"):
         if key not in message:
@@ -122,7 +148,8 @@ def check_feedback(message: Any) -> tuple[list[int], np.ndarray, np.ndarray]:
     if rows is not None and rows != m:
         raise ProtocolError(f"obs has {rows} rows for {m} envs")
     check_info_splits(data["info"], m)
-    return envs, data["terminated"].astype(bool), data["truncated"].astype(bool)
+    features = row_features(data["obs"], m)
+    return envs, data["terminated"].astype(bool), data["truncated"].astype(bool), features
 
 
 def check_info_splits(info: Any, m: int) -> None:

@@ -78,6 +78,8 @@ def test_names_are_unique_and_well_formed(client: TestClient, fake_kind: str) ->
     assert "already exists" in errors[("body", "name")]
     errors = errors_by_path(client.post("/api/v1/targets", json={"name": "no spaces", "kind": fake_kind, "url": URL}))
     assert ("body", "name") in errors
+    errors = errors_by_path(client.post("/api/v1/targets", json={"name": "new", "kind": fake_kind, "url": URL}))
+    assert "reserved" in errors[("body", "name")]
 
 
 def test_patch_is_validated_like_create(client: TestClient, fake_kind: str) -> None:
