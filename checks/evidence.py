@@ -1,0 +1,151 @@
+"""Evidence: what a check saw on the wire, bounded so a hostile target costs little.
+
+A `Transcript` keeps every frame of one connection a phase opened (direction,
+time offset, size, kind, a capped summary, and the close with who closed it).
+`summarize` and `truncate` make target-supplied values safe to show.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+SUMMARY_LIMIT = 400
+TRANSCRIPT_FRAME_LIMIT = 400
+
+
+def truncate(text: str, limit: int = 200) -> str:
+    """A target's string, safe to show: cut to `limit` characters with the length said."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} chars)"
+
+
+def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
+    """A short, bounded, readable rendering of a decoded message.
+
+    Arrays show dtype and shape (and a few values), bytes show their length,
+    long strings and big containers are cut. Never walks more than `limit`
+    characters' worth of structure, so a hostile message costs little.
+    """
+    out: list[str] = []
+    budget = [limit]
+
+    def emit(text: str) -> bool:
+        if budget[0] <= 0:
+            return False
+        out.append(text[: budget[0]])
+        budget[0] -= len(text)
+        return budget[0] > 0
+
+    def walk(item: Any, depth: int) -> None:
+        if budget[0] <= 0:
+            return
+        if depth > 6:
+            emit("…")
+        elif hasattr(item, "dtype") and hasattr(item, "shape") and hasattr(item, "ravel"):
+            head = item.ravel()[:4].tolist() if item.size else []
+            more = "…" if item.size > 4 else ""
+            emit(f"ndarray {item.dtype.str} {list(item.shape)} {head}{more}".replace("]…", "…]"))
+        elif isinstance(item, dict):
+            emit("{")
+            for index, (key, sub) in enumerate(item.items()):
+                if index >= 12:
+                    emit(f", …+{len(item) - 12} keys")
+                    break
+                if index:
+                    emit(", ")
+                emit(f"{truncate(repr(key), 40)}: ")
+                walk(sub, depth + 1)
+            emit("}")
+        elif isinstance(item, (list, tuple)):
+            emit("[")
+            for index, sub in enumerate(item):
+                if index >= 8:
+                    emit(f", …+{len(item) - 8}")
+                    break
+                if index:
+                    emit(", ")
+                walk(sub, depth + 1)
+            emit("]")
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            emit(f"<{len(item)} bytes>")
+        elif isinstance(item, str):
+            emit(repr(truncate(item, 80)))
+        else:
+            emit(truncate(repr(item), 80))
+
+    walk(value, 0)
+    text = "".join(out)
+    return text if len(text) < limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class Frame:
+    """One event on a connection, as the transcript keeps it."""
+
+    direction: str  # "sent", "received", "closed" or "note"
+    t: float  # seconds since the connection opened
+    size: int
+    kind: str  # "binary", "text", "close", "http", "grpc", "note" ...
+    summary: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "t": round(self.t, 6),
+            "size": self.size,
+            "kind": self.kind,
+            "summary": self.summary,
+        }
+
+
+@dataclass
+class Transcript:
+    """Every frame of one connection a phase opened, bounded in size."""
+
+    id: int
+    phase: str
+    label: str
+    frames: list[Frame] = field(default_factory=list)
+    dropped: int = 0
+    close_code: int | None = None
+    close_reason: str | None = None
+    closed_by: str | None = None  # "target", "checker" or "network"
+    started: float = field(default_factory=time.monotonic)
+
+    def _add(self, direction: str, size: int, kind: str, summary: str) -> None:
+        if len(self.frames) >= TRANSCRIPT_FRAME_LIMIT:
+            self.dropped += 1
+            return
+        t = time.monotonic() - self.started
+        self.frames.append(Frame(direction, t, size, kind, truncate(summary, SUMMARY_LIMIT)))
+
+    def sent(self, kind: str, size: int, summary: str) -> None:
+        self._add("sent", size, kind, summary)
+
+    def received(self, kind: str, size: int, summary: str) -> None:
+        self._add("received", size, kind, summary)
+
+    def note(self, text: str) -> None:
+        self._add("note", 0, "note", text)
+
+    def closed(self, code: int | None, reason: str | None, by: str) -> None:
+        if self.closed_by is not None:
+            return
+        self.close_code, self.closed_by = code, by
+        self.close_reason = truncate(reason, 200) if reason is not None else None
+        self._add("closed", 0, "close", f"closed by {by}: code {code}, reason {self.close_reason!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "phase": self.phase,
+            "label": self.label,
+            "frames": [frame.to_dict() for frame in self.frames],
+            "dropped": self.dropped,
+            "close_code": self.close_code,
+            "close_reason": self.close_reason,
+            "closed_by": self.closed_by,
+        }
