@@ -4,7 +4,8 @@ Every unary call and every Join message goes into a transcript as a "grpc"
 frame with a bounded summary; gRPC status codes and details are recorded when
 a call fails or a stream ends. Every call has a deadline and every read is
 bounded, and received messages are capped by `max_receive_message_length`, so
-a hostile server can neither hang nor exhaust the checker.
+a hostile server can neither hang nor exhaust the checker. grpc hands over
+None for a message that does not parse; that is turned into a failed call too.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ JOIN_SLOT_WAIT = 3.0  # seconds to wait for the previous session's slot to free 
 HEADER_WAIT = 0.25  # seconds to wait for a new stream's response headers before writing
 UNKNOWN_FIELD_SAMPLE = 16  # responses per session scanned for undeclared fields (information only)
 STATUS_WAIT = 0.05  # and then for a status that would mean the stream was refused
+UNPARSABLE = "the target sent bytes that do not parse as the expected message"
 ERROR_CODES = {value: name.removeprefix("ENV_ERROR_CODE_") for name, value in env_pb2.EnvErrorCode.items()}
 
 
@@ -44,6 +46,10 @@ class StreamEnded(Exception):
         super().__init__(f"the Join stream ended with gRPC {code.name}: {truncate(details or '', 160)}")
         self.code = code
         self.details = details or ""
+
+
+class OverLimit(StreamEnded):
+    """The target sent a message larger than the checker's `max_message_bytes`: a limit of ours, not a verdict."""
 
 
 class NoReply(Exception):
@@ -73,6 +79,8 @@ def summarize_request(request: env_pb2.JoinRequest) -> str:
         return f"{head} env_indices={list(request.render.env_indices)[:8]}"
     if kind == "close":
         return f"{head} reason={truncate(request.close.reason, 60)!r}"
+    if kind == "configure":
+        return f"{head} selected_workflow_edition={truncate(request.configure.selected_workflow_edition, 40)!r}"
     return head
 
 
@@ -189,26 +197,32 @@ class Endpoint:
     async def _unary(self, method, request, transcript: Transcript, summary: str, unreachable: bool):
         transcript.sent("grpc", request.ByteSize(), summary)
         try:
-            return await method(request, timeout=self.timeout)
+            response = await method(request, timeout=self.timeout)
         except grpc.aio.AioRpcError as exc:
             code, details = exc.code(), exc.details() or ""
             transcript.closed(code.value[0], f"{code.name}: {truncate(details, 160)}", "target")
             if unreachable and code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
                 raise TargetUnreachable(f"{self.url}: gRPC {code.name}: {truncate(details, 120)}") from None
             raise RpcFailed(code, details) from None
+        if response is None:
+            raise RpcFailed(grpc.StatusCode.INTERNAL, UNPARSABLE)
+        return response
 
     async def join(self, transcript: Transcript, first: env_pb2.JoinRequest,
-                   slot_wait: float = JOIN_SLOT_WAIT) -> tuple[JoinSession, env_pb2.JoinResponse]:
+                   slot_wait: float | None = None) -> tuple[JoinSession, env_pb2.JoinResponse]:
         """Open a Join session and exchange its first request.
 
         A FAILED_PRECONDITION right away means the previous session's slot is
-        not free yet, so it is retried for `slot_wait` seconds before giving up.
+        not free yet, so it is retried for `slot_wait` seconds (JOIN_SLOT_WAIT by default) before giving up.
         """
-        deadline = time.monotonic() + slot_wait
+        deadline = time.monotonic() + (JOIN_SLOT_WAIT if slot_wait is None else slot_wait)
         while True:
             session = JoinSession(self.stub.Join(timeout=self.timeout * 8 + 30), transcript, self.timeout)
             try:
                 return session, await session.request(first)
+            except NoReply:
+                session.cancel()  # free the endpoint's one session slot for whatever comes next
+                raise
             except StreamEnded as ended:
                 if ended.code is not grpc.StatusCode.FAILED_PRECONDITION or time.monotonic() > deadline:
                     raise
@@ -302,6 +316,10 @@ class JoinSession:
             raise NoReply(f"no response within {self.timeout:g}s") from None
         if message is grpc.aio.EOF:
             raise await self._read_status()
+        if message is None:
+            self.transcript.note(UNPARSABLE)
+            self.call.cancel()
+            raise self._end(grpc.StatusCode.INTERNAL, f"{UNPARSABLE} (the checker cancelled the stream)")
         self.transcript.received("grpc", message.ByteSize(), summarize_response(message))
         if len(self.answered) < UNKNOWN_FIELD_SAMPLE:
             self.unknown.update(unknown_tags(message))
@@ -324,7 +342,9 @@ class JoinSession:
 
     def _end(self, code: grpc.StatusCode, details: str | None) -> StreamEnded:
         if self.ended is None:
-            self.ended = StreamEnded(code, details or "")
+            # gRPC refuses an oversized message locally, before allocating it, and ends the call this way.
+            local_limit = code is grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in (details or "")
+            self.ended = (OverLimit if local_limit else StreamEnded)(code, details or "")
             self.transcript.closed(code.value[0], f"{code.name}: {truncate(details or '', 160)}", "target")
         return self.ended
 

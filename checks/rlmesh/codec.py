@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from checks.core import truncate
 from checks.rlmesh.proto import spaces_pb2
 
 DTYPES: dict[int, np.dtype] = {
@@ -33,11 +34,16 @@ DTYPES: dict[int, np.dtype] = {
 OTHER_WIDTH = {"f2": "<f4", "f4": "<f8", "f8": "<f4", "i8": "<i4", "i4": "<i8", "i2": "<i4",
                "i1": "<i2", "u1": "<u2", "u2": "<u1", "u4": "<u8", "u8": "<u4", "b1": "<u2"}
 MAX_ELEMENTS = 1 << 24  # a contract declaring more per lane is refused, not allocated
+PROTOCOL_MAX_MESSAGE = 256 * 1024 * 1024  # rlmesh's own message limit: one lane must fit in it
 PRINTABLE = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 class ContractError(ValueError):
     """The contract's space cannot be used as declared."""
+
+
+class BeyondChecker(ContractError):
+    """A legal space too large for the checker to handle: not judged rather than wrong."""
 
 
 class ValueMismatch(ValueError):
@@ -61,7 +67,7 @@ class Space:
 
     @property
     def numel(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        return math.prod(self.shape)  # Python ints: a hostile shape must not wrap around to a small count
 
     def describe(self) -> str:
         if self.kind in ("dict", "tuple"):
@@ -89,6 +95,8 @@ def space_from_proto(spec: spaces_pb2.SpaceSpec, path: str = "$", depth: int = 0
             keys, specs = list(spec.dict.keys), list(spec.dict.spaces)
             if len(keys) != len(specs):
                 raise ContractError(f"{path}: dict has {len(keys)} keys but {len(specs)} spaces")
+            if len(set(keys)) != len(keys):
+                raise ContractError(f"{path}: dict keys repeat: {[truncate(k, 40) for k in keys[:8]]}")
         else:
             specs = list(spec.tuple.spaces)
             keys = [str(i) for i in range(len(specs))]
@@ -98,28 +106,44 @@ def space_from_proto(spec: spaces_pb2.SpaceSpec, path: str = "$", depth: int = 0
         raise ContractError(f"{path}: unknown or unspecified dtype {spec.dtype}")
     dtype = DTYPES[spec.dtype]
     space = Space(kind, shape, dtype)
+    if space.numel * dtype.itemsize > PROTOCOL_MAX_MESSAGE:
+        raise ContractError(f"{path}: shape {list(shape)[:8]} needs more bytes per lane than the protocol's "
+                            f"{PROTOCOL_MAX_MESSAGE} byte message limit")
     if space.numel > MAX_ELEMENTS:
-        raise ContractError(f"{path}: {space.numel} elements per lane is beyond the checker's limit")
+        raise BeyondChecker(f"{path}: {space.numel} elements per lane is beyond the checker's limit")
     if kind == "box":
         space.low, space.high = _box_bounds(spec.box, dtype, shape, path)
     elif kind == "discrete":
         space.n, space.start = int(spec.discrete.n), int(spec.discrete.start)
         if space.n <= 0:
             raise ContractError(f"{path}: Discrete n={space.n} must be positive")
+        _representable(dtype, space.start, space.start + space.n - 1, path, "Discrete")
     elif kind == "multi_discrete":
         space.nvec = tuple(int(v) for v in spec.multi_discrete.nvec)
         if any(v <= 0 for v in space.nvec) or len(space.nvec) != space.numel:
             raise ContractError(f"{path}: MultiDiscrete nvec {list(space.nvec)[:8]} does not fit shape {list(shape)}")
+        _representable(dtype, 0, max(space.nvec, default=1) - 1, path, "MultiDiscrete")
     elif kind == "text":
         text = spec.text
         space.min_length, space.max_length, space.charset = int(text.min_length), int(text.max_length), text.charset
         if not 0 <= space.min_length <= space.max_length:
             raise ContractError(f"{path}: Text lengths {space.min_length}..{space.max_length} are not 0 <= min <= max")
+        if space.min_length > PROTOCOL_MAX_MESSAGE:
+            raise ContractError(f"{path}: Text min_length {space.min_length} is beyond the protocol's message limit")
     return space
 
 
+def _representable(dtype: np.dtype, low: int, high: int, path: str, kind: str) -> None:
+    """The values a discrete space declares must fit its dtype, or no value of it can be sent."""
+    if dtype.kind not in "iu":
+        raise ContractError(f"{path}: {kind} with the non-integer dtype {dtype.str}")
+    info = np.iinfo(dtype)
+    if low < info.min or high > info.max:
+        raise ContractError(f"{path}: {kind} values {low}..{high} do not fit its dtype {dtype.str}")
+
+
 def _box_bounds(box: spaces_pb2.BoxSpec, dtype: np.dtype, shape: tuple[int, ...], path: str):
-    numel = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    numel = math.prod(shape)
     which = box.WhichOneof("bounds")
     if which in (None, "unbounded"):
         if dtype.kind == "f":
@@ -261,6 +285,14 @@ def lane_bytes(space: Space, value: Any, lanes: int, lane: int) -> bytes:
     return b"\x01".join(parts)
 
 
+def select_lanes(space: Space, value: Any, lanes: int, picks: list[int]) -> spaces_pb2.SpaceValue:
+    """The lanes `picks` of a batched value, in that order, as a value of their own."""
+    leaves = []
+    for (_, leaf), data in zip(leaves_of(space), decode(space, value, lanes)):
+        leaves.append(encode_text([data[i] for i in picks]) if leaf.kind == "text" else data[picks].tobytes())
+    return spaces_pb2.SpaceValue(leaves=leaves)
+
+
 def lane_summary(space: Space, value: Any, lanes: int, lane: int) -> str:
     """A short readable rendering of one lane's observation."""
     try:
@@ -268,14 +300,14 @@ def lane_summary(space: Space, value: Any, lanes: int, lane: int) -> str:
     except ValueMismatch as exc:
         return f"(undecodable: {exc})"
     parts = []
-    for data in decoded[:3]:
+    for (path, _), data in list(zip(leaves_of(space), decoded))[:6]:
         item = data[lane]
         if isinstance(item, str):
-            parts.append(repr(item[:40]))
+            shown = repr(item[:40])
         else:
             flat = np.asarray(item).ravel()
-            shown = ", ".join(_short(v) for v in flat[:4])
-            parts.append(f"[{shown}{', …' if flat.size > 4 else ''}]")
+            shown = f"[{', '.join(_short(v) for v in flat[:4])}{', …' if flat.size > 4 else ''}]"
+        parts.append(f"{path}={shown}" if path else shown)  # composite leaves are named, so a difference shows
     return " ".join(parts)
 
 
@@ -331,6 +363,8 @@ def encode_text(texts: list[str]) -> bytes:
 def out_of_domain(space: Space, lanes: int) -> spaces_pb2.SpaceValue | None:
     """An action of the right layout whose first leaf is outside the space, if one can be made."""
     leaves = leaves_of(space)
+    if not leaves:
+        return None
     first = leaves[0][1]
     rng = np.random.default_rng(0)
     value = sample(space, rng, lanes)
@@ -349,9 +383,10 @@ def out_of_domain(space: Space, lanes: int) -> spaces_pb2.SpaceValue | None:
 
 def wrong_dtype(space: Space, lanes: int) -> spaces_pb2.SpaceValue | None:
     """A sampled action whose first leaf is re-encoded at another width of the same kind."""
-    first = leaves_of(space)[0][1]
-    if first.kind == "text":
+    leaves = leaves_of(space)
+    if not leaves or leaves[0][1].kind == "text":
         return None
+    first = leaves[0][1]
     value = sample(space, np.random.default_rng(0), lanes)
     key = f"{first.dtype.kind}{first.dtype.itemsize}"
     other = np.dtype(OTHER_WIDTH.get(key, "<f8"))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import numpy as np
 import pydantic
 
-from checks.core import PhaseContext, Report, SuiteOptions, Transcript, truncate
+from checks.core import PhaseContext, PhaseFunction, Report, SuiteOptions, Transcript, truncate
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession, error_text
+from checks.rlmesh.client import (
+    EDITION, Endpoint, JoinSession, NoReply, OverLimit, RpcFailed, StrayResponse, StreamEnded, error_text,
+)
 from checks.rlmesh.proto import core_pb2, env_pb2
 
 WARNING_KEY = "rlmesh.conformance.warning"
@@ -73,6 +77,8 @@ def not_judged(report: Report, clauses: tuple[str, ...], exc: Exception, evidenc
     if isinstance(exc, Unanswered):
         report.failed("rlmesh.s1.answered", "the response to a valid request", str(exc), evidence)
         why = f"a valid request was refused (see rlmesh.s1.answered): {exc}"
+    elif isinstance(exc, OverLimit):
+        why = f"a message exceeded the max_message_bytes option: {exc}"
     elif isinstance(exc, codec.ValueMismatch):
         why = f"an observation does not decode (see rlmesh.v2.obs-layout): {exc}"
     else:
@@ -80,6 +86,39 @@ def not_judged(report: Report, clauses: tuple[str, ...], exc: Exception, evidenc
     for clause in clauses:
         if not report.decided(clause):
             report.error(clause, f"not judged: {why}", evidence)
+
+
+def guarded(run: PhaseFunction, clauses: tuple[str, ...]) -> PhaseFunction:
+    """`run`, with a failed opening exchange turned into verdicts instead of a harness error.
+
+    Every phase opens with a Handshake and a Join whose first request is a
+    valid reset. When the target gives no usable contract there, or ends or
+    stalls that exchange, the phase's clauses cannot be judged; and a valid
+    request left unanswered is itself a `rlmesh.s1.answered` failure (a Join
+    refused as a second session, while rlconform holds none, `rlmesh.c1.reopen`).
+    """
+
+    @functools.wraps(run)
+    async def phase(ctx: PhaseContext) -> None:
+        try:
+            await run(ctx)
+        except (NoContract, RpcFailed, StreamEnded, NoReply) as exc:
+            report = ctx.report
+            mine = [t for t in report.transcripts.values() if t.phase == report.phase]
+            evidence = mine[-1] if mine else report.transcript("opening exchange")
+            if isinstance(exc, RpcFailed):
+                exc = NoContract(f"the Handshake failed: {exc}")
+            elif isinstance(exc, StrayResponse):
+                report.failed("rlmesh.e5.request-id-echo", "the response echoing the request's id", str(exc), evidence)
+            elif isinstance(exc, StreamEnded) and exc.code is grpc.StatusCode.FAILED_PRECONDITION:
+                # Join retries a refusal while the previous session winds down, so this one outlasted that.
+                report.failed("rlmesh.c1.reopen", "a new session while rlconform holds no other",
+                              f"refused even after the previous session had time to wind down: {exc}", evidence)
+            elif isinstance(exc, (StreamEnded, NoReply)) and not isinstance(exc, OverLimit):
+                exc = Unanswered(f"a valid request went unanswered: {exc}")
+            not_judged(report, clauses, exc, evidence)
+
+    return phase
 
 
 def endpoint(ctx: PhaseContext) -> Endpoint:
@@ -124,6 +163,13 @@ def reset_request(seeds: list[int] | None = None, ids: list[str] | None = None,
         seeds=seeds or [], episode_ids=ids or [], env_indices=env_indices or []))
 
 
+def configure_request(contract: Contract) -> tuple[str, env_pb2.JoinRequest]:
+    """A pin of the edition rlconform speaks if the Handshake listed it, else of the first listed (or none)."""
+    listed = [edition for edition in contract.response.base.supported_workflow_editions if len(edition) <= 64]
+    edition = EDITION if EDITION in listed else (listed[0] if listed else "")
+    return edition, env_pb2.JoinRequest(configure=env_pb2.ConfigureEnvRequest(selected_workflow_edition=edition))
+
+
 def step_request(action: Any, env_indices: list[int] | None = None,
                  ids: list[str] | None = None) -> env_pb2.JoinRequest:
     step = env_pb2.StepRequest(env_indices=env_indices or [], episode_ids=ids or [])
@@ -159,9 +205,16 @@ def observe(report: Report, contract: Contract, value: Any, lanes: int, where: s
 
 
 def check_infos(report: Report, infos: Any, where: str, evidence: Transcript) -> None:
-    """Flag observation conformance warnings the server attached to its infos."""
-    warnings = codec.map_to_python(infos).get(WARNING_KEY) if infos is not None else None
-    entries = warnings if isinstance(warnings, list) else []
+    """Flag observation conformance warnings the server attached to its infos.
+
+    A multi-lane response may pack per-lane infos as a list under `final_info`
+    (fact sheet 4.5), so the warnings of each lane's entry count as well.
+    """
+    top = codec.map_to_python(infos) if infos is not None else {}
+    per_lane = top.get("final_info")
+    scopes = [top, *(per_lane if isinstance(per_lane, list) else [])]
+    entries = [entry for scope in scopes if isinstance(scope, dict) and isinstance(scope.get(WARNING_KEY), list)
+               for entry in scope[WARNING_KEY]]
     observed = [w for w in entries if isinstance(w, dict) and w.get("kind") == "observation"]
     report.check(not observed, "rlmesh.v2.no-conformance-warning", "no observation conformance warning",
                  f"{where}: {truncate(repr(observed), 300)}" if observed else f"{where}: none", evidence)

@@ -6,16 +6,21 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from checks.core import PhaseContext, Report, Transcript, seconds
+from checks.core import PhaseContext, Report, Transcript, seconds, truncate
 from checks.rlmesh import codec
-from checks.rlmesh.client import JoinSession, NoReply, StreamEnded, summarize_episode
-from checks.rlmesh.common import (
-    Contract, check_infos, describe, endpoint, episode_ids, fetch_contract, finish_session, kind_of,
-    lanes_to_exercise, observe, reset_request, rng_for, seeds_for, step_request,
+from checks.rlmesh.client import (
+    Endpoint, JoinSession, NoReply, OverLimit, StrayResponse, StreamEnded, summarize_episode,
 )
+from checks.rlmesh.common import (
+    Contract, check_infos, configure_request, describe, endpoint, episode_ids, fetch_contract, finish_session, kind_of,
+    lanes_to_exercise, not_judged, observe, reset_request, rng_for, seeds_for, step_request,
+)
+from checks.rlmesh.phase_errors import fatal_ends
 from checks.rlmesh.proto import env_pb2
 
 WARM_UP_STEPS = 3
+EPISODE_CLAUSES = ("rlmesh.s1.answered", "rlmesh.v2.obs-layout", "rlmesh.v2.obs-in-space", "rlmesh.s1.step-shape",
+                   "rlmesh.s1.reward-finite", "rlmesh.s2.episode-accounting", "rlmesh.s3.autoreset")
 
 
 @dataclass
@@ -46,7 +51,7 @@ async def episodes_phase(ctx: PhaseContext) -> None:
         contract = await fetch_contract(target, t)
         lanes = contract.num_envs
         seeds, ids = seeds_for(ctx, lanes), episode_ids(lanes)
-        session, response = await target.join(t, reset_request(seeds, ids))
+        session, response = await configured_session(ctx, target, contract, reset_request(seeds, ids), t)
         try:
             if not answered(report, response, "reset", "seeded full reset", t):
                 return
@@ -54,6 +59,8 @@ async def episodes_phase(ctx: PhaseContext) -> None:
             check_infos(report, response.reset.infos, "reset", t)
             episodes = [Episode(ids[i], seeds[i]) for i in range(lanes)]
             await run_episodes(ctx, contract, session, episodes, t)
+        except (OverLimit, StrayResponse) as exc:  # our size limit; a broken echo (rlmesh.e5.request-id-echo)
+            not_judged(report, EPISODE_CLAUSES, exc, t)
         except (StreamEnded, NoReply) as exc:
             report.failed("rlmesh.s1.answered", "a response to every valid request", str(exc), t)
         except Abandon:
@@ -195,6 +202,29 @@ async def reset_ended(ctx: PhaseContext, contract: Contract, session: JoinSessio
         raise Abandon("reset refused")
     observe(ctx.report, contract, response.reset.observation, lanes, "reset", t)
     episodes[:] = [Episode(ids[i], seeds[i]) for i in range(lanes)]
+
+
+async def configured_session(ctx: PhaseContext, target: Endpoint, contract: Contract, first: env_pb2.JoinRequest,
+                             t: Transcript) -> tuple[JoinSession, env_pb2.JoinResponse]:
+    """Open a Join as the runtime does, pinning the workflow edition first, then exchange `first`.
+
+    When the pin ends the session (or goes unanswered), `first` opens a new one without it.
+    """
+    report = ctx.report
+    edition, configure = configure_request(contract)
+    try:
+        session, response = await target.join(t, configure)
+    except NoReply as exc:
+        opened = await target.join(t, first)  # if this goes unanswered too, nothing is answered: not the pin's fault
+        report.failed("rlmesh.h2.configure-edition", "a configure response",
+                      f"configure {truncate(edition, 40)!r}: {exc}, while a Join opened with a reset is answered", t)
+        return opened
+    report.check(kind_of(response) == "configure", "rlmesh.h2.configure-edition", "a configure response",
+                 f"configure {truncate(edition, 40)!r}: {describe(response)}", t)
+    if await fatal_ends(report, session, response, t):
+        finish_session(report, session, t)
+        return await target.join(t, first)
+    return session, await session.request(first)
 
 
 def record_latency(ctx: PhaseContext, session: JoinSession, t: Transcript) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import grpc
 import numpy as np
 
-from checks.core import PhaseContext, Report, Transcript
+from checks.core import PhaseContext, Report, Transcript, seconds
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession, NoReply, StreamEnded
+from checks.rlmesh.client import Endpoint, JoinSession, NoReply, OverLimit, RpcFailed, StrayResponse, StreamEnded
 from checks.rlmesh.common import (
     Contract, describe, endpoint, episode_ids, fetch_contract, finish_session, kind_of, reset_request, rng_for,
     seeds_for, step_request,
@@ -17,6 +19,9 @@ from checks.rlmesh.proto import env_pb2, spaces_pb2
 INVALID_ACTION = env_pb2.ENV_ERROR_CODE_INVALID_ACTION
 UNSUPPORTED = env_pb2.ENV_ERROR_CODE_UNSUPPORTED
 NOT_READY = env_pb2.ENV_ERROR_CODE_NOT_READY
+TIMEOUT = env_pb2.ENV_ERROR_CODE_TIMEOUT
+TIMED_STEPS = 3
+TIMEOUT_FLOOR = 0.020  # a step faster than this leaves no deadline both short enough and above scheduling noise
 
 
 def recoverable(response: env_pb2.JoinResponse, *codes: int) -> bool:
@@ -40,6 +45,8 @@ async def fatal_ends(report: Report, session: JoinSession, response: env_pb2.Joi
 def malformed_actions(contract: Contract, rng: np.random.Generator) -> list[tuple[str, env_pb2.JoinRequest]]:
     lanes, space = contract.num_envs, contract.act
     extra = codec.sample(space, rng, lanes)
+    if not extra.leaves:  # a space without leaves: an empty action is the valid one, so only a surplus leaf is wrong
+        return [("an extra leaf", step_request(spaces_pb2.SpaceValue(leaves=[b"\x00" * 8])))]
     extra.leaves.append(extra.leaves[0])
     probes = [
         ("an extra leaf", step_request(extra)),
@@ -101,16 +108,24 @@ async def errors_phase(ctx: PhaseContext) -> None:
                 report.check(kind_of(after) == "step", "rlmesh.e2.empty-request", "the stream still answers a step",
                              f"step after the empty request: {describe(after)}", t)
             session = await ensure_session(ctx, target, session, contract, t)
+            await step_timeout(ctx, session, contract, valid, t)
+            session = await ensure_session(ctx, target, session, contract, t)
             await second_join(ctx, target, session, valid, t)
         except (StreamEnded, NoReply) as exc:
-            report.error("rlmesh.e2.session-usable", f"the malformed-request session broke off: {exc}", t)
+            why = "a message exceeded the max_message_bytes option" if isinstance(exc, OverLimit) \
+                else "the malformed-request session broke off"
+            report.error("rlmesh.e2.session-usable", f"{why}: {exc}", t)
         finally:
             finish_session(report, session, t)
             await session.close()
 
         t = report.transcript("Handshake and Join after the probes")
-        await target.handshake(t)
-        fresh, response = await target.join(t, reset_request(seeds, episode_ids(lanes)))
+        try:
+            await target.handshake(t)
+            fresh, response = await target.join(t, reset_request(seeds, episode_ids(lanes)))
+        except (RpcFailed, StreamEnded, NoReply) as exc:
+            report.failed("rlmesh.e1.survives", "a Handshake and an answer on a new Join", str(exc), t)
+            return
         report.check(kind_of(response) in ("reset", "error"), "rlmesh.e1.survives",
                      "a Handshake and an answer on a new Join", f"new session's reset: {describe(response)}", t)
         await fresh.close()
@@ -160,6 +175,43 @@ async def bad_indices(ctx: PhaseContext, target: Endpoint, session: JoinSession,
                      + ", recoverable", f"{label}: {describe(response)}", t)
         await fatal_ends(report, session, response, t)
     return session
+
+
+async def step_timeout(ctx: PhaseContext, session: JoinSession, contract: Contract, valid, t: Transcript) -> None:
+    """A step whose `timeout_ms` is a quarter of the measured step time must come back as a recoverable TIMEOUT."""
+    report = ctx.report
+    await session.request(reset_request(seeds_for(ctx, contract.num_envs), episode_ids(contract.num_envs)))
+    times = []
+    for _ in range(TIMED_STEPS):
+        started = time.monotonic()
+        response = await session.request(step_request(valid))
+        if kind_of(response) != "step":
+            report.error("rlmesh.e3.timeout", f"not judged: a valid step got {describe(response)}", t)
+            await fatal_ends(report, session, response, t)
+            return
+        times.append(time.monotonic() - started)
+    step_time = min(times)
+    if step_time < TIMEOUT_FLOOR:
+        report.info("rlmesh.e3.timeout", f"a step takes {seconds(step_time)}: too fast to give it a shorter "
+                    "deadline than it needs", evidence=t)
+        return
+    deadline_ms = max(1, int(step_time * 1000 / 4))
+    started = time.monotonic()
+    response = await session.request(env_pb2.JoinRequest(step=env_pb2.StepRequest(
+        action=valid, timeout_ms=deadline_ms)))
+    took = time.monotonic() - started
+    timing = f"after {seconds(took)}, for a {deadline_ms} ms deadline on a step that takes {seconds(step_time)}"
+    ok = recoverable(response, TIMEOUT)
+    report.check(ok, "rlmesh.e3.timeout", "a recoverable TIMEOUT", f"{describe(response)} {timing}", t)
+    if await fatal_ends(report, session, response, t) or not ok:
+        return
+    try:
+        after = await session.request(step_request(valid))
+    except StrayResponse as exc:  # most likely the timed-out step answered after all: one request, two answers
+        report.failed("rlmesh.e3.timeout", "one answer (the TIMEOUT) for the timed-out step", str(exc), t)
+        return
+    report.check(kind_of(after) == "step", "rlmesh.e3.timeout", "the stream still answers a step",
+                 f"step after the TIMEOUT: {describe(after)}", t)
 
 
 async def second_join(ctx: PhaseContext, target: Endpoint, session: JoinSession, valid, t: Transcript) -> None:

@@ -22,7 +22,12 @@ async def handshake_phase(ctx: PhaseContext) -> None:
         # The generation we speak: compatible, with a contract.
         t = report.transcript("Handshake rlmesh-wire-v1")
         started = time.monotonic()
-        response = await target.handshake(t)
+        try:
+            response = await target.handshake(t)
+        except RpcFailed as exc:
+            if exc.code is not grpc.StatusCode.RESOURCE_EXHAUSTED:  # that one is our own size limit
+                report.failed("rlmesh.h1.compatible", "compatible=true with an env_contract", str(exc), t)
+            raise
         report.info("rlmesh.o1.handshake-latency", f"first Handshake took {seconds(time.monotonic() - started)}",
                     evidence=t)
         base, has_contract = response.base, response.HasField("env_contract")
@@ -50,10 +55,16 @@ async def handshake_phase(ctx: PhaseContext) -> None:
             try:
                 space = codec.space_from_proto(getattr(contract.spec, name), name)
                 problems.append(f"{name} {space.describe()}: ok")
+            except codec.BeyondChecker as exc:
+                problems.append(f"not judged: {exc}")
             except codec.ContractError as exc:
                 problems.append(f"broken: {exc}")
-        broken = [p for p in problems if not p.endswith(": ok")]
-        report.check(not broken, "rlmesh.h1.spaces", "both spaces present and well-formed", "; ".join(problems), t)
+        unjudged = [p for p in problems if p.startswith("not judged")]
+        broken = [p for p in problems if not p.endswith(": ok") and p not in unjudged]
+        if unjudged and not broken:
+            report.error("rlmesh.h1.spaces", "; ".join(problems), t)
+        else:
+            report.check(not broken, "rlmesh.h1.spaces", "both spaces present and well-formed", "; ".join(problems), t)
 
         metadata = codec.map_to_python(contract.spec.metadata)
         declared = metadata.get("render_modes")

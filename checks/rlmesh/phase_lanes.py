@@ -128,6 +128,25 @@ async def subset_step(ctx: PhaseContext, session: JoinSession, contract: Contrac
     got = codec.lane_bytes(contract.obs, after.step.observation, 1, 0)
     report.check(got == alone[0], "rlmesh.l1.subset-step", f"lane {b} not advanced by a step of lane {a}",
                  "untouched" if got == alone[0] else f"lane {b} moved when only lane {a} was stepped", t)
+    if got != alone[0]:
+        return
+    # The lanes named in descending order: each action and each result row belongs to the lane at its position.
+    pair = codec.sample(contract.act, rng, 2)
+    await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
+    both = await exchange(session, step_request(pair, [b, a]), "step", f"subset step on [{b}, {a}]")
+    await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
+    solo = {}
+    for lane, position in ((a, 1), (b, 0)):
+        action = codec.select_lanes(contract.act, pair, 2, [position])
+        step = await exchange(session, step_request(action, [lane]), "step", f"subset step on [{lane}]")
+        solo[lane] = codec.lane_bytes(contract.obs, step.step.observation, 1, 0)
+    rows = [codec.lane_bytes(contract.obs, both.step.observation, 2, row) for row in (0, 1)]
+    wrong = [lane for lane, row in ((b, rows[0]), (a, rows[1])) if row != solo[lane]]
+    echoed = list(both.step.env_indices)
+    rows_text = "rows match their lanes" if not wrong else f"the rows for lanes {wrong} differ from those lanes alone"
+    report.check(not wrong and echoed == [b, a], "rlmesh.l1.subset-step",
+                 f"env_indices [{b}, {a}] echoed in that order, each row what that lane gives stepped alone",
+                 f"env_indices {echoed[:8]}; {rows_text}", t)
 
 
 async def overlap(ctx: PhaseContext, session: JoinSession, contract: Contract, chosen: list[int],

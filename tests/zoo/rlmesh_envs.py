@@ -57,6 +57,31 @@ class Counter(gym.Env):
         return None
 
 
+class Composite(Counter):
+    """A conforming env on composite spaces: a Dict observation holding every leaf kind, MultiDiscrete actions."""
+
+    observation_space = spaces.Dict({
+        "zpos": spaces.Box(-10.0, 10.0, (2,), np.float32),
+        "count": spaces.Discrete(10, start=1),
+        "flags": spaces.MultiBinary(3),
+        "pair": spaces.Tuple((spaces.Discrete(4), spaces.Box(0, 255, (2, 2), np.uint8))),
+        "label": spaces.Text(min_length=1, max_length=6, charset="abc"),
+    })
+    action_space = spaces.MultiDiscrete([3, 2])
+
+    def observation(self):
+        return {
+            "zpos": np.array([self.position, self.count], dtype=np.float32),
+            "count": self.count + 1,
+            "flags": np.array([1, 0, self.count % 2], dtype=np.int8),
+            "pair": (self.count % 4, np.full((2, 2), self.count, dtype=np.uint8)),
+            "label": "abc"[: 1 + self.count % 3],
+        }
+
+    def step(self, action):
+        return super().step(int(action[0]))
+
+
 # ---------------------------------------------------------------- the zoo
 
 
@@ -118,6 +143,7 @@ ENVS = {
     "cartpole": lambda: gym.make("CartPole-v1"),
     "vector": lambda: gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 3),
     "lanes": lambda: [Counter() for _ in range(3)],
+    "composite": Composite,
     "obs-out-of-bounds": lambda: [ObsOutOfBounds() for _ in range(2)],
     "nan-reward": NanReward,
     "ignores-seed": lambda: [IgnoresSeed() for _ in range(2)],

@@ -1,10 +1,12 @@
 """A small hand-written rlmesh env server on rlconform's own protos, for faults `rlmesh` cannot produce.
 
-With no faults it is a conforming lane server: N lanes of a seeded walk
+With no faults it is a conforming lane server: N lanes of a seeded noisy walk
 (Box(2,) float32 observation [position, count], Discrete(3) action, episodes of
 `EPISODE_LENGTH` steps, DISABLED autoreset, `subset_step`), one lock per lane so
-lanes overlap, and recoverable errors where the protocol asks for them. Each
-fault in FAULTS breaks exactly one thing and names the clause that must catch it.
+lanes overlap, a step `timeout_ms` honoured with a recoverable TIMEOUT, and
+recoverable errors where the protocol asks for them. Each fault in FAULTS breaks
+exactly one thing and names the clause that must catch it; each of VARIANTS is
+legal but unusual, and must pass everything.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ GENERATION = "rlmesh-wire-v1"
 EPISODE_LENGTH = 5
 ACTIONS = 3
 LOW, HIGH = -100.0, 100.0
+UNDECLARED_HANDSHAKE_FIELD = b"\x32\x072026.06"  # tag 6, a string, as 0.1.0 sends
+UNDECLARED_RESPONSE_FIELDS = b"\x58\x07\x60\x80\x01\x78\x03"  # varints at tags 11, 12 and 15 (timings)
 
 FAULTS = {
     "any-generation": "rlmesh.h2.generation-gate",  # compatible=true whatever generation is offered
@@ -34,7 +38,37 @@ FAULTS = {
     "off-by-one-steps": "rlmesh.s2.episode-accounting",  # completions count one step too many
     "forgets-on-close": "rlmesh.c1.close",  # Close reports no still-active episode
     "wrong-echo": "rlmesh.e5.request-id-echo",  # error responses carry no request_id
+    "ignores-timeout": "rlmesh.e3.timeout",  # a step's timeout_ms is ignored: the late step is answered
+    "answers-after-timeout": "rlmesh.e3.timeout",  # TIMEOUT at the deadline, then the step's own late answer
+    "autoreset-reward": "rlmesh.s3.autoreset",  # NEXT_STEP, with a reward of 1 on each autoreset step
+    "lane-warnings": "rlmesh.v2.no-conformance-warning",  # an observation warning in a lane's `final_info` entry
+    "slot-leak": "rlmesh.c1.reopen",  # a finished session never gives its slot back: every later Join is refused
+    "ignores-configure": "rlmesh.h2.configure-edition",  # a ConfigureEnvRequest is answered as an unknown arm
+    "sorted-subset": "rlmesh.l1.subset-step",  # steps the named lanes in ascending order, whatever order was asked
+    "accepts-any-action": "rlmesh.v3.bad-action-rejected",  # out-of-range actions are clamped, not rejected
+    "big-endian-obs": "rlmesh.v2.obs-in-space",  # observations in big-endian byte order
+    "shared-rng": "rlmesh.l1.subset-step",  # all lanes draw their step noise from one generator
+    "join-ends-at-once": "rlmesh.s1.answered",  # every Join stream ends with OK before answering anything
+    "zero-lanes": "rlmesh.h1.num-envs",  # the contract says num_envs 0
+    "impossible-shape": "rlmesh.h1.spaces",  # an observation shape no message could ever carry
+    "unparsable-handshake": "rlmesh.h1.compatible",  # the HandshakeResponse bytes are not a protobuf message
+    "unparsable-replies": "rlmesh.s1.answered",  # every JoinResponse's bytes are not a protobuf message
 }
+RAW_FAULTS = {"unparsable-handshake", "unparsable-replies"}
+NOT_PROTOBUF = b"\x0a\xff\xff\xff\xff\x0f not a protobuf message"  # a length prefix far beyond the bytes
+VARIANTS = {
+    "both-flags": "an episode that ends on its time limit sets terminated and truncated together",
+    "offset-actions": "the Discrete action space starts at -1",
+    "unknown-fields": "every message carries fields rlconform's protos do not declare",
+    "next-step": "NEXT_STEP autoreset on a lane server with subset steps (0.1.0 never pairs the two)",
+}
+# Hostile servers: the checker must reach a verdict within its deadlines, with bounded memory.
+HOSTILE = {
+    "slow-replies": "every Join response comes SLOW_REPLY seconds late",
+    "huge-reply": "every step observation is HUGE_REPLY bytes, beyond any sane message limit",
+}
+SLOW_REPLY = 1.0
+HUGE_REPLY = 2 * 1024 * 1024
 
 
 def error(code: int, message: str, recoverable: bool = True) -> env_pb2.JoinResponse:
@@ -53,8 +87,9 @@ class BadAction(BadRequest):
 
 
 class Lane:
-    def __init__(self) -> None:
-        self.rng = np.random.default_rng()
+    def __init__(self, generator: list[np.random.Generator]) -> None:
+        self.generator = generator  # a one-item holder, so that lanes can (wrongly) share it
+        self.pending = False  # ended under NEXT_STEP: the next step autoresets
         self.position = 0.0
         self.count = 0
         self.episode_id = ""
@@ -65,15 +100,16 @@ class Lane:
 
     def reset(self, seed: int | None, episode_id: str) -> None:
         if seed is not None:
-            self.rng = np.random.default_rng(seed)
-        self.position = float(np.float32(self.rng.uniform(-5, 5)))
+            self.generator[0] = np.random.default_rng(seed)
+        self.position = float(np.float32(self.generator[0].uniform(-5, 5)))
         self.count, self.total, self.seed, self.episode_id = 0, 0.0, seed, episode_id
-        self.started, self.active = time.time_ns(), True
+        self.started, self.active, self.pending = time.time_ns(), True, False
 
-    def step(self, action: int) -> tuple[float, bool]:
+    def step(self, move: int) -> tuple[float, bool]:
         if not self.active:  # ended under DISABLED: it stays ended
             return 0.0, True
-        self.position = float(np.clip(self.position + action - 1, LOW, HIGH))
+        noise = self.generator[0].uniform(-0.1, 0.1)
+        self.position = float(np.clip(self.position + move + noise, LOW, HIGH))
         self.count += 1
         self.total += 1.0
         return 1.0, self.count >= EPISODE_LENGTH
@@ -81,10 +117,10 @@ class Lane:
     def observation(self) -> np.ndarray:
         return np.array([self.position, self.count], dtype=np.float32)
 
-    def metadata(self, index: int, truncated: bool, extra_steps: int = 0) -> env_pb2.EpisodeMetadata:
+    def metadata(self, index: int, terminated: bool, truncated: bool, extra_steps: int = 0) -> env_pb2.EpisodeMetadata:
         episode = env_pb2.EpisodeMetadata(
             episode_id=self.episode_id, env_index=index, step_count=self.count + extra_steps,
-            cumulative_reward=self.total, terminated=not truncated, truncated=truncated,
+            cumulative_reward=self.total, terminated=terminated, truncated=truncated,
             start_timestamp_ns=self.started, end_timestamp_ns=time.time_ns())
         if self.seed is not None:
             episode.seed = self.seed
@@ -93,11 +129,14 @@ class Lane:
 
 class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
     def __init__(self, lanes: int, faults: set[str], step_delay: float, allow_shutdown: bool) -> None:
-        unknown = faults - set(FAULTS)
+        unknown = faults - set(FAULTS) - set(VARIANTS) - set(HOSTILE)
         if unknown:
             raise ValueError(f"unknown faults {unknown}")
         self.faults = faults
-        self.lanes = [Lane() for _ in range(lanes)]
+        shared = [np.random.default_rng()]
+        self.lanes = [Lane(shared if "shared-rng" in faults else [np.random.default_rng()]) for _ in range(lanes)]
+        self.first_action = -1 if "offset-actions" in faults else 0
+        self.next_step = bool(faults & {"next-step", "autoreset-reward"})
         self.locks = [asyncio.Lock() for _ in range(lanes)]
         self.global_lock = asyncio.Lock()
         self.step_delay = step_delay
@@ -110,12 +149,17 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
     def contract(self) -> core_pb2.EnvContract:
         box = spaces_pb2.SpaceSpec(shape=[2], dtype=spaces_pb2.DATA_TYPE_FLOAT32, box=spaces_pb2.BoxSpec(
             uniform=spaces_pb2.UniformBounds(low=np.float32(LOW).tobytes(), high=np.float32(HIGH).tobytes())))
-        discrete = spaces_pb2.SpaceSpec(dtype=spaces_pb2.DATA_TYPE_INT64, discrete=spaces_pb2.DiscreteSpec(n=ACTIONS))
-        mode = core_pb2.AUTORESET_MODE_UNSPECIFIED if "unspecified-autoreset" in self.faults \
-            else core_pb2.AUTORESET_MODE_DISABLED
+        if "impossible-shape" in self.faults:
+            box.shape[:] = [2**62 + 1, 4]  # its element count wraps to 4 in 64-bit arithmetic
+        discrete = spaces_pb2.SpaceSpec(dtype=spaces_pb2.DATA_TYPE_INT64,
+                                        discrete=spaces_pb2.DiscreteSpec(n=ACTIONS, start=self.first_action))
+        mode = core_pb2.AUTORESET_MODE_NEXT_STEP if self.next_step else core_pb2.AUTORESET_MODE_DISABLED
+        if "unspecified-autoreset" in self.faults:
+            mode = core_pb2.AUTORESET_MODE_UNSPECIFIED
         return core_pb2.EnvContract(spec=core_pb2.EnvSpec(id="HandmadeWalk-v0", action_space=discrete,
                                                           observation_space=box),
-                                    num_envs=len(self.lanes), autoreset_mode=mode)
+                                    num_envs=0 if "zero-lanes" in self.faults else len(self.lanes),
+                                    autoreset_mode=mode)
 
     async def Handshake(self, request, context):
         if not request.HasField("base"):
@@ -128,6 +172,8 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
             base.error_message = f"protocol generation {generation} not compatible with {GENERATION}"
             return env_pb2.HandshakeResponse(base=base)
         base.compatible = True
+        if "unknown-fields" in self.faults:
+            base.MergeFromString(UNDECLARED_HANDSHAKE_FIELD)
         return env_pb2.HandshakeResponse(base=base, env_contract=self.contract())
 
     async def Shutdown(self, request, context):
@@ -144,14 +190,26 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "an active Join session exists")
         self.sessions += 1
         await context.send_initial_metadata(())
+        if "join-ends-at-once" in self.faults:
+            self.sessions -= 1
+            return
         session_reset = [False] * len(self.lanes)
         out: asyncio.Queue = asyncio.Queue()
         tasks: set[asyncio.Task] = set()
 
         async def handle(request: env_pb2.JoinRequest) -> None:
+            deadline_ms = request.step.timeout_ms if request.WhichOneof("kind") == "step" else 0
+            if "answers-after-timeout" in self.faults and 0 < deadline_ms < self.step_delay * 1000:
+                await asyncio.sleep(deadline_ms / 1000)
+                timed_out = error(env_pb2.ENV_ERROR_CODE_TIMEOUT, f"step timed out after {deadline_ms} ms")
+                timed_out.request_id = request.request_id
+                await out.put(timed_out)
+                request.step.timeout_ms = 0  # and then step all the same, and answer that too
             response = await self.answer(request, session_reset)
             if "wrong-echo" not in self.faults or response.WhichOneof("kind") != "error":
                 response.request_id = request.request_id
+            if "unknown-fields" in self.faults:
+                response.MergeFromString(UNDECLARED_RESPONSE_FIELDS)
             await out.put(response)
 
         async def pump() -> None:
@@ -169,13 +227,18 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
                 response = await out.get()
                 if response is None:
                     return
+                if "slow-replies" in self.faults:
+                    await asyncio.sleep(SLOW_REPLY)
+                if "huge-reply" in self.faults and response.WhichOneof("kind") == "step":
+                    response.step.observation.leaves[0] = bytes(HUGE_REPLY)
                 yield response
                 if response.WhichOneof("kind") == "close" or (
                         response.WhichOneof("kind") == "error" and not response.error.is_recoverable):
                     return
         finally:
             reader.cancel()
-            self.sessions -= 1
+            if "slot-leak" not in self.faults:
+                self.sessions -= 1
 
     async def answer(self, request: env_pb2.JoinRequest, session_reset: list[bool]) -> env_pb2.JoinResponse:
         kind = request.WhichOneof("kind")
@@ -188,11 +251,11 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
                 return self.render(request.render)
             if kind == "close":
                 finals = [] if "forgets-on-close" in self.faults else [
-                    lane.metadata(i, truncated=True) for i, lane in enumerate(self.lanes) if lane.active]
+                    lane.metadata(i, False, True) for i, lane in enumerate(self.lanes) if lane.active]
                 for lane in self.lanes:
                     lane.active = False
                 return env_pb2.JoinResponse(close=env_pb2.CloseEnvsResponse(final_episodes=finals))
-            if kind == "configure":
+            if kind == "configure" and "ignores-configure" not in self.faults:
                 return env_pb2.JoinResponse(configure=env_pb2.ConfigureEnvResponse())
             return error(env_pb2.ENV_ERROR_CODE_UNSUPPORTED, "empty or unknown Join request")
         except BadAction as exc:
@@ -233,29 +296,48 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         if len(leaves) != 1 or len(leaves[0]) != 8 * len(chosen):
             raise BadAction("action layout does not fit the action space")
         actions = np.frombuffer(leaves[0], dtype="<i8")
-        if ((actions < 0) | (actions >= ACTIONS)).any():
-            raise BadAction("action outside Discrete(3)")
+        if "accepts-any-action" in self.faults:
+            actions = np.clip(actions, self.first_action, self.first_action + ACTIONS - 1)
+        if ((actions < self.first_action) | (actions >= self.first_action + ACTIONS)).any():
+            raise BadAction(f"action outside Discrete({ACTIONS}, start={self.first_action})")
+        moves = actions - self.first_action - 1
         if "wide-subset" in self.faults:
-            chosen, actions = list(range(len(self.lanes))), np.resize(actions, len(self.lanes))
+            chosen, moves = list(range(len(self.lanes))), np.resize(moves, len(self.lanes))
+        if "sorted-subset" in self.faults:
+            chosen = sorted(chosen)
         if not all(session_reset[i] for i in chosen):
             raise BadRequest(env_pb2.ENV_ERROR_CODE_NOT_READY, "reset the lane before stepping it")
         response = env_pb2.StepResponse(env_indices=list(body.env_indices) if body.env_indices else [])
         async with self.locked(chosen):
             if self.step_delay:
+                deadline = body.timeout_ms / 1000 if "ignores-timeout" not in self.faults else 0
+                if deadline and deadline < self.step_delay:  # give up at the deadline, the env untouched
+                    await asyncio.sleep(deadline)
+                    raise BadRequest(env_pb2.ENV_ERROR_CODE_TIMEOUT, f"step timed out after {body.timeout_ms} ms")
                 await asyncio.sleep(self.step_delay)
             terminated = bytearray()
-            for lane, action in zip(chosen, actions):
-                was_active = self.lanes[lane].active
-                reward, done = self.lanes[lane].step(int(action))
+            both = "both-flags" in self.faults
+            pushed = list(body.episode_ids)
+            for lane, move in zip(chosen, moves):
+                state = self.lanes[lane]
+                if state.pending:  # NEXT_STEP: this step starts the lane's next episode, under the pushed id
+                    state.reset(None, pushed[lane] if lane < len(pushed) else "")
+                    response.rewards.append(1.0 if "autoreset-reward" in self.faults else 0.0)
+                    terminated.append(0)
+                    continue
+                was_active = state.active
+                reward, done = state.step(int(move))
                 response.rewards.append(reward)
                 terminated.append(1 if done else 0)
                 if done and was_active:
                     extra = 1 if "off-by-one-steps" in self.faults else 0
-                    response.completed_episodes.append(self.lanes[lane].metadata(lane, False, extra))
-                    self.lanes[lane].active = False
+                    response.completed_episodes.append(state.metadata(lane, True, both, extra))
+                    state.active, state.pending = False, self.next_step
             response.terminated_mask = bytes(terminated)
-            response.truncated_mask = bytes(len(chosen))
+            response.truncated_mask = bytes(terminated) if both else bytes(len(chosen))
             response.observation.CopyFrom(self.observe(chosen))
+            if "lane-warnings" in self.faults:
+                response.infos.CopyFrom(lane_warning_infos(len(chosen)))
         return env_pb2.JoinResponse(step=response)
 
     def render(self, body: env_pb2.RenderRequest) -> env_pb2.JoinResponse:
@@ -269,7 +351,52 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         slab = np.stack([self.lanes[i].observation() for i in chosen])
         if "f64-obs" in self.faults:
             slab = slab.astype(np.float64)
+        if "big-endian-obs" in self.faults:
+            slab = slab.astype(">f4")
         return spaces_pb2.SpaceValue(leaves=[slab.tobytes()])
+
+
+def lane_warning_infos(lanes: int) -> spaces_pb2.MetaMap:
+    """Per-lane infos packed gymnasium-style, the last lane's carrying an observation conformance warning."""
+    def meta_map(entries: dict[str, spaces_pb2.MetaValue]) -> spaces_pb2.MetaValue:
+        return spaces_pb2.MetaValue(map_value=spaces_pb2.MetaMap(entries=entries))
+
+    warning = meta_map({"kind": spaces_pb2.MetaValue(string_value="observation"),
+                        "path": spaces_pb2.MetaValue(string_value="$"),
+                        "detail": spaces_pb2.MetaValue(string_value="$: element 0 above high bound")})
+    per_lane = [meta_map({}) for _ in range(lanes - 1)]
+    per_lane.append(meta_map({"rlmesh.conformance.warning": spaces_pb2.MetaValue(
+        list_value=spaces_pb2.MetaList(items=[warning]))}))
+    return spaces_pb2.MetaMap(entries={
+        "final_info": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(items=per_lane)),
+        "_final_info": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(
+            items=[spaces_pb2.MetaValue(bool_value=True)] * lanes)),
+    })
+
+
+class _RawWire(grpc.GenericRpcHandler):
+    """The service spoken in raw bytes, for faults no typed servicer can send."""
+
+    def __init__(self, env: HandmadeEnvService) -> None:
+        self.env = env
+
+    def service(self, handler_call_details):
+        method = handler_call_details.method.rsplit("/", 1)[-1]
+        if method == "Handshake":
+            return grpc.unary_unary_rpc_method_handler(self.handshake)
+        if method == "Join":
+            return grpc.stream_stream_rpc_method_handler(self.join)
+        return None
+
+    async def handshake(self, raw: bytes, context) -> bytes:
+        if "unparsable-handshake" in self.env.faults:
+            return NOT_PROTOBUF
+        response = await self.env.Handshake(env_pb2.HandshakeRequest.FromString(raw), context)
+        return response.SerializeToString()
+
+    async def join(self, requests, context):
+        async for _ in requests:
+            yield NOT_PROTOBUF
 
 
 class _Locks:
@@ -290,7 +417,10 @@ async def start(lanes: int = 2, faults: set[str] | frozenset[str] = frozenset(),
     """Start a server on a free loopback port in the running loop: (server, service, "127.0.0.1:PORT")."""
     service = HandmadeEnvService(lanes, set(faults), step_delay, allow_shutdown)
     server = grpc.aio.server()
-    env_pb2_grpc.add_EnvServiceServicer_to_server(service, server)
+    if service.faults & RAW_FAULTS:
+        server.add_generic_rpc_handlers((_RawWire(service),))
+    else:
+        env_pb2_grpc.add_EnvServiceServicer_to_server(service, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
 

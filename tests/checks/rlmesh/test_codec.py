@@ -39,6 +39,12 @@ COMPOSITE = S.SpaceSpec(dict=S.DictSpec(keys=["a", "b", "c", "d", "e"], spaces=[
     (S.SpaceSpec(dict=S.DictSpec(keys=["a", "b"], spaces=[discrete(2)])), "2 keys but 1 spaces"),
     (S.SpaceSpec(shape=[3], dtype=S.DATA_TYPE_INT64, multi_discrete=S.MultiDiscreteSpec(nvec=[2, 2])), "nvec"),
     (S.SpaceSpec(dtype=S.DATA_TYPE_UINT8, text=S.TextSpec(min_length=3, max_length=1)), "Text lengths"),
+    (S.SpaceSpec(dict=S.DictSpec(keys=["a", "a"], spaces=[discrete(2), discrete(3)])), "keys repeat"),
+    (S.SpaceSpec(dtype=S.DATA_TYPE_INT8, discrete=S.DiscreteSpec(n=300)), "values 0..299 do not fit its dtype"),
+    (S.SpaceSpec(shape=[1], dtype=S.DATA_TYPE_UINT8, multi_discrete=S.MultiDiscreteSpec(nvec=[257])), "do not fit"),
+    # Element counts are exact integers: 2**62 + 1 by 4 wraps to 4 in 64-bit arithmetic.
+    (S.SpaceSpec(shape=[2**62 + 1, 4], dtype=S.DATA_TYPE_FLOAT32, box=S.BoxSpec(unbounded=True)), "message limit"),
+    (S.SpaceSpec(dtype=S.DATA_TYPE_UINT8, text=S.TextSpec(min_length=10**12, max_length=10**12)), "message limit"),
 ])
 def test_broken_contract_spaces_are_refused(spec, complaint):
     with pytest.raises(codec.ContractError, match=complaint):
@@ -77,6 +83,17 @@ def test_samples_of_every_kind_stay_inside_and_text_round_trips():
         assert len(decoded[4]) == lanes and all(set(text) <= set("xyz") for text in decoded[4])
     text_leaf = S.SpaceValue(leaves=[*codec.sample(space, rng, 1).leaves[:4], codec.encode_text(["xyzzy"])])
     assert "length 5 outside 1..4" in codec.outside(space, codec.decode(space, text_leaf, 1))
+
+
+def test_a_large_legal_space_is_beyond_the_checker_not_broken():
+    with pytest.raises(codec.BeyondChecker):
+        codec.space_from_proto(S.SpaceSpec(shape=[1 << 25], dtype=S.DATA_TYPE_UINT8, box=S.BoxSpec(unbounded=True)))
+
+
+def test_a_space_without_leaves_has_no_malformed_variant():
+    empty = codec.space_from_proto(S.SpaceSpec(tuple=S.TupleSpec()))
+    assert codec.sample(empty, np.random.default_rng(0), 2).leaves == []
+    assert codec.out_of_domain(empty, 2) is None and codec.wrong_dtype(empty, 2) is None
 
 
 def test_malformed_actions_are_really_malformed():

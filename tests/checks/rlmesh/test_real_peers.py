@@ -39,12 +39,15 @@ async def test_cartpole_passes(cartpole):
     passed = verdicts(report, Verdict.PASS)
     assert {"rlmesh.h1.compatible", "rlmesh.s2.episode-accounting", "rlmesh.s3.autoreset",
             "rlmesh.s4.seeded-replay", "rlmesh.v3.bad-action-rejected", "rlmesh.e4.single-session",
-            "rlmesh.c1.close", "rlmesh.r1.render"} <= passed
+            "rlmesh.c1.close", "rlmesh.r1.render", "rlmesh.h2.configure-edition"} <= passed
     # 0.1.0 divergences graded as warnings: surplus seeds accepted, step before reset not NOT_READY,
     # an out-of-range render lane a fatal INTERNAL.
     assert {"rlmesh.s5.seed-length", "rlmesh.r1.render-bad-lane"} <= verdicts(report, Verdict.WARN)
     latency = result(report, "rlmesh.o1.step-latency")
     assert latency.verdict is Verdict.INFO and "median" in latency.actual
+    # A CartPole step is far too fast to be given a deadline shorter than it needs.
+    timeout = result(report, "rlmesh.e3.timeout")
+    assert timeout.verdict is Verdict.INFO and "too fast" in timeout.actual
 
 
 async def test_lane_server_fails_only_the_seed_broadcast_divergence(lanes):
@@ -58,6 +61,9 @@ async def test_lane_server_fails_only_the_seed_broadcast_divergence(lanes):
     # The lanes step concurrently, the subset step and partial reset work, order holds one at a time.
     assert {"rlmesh.h4.capability-honest", "rlmesh.l1.subset-step", "rlmesh.l1.partial-reset",
             "rlmesh.l2.lanes-overlap"} <= verdicts(report, Verdict.PASS)
+    # A 0.12 s step given a 30 ms deadline: 0.1.0 answers TIMEOUT (late, once the env returns), recoverably.
+    timeout = result(report, "rlmesh.e3.timeout")
+    assert timeout.verdict is Verdict.PASS and "TIMEOUT (recoverable)" in timeout.actual
 
 
 async def test_vector_env_fails_only_the_render_divergence(vector):
@@ -71,6 +77,18 @@ async def test_vector_env_fails_only_the_render_divergence(vector):
         report, Verdict.PASS)
     assert result(report, "rlmesh.h4.capability-honest").actual.endswith(
         "'subset stepping (StepRequest.env_indices) is not supported by this environment'")
+
+
+async def test_composite_spaces_pass(serve_env):
+    served = serve_env("composite", step_delay=0)
+    report = await run_suite(SUITE, served.address, OPTIONS)
+    assert verdicts(report, Verdict.FAIL) == set()
+    assert verdicts(report, Verdict.ERROR) == set()
+    # The Dict observation (with Tuple, Text, MultiBinary and offset Discrete leaves) and the MultiDiscrete
+    # action were decoded, sampled and judged, not skipped.
+    assert {"rlmesh.h1.spaces", "rlmesh.v2.obs-layout", "rlmesh.v2.obs-in-space", "rlmesh.s4.seeded-replay",
+            "rlmesh.v3.bad-action-rejected", "rlmesh.v3.state-unchanged"} <= verdicts(report, Verdict.PASS)
+    assert "dict(count: Discrete(n=10, start=1)" in result(report, "rlmesh.h1.spaces").actual
 
 
 async def test_shutdown_accepted_stops_the_server(serve_env):
