@@ -18,12 +18,16 @@ from urllib.parse import quote
 import httpx
 
 from app.cli import UsageError, parse_option_pairs
+from app.textsafe import xml_safe
 from checks.core import EXIT_CODES, Gate, Outcome, Verdict, outcome_of
 from checks.formats import render_junit, render_text
 
 POLL_INTERVAL = 0.5
 MAX_POLL_FAILURES = 10
 ENDED = {"finished", "cancelled", "interrupted"}
+RUN_FIELDS = ("id", "kind", "url", "status", "outcome", "gate", "expected_failures", "message",
+              "current_phase", "decided_clauses", "total_clauses")
+RESULT_FIELDS = {"phase", "clause_id", "level", "verdict"}
 
 
 def read_expected_failures(path: str | None) -> set[str]:
@@ -41,15 +45,31 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+class ServiceAnswerInvalid(Exception):
+    """The server answered, but not with the JSON an rlconform service sends."""
+
+
+def _json(response: httpx.Response, *keys: str) -> Any:
+    """The response's JSON; with `keys`, an object that has them."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if keys and not (isinstance(data, dict) and all(key in data for key in keys)):
+        raise ServiceAnswerInvalid(
+            f"{response.request.url} answered HTTP {response.status_code} with {response.text[:200]!r}, "
+            "which is not an rlconform service's answer"
+        )
+    return data
+
+
 def _refusal(response: httpx.Response, target: str, server: str) -> str:
     if response.status_code == 404:
         return f"the service at {server} has no target named {target!r}"
     if response.status_code == 401:
         return "the service needs an API token for writes: pass --token or set RLCONFORM_API_TOKEN"
-    try:
-        detail = response.json().get("detail")
-    except ValueError:
-        detail = response.text[:300]
+    data = _json(response)
+    detail = data.get("detail") if isinstance(data, dict) else response.text[:300]
     if isinstance(detail, list):
         detail = "; ".join(f"{'.'.join(map(str, d.get('loc', [])))}: {d.get('msg')}" for d in detail)
     return f"the service refused the run (HTTP {response.status_code}): {detail}"
@@ -71,6 +91,9 @@ def _follow(http: httpx.Client, run: dict[str, Any], wait_timeout: float) -> dic
         time.sleep(POLL_INTERVAL)
         try:
             response = http.get(f"/api/v1/runs/{run['id']}")
+            if response.status_code == 404:
+                _say(f"run {run['id']} no longer exists on the service (was its target deleted?)")
+                return None
             response.raise_for_status()
         except httpx.HTTPError as exc:
             failures += 1
@@ -79,7 +102,7 @@ def _follow(http: httpx.Client, run: dict[str, Any], wait_timeout: float) -> dic
                 return None
             continue
         failures = 0
-        run = response.json()
+        run = _json(response, *RUN_FIELDS)
         state = (run["status"], run["current_phase"], run["decided_clauses"])
         if state != shown:
             shown = state
@@ -94,28 +117,44 @@ def run_ci(args: argparse.Namespace) -> int:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     extra_expected = read_expected_failures(args.expected_failures)
     body = {"phases": args.phase or None, "options": parse_option_pairs(args.option or []) or None, "trigger": "ci"}
+    try:
+        http = httpx.Client(base_url=server, headers=headers, timeout=30.0)
+    except httpx.InvalidURL as exc:
+        _say(f"rlconform ci: --server {server!r} is not a usable URL: {exc}")
+        return 2
+    try:
+        with http:
+            return _start_and_follow(args, http, server, body, extra_expected)
+    except (httpx.InvalidURL, ServiceAnswerInvalid) as exc:
+        _say(f"rlconform ci: {exc}")
+        return 2
 
-    with httpx.Client(base_url=server, headers=headers, timeout=30.0) as http:
-        try:
-            response = http.post(f"/api/v1/targets/{quote(args.target, safe='')}/runs", json=body)
-        except httpx.HTTPError as exc:
-            _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
-            return 2
-        if response.status_code != 202:
-            _say(f"rlconform ci: {_refusal(response, args.target, server)}")
-            return 2
-        run = response.json()
-        _say(f"run {run['id']} of {args.target} ({run['kind']} {run['url']}) queued")
-        ended = _follow(http, run, args.wait_timeout)
-        if ended is None:
-            return 2
-        try:
-            results_response = http.get(f"/api/v1/runs/{ended['id']}/results")
-            results_response.raise_for_status()
-        except httpx.HTTPError as exc:
-            _say(f"rlconform ci: cannot fetch the results of run {ended['id']}: {exc}")
-            return 2
-    results: list[dict[str, Any]] = results_response.json()
+
+def _start_and_follow(
+    args: argparse.Namespace, http: httpx.Client, server: str, body: dict[str, Any], extra_expected: set[str]
+) -> int:
+    try:
+        response = http.post(f"/api/v1/targets/{quote(args.target, safe='')}/runs", json=body)
+    except httpx.HTTPError as exc:
+        _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
+        return 2
+    if response.status_code != 202:
+        _say(f"rlconform ci: {_refusal(response, args.target, server)}")
+        return 2
+    run = _json(response, *RUN_FIELDS)
+    _say(f"run {run['id']} of {args.target} ({run['kind']} {run['url']}) queued")
+    ended = _follow(http, run, args.wait_timeout)
+    if ended is None:
+        return 2
+    try:
+        results_response = http.get(f"/api/v1/runs/{ended['id']}/results")
+        results_response.raise_for_status()
+    except httpx.HTTPError as exc:
+        _say(f"rlconform ci: cannot fetch the results of run {ended['id']}: {exc}")
+        return 2
+    results = _json(results_response)
+    if not isinstance(results, list) or not all(isinstance(r, dict) and RESULT_FIELDS <= r.keys() for r in results):
+        raise ServiceAnswerInvalid(f"the results of run {ended['id']} are not a list of clause results")
     return _summarise(args, ended, results, extra_expected)
 
 
@@ -138,5 +177,5 @@ def _summarise(args: argparse.Namespace, run: dict[str, Any], results: list[dict
     elif run["message"] and outcome is Outcome.ERROR:
         print(run["message"])
     if args.junit:
-        Path(args.junit).write_text(render_junit(results, run["kind"], expected), encoding="utf-8")
+        Path(args.junit).write_text(render_junit(xml_safe(results), run["kind"], expected), encoding="utf-8")
     return EXIT_CODES[outcome]

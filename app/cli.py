@@ -244,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`| head`); what it read is all it wanted
         sys.stderr.close()
         return 0
+    except OSError as exc:  # e.g. an unwritable --junit/--json path: the harness could not deliver, so 2, not 1
+        print(f"rlconform: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

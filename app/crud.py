@@ -28,6 +28,7 @@ from app.models import (
     utcnow,
 )
 from app.netpolicy import NetworkRefused, check_host
+from app.textsafe import unstorable_paths
 from checks.core import HARNESS_VERSION, Gate, Suite, SuiteOptions
 from checks.registry import KINDS, get_suite
 
@@ -35,6 +36,7 @@ REDACTED = "**********"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # Page paths that a target name would shadow (`/targets/new` is the add form).
 RESERVED_NAMES = {"new"}
+MAX_EXPECTED_FAILURES = 1000
 
 
 class TargetInvalid(Exception):
@@ -55,6 +57,16 @@ def _pydantic_errors(exc: pydantic.ValidationError, prefix: Sequence[str | int] 
         msg = "unknown option" if error["type"] == "extra_forbidden" else error["msg"]
         errors.append(_error([*prefix, *error["loc"]], msg))
     return errors
+
+
+def require_storable(values: dict[str, Any]) -> None:
+    """TargetInvalid, with field paths, when any string in `values` cannot be stored."""
+    errors = [
+        _error(loc, "contains a NUL character or an unpaired surrogate, which cannot be stored")
+        for loc in unstorable_paths(values)
+    ]
+    if errors:
+        raise TargetInvalid(errors)
 
 
 def target_create_from(values: dict[str, Any]) -> TargetCreate:
@@ -93,11 +105,15 @@ def _suite_or_none(kind: str) -> Suite | None:
 
 
 def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
-    """A copy of `options` with every secret field of the kind's options model masked."""
+    """A copy of `options` with every secret field of the kind's options model masked.
+
+    For a kind this server cannot load (its package missing, or renamed in an upgrade)
+    nobody can tell which options are secret, so every value is masked.
+    """
     redacted = dict(options or {})
     suite = _suite_or_none(kind)
     if suite is None:
-        return redacted
+        return {name: REDACTED if value not in (None, "") else value for name, value in redacted.items()}
     for name in secret_fields(suite.options_model):
         if redacted.get(name) not in (None, ""):
             redacted[name] = REDACTED
@@ -189,6 +205,10 @@ def _validate_target(
         stored_options = _options_to_store(suite.parse_options(options))
     except pydantic.ValidationError as exc:
         errors.extend(_pydantic_errors(exc, ["options"]))
+    expected_failures = list(expected_failures)
+    if len(expected_failures) > MAX_EXPECTED_FAILURES:
+        errors.append(_error(["expected_failures"], f"at most {MAX_EXPECTED_FAILURES} clause ids"))
+        expected_failures = []
     for index, clause_id in enumerate(expected_failures):
         if clause_id not in suite.catalogue:
             errors.append(_error(["expected_failures", index], f"{clause_id!r} is not a clause of {kind}"))
@@ -203,6 +223,7 @@ def _policy(session: Session, allowed_networks: Sequence[str] | None) -> Sequenc
 
 
 def create_target(session: Session, data: TargetCreate, allowed_networks: Sequence[str] | None = None) -> Target:
+    require_storable(data.model_dump())
     url, options = _validate_target(
         session,
         name=data.name,
@@ -235,6 +256,7 @@ def update_target(
 ) -> Target:
     """Apply the fields `data` sets; a kind change revalidates URL, options and expected failures."""
     changes = data.model_dump(exclude_unset=True)
+    require_storable(changes)
     kind = changes.get("kind") or target.kind
     options = changes["options"] if changes.get("options") is not None else target.options
     if changes.get("options") is not None and kind == target.kind:
@@ -307,6 +329,7 @@ def enqueue_run(
     The run keeps a redacted snapshot of the options it will use. Call
     `app.state.runner.wake()` afterwards.
     """
+    require_storable({"phases": list(phases or []), "options": dict(options or {}), "trigger": trigger})
     try:
         suite = get_suite(target.kind)
     except (KeyError, ImportError) as exc:
@@ -318,6 +341,10 @@ def enqueue_run(
     except ValueError as exc:
         errors.append(_error(["phases"], str(exc)))
     overrides = dict(options or {})
+    for name in sorted(secret_fields(suite.options_model)):
+        # A run keeps only a redacted snapshot and takes secrets from its target, so an override would be lost.
+        if overrides.get(name) not in (None, REDACTED):
+            errors.append(_error(["options", name], "a secret cannot be overridden for one run; set it on the target"))
     overrides = _keep_masked_secrets(suite, overrides, target.options)
     try:
         parsed = suite.parse_options({**target.options, **overrides})

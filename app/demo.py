@@ -2,7 +2,8 @@
 
 A newcomer's first `rlconform serve` on an empty database shows a target
 that passes. Later starts point the demo target at the new port. A user's
-own target called `demo` of another kind is never touched.
+own target called `demo` is never touched: ours is the PlugRL one that still
+carries the demo's description.
 """
 
 from __future__ import annotations
@@ -24,12 +25,16 @@ DEMO_KIND = "plugrl-server"
 DEMO_DESCRIPTION = "The built-in reference PlugRL training server, started with the service. It should pass."
 
 
+def _is_ours(target: Target) -> bool:
+    return target.kind == DEMO_KIND and target.description == DEMO_DESCRIPTION
+
+
 def _plan(engine: Engine) -> str:
     """"create" on an empty database, "update" when our demo target exists, else "skip"."""
     with Session(engine) as session:
         existing = session.exec(select(Target).where(Target.name == DEMO_NAME)).first()
         if existing is not None:
-            return "update" if existing.kind == DEMO_KIND else "skip"
+            return "update" if _is_ours(existing) else "skip"
         empty = session.exec(select(func.count()).select_from(Target)).one() == 0
         return "create" if empty else "skip"
 
@@ -43,7 +48,7 @@ def _register(engine: Engine, url: str) -> None:
                 TargetCreate(name=DEMO_NAME, kind=DEMO_KIND, url=url, description=DEMO_DESCRIPTION),
                 allowed_networks=(),  # our own loopback server; runs still obey the policy
             )
-        elif existing.kind == DEMO_KIND:
+        elif _is_ours(existing):
             existing.url = url
             existing.updated_at = utcnow()
             session.add(existing)

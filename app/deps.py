@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, HTTPException, Request, status
 from sqlmodel import Session, select
@@ -13,6 +14,18 @@ from app.models import Run, Target
 from app.settings import Settings
 
 SessionDep = Annotated[Session, Depends(get_session)]
+
+# Ids and numbers are 32-bit INTEGER columns on PostgreSQL; a larger one can name no row, and
+# must get a 404/422 rather than an overflow from the database driver.
+DB_INT_MAX = 2**31 - 1
+
+
+def parse_row_id(text: str) -> int | None:
+    """`text` as a row id when it is plain ASCII digits within the database's range, else None."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 10:
+        return None
+    value = int(text)
+    return value if value <= DB_INT_MAX else None
 
 
 def get_app_settings(request: Request) -> Settings:
@@ -33,7 +46,7 @@ TargetDep = Annotated[Target, Depends(valid_target)]
 
 
 def valid_run(run_id: int, session: SessionDep) -> Run:
-    run = session.get(Run, run_id)
+    run = session.get(Run, run_id) if 0 <= run_id <= DB_INT_MAX else None
     if run is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id}")
     return run
@@ -42,8 +55,20 @@ def valid_run(run_id: int, session: SessionDep) -> Run:
 RunDep = Annotated[Run, Depends(valid_run)]
 
 
+def cross_site(request: Request) -> bool:
+    """A browser request sent by another site's page (browsers add `Origin` to such writes)."""
+    origin = request.headers.get("origin")
+    return origin is not None and urlsplit(origin).netloc != request.headers.get("host")
+
+
 def require_token(request: Request, settings: SettingsDep) -> None:
-    """When an API token is configured, a write needs `Authorization: Bearer <token>`."""
+    """When an API token is configured, a write needs `Authorization: Bearer <token>`.
+
+    Without a token, a page on another site could still start or cancel runs through a
+    visitor's browser with a body-less POST (no CORS preflight), so such writes are refused.
+    """
+    if cross_site(request):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "writes from another site's pages are refused")
     if settings.api_token is None:
         return
     scheme, _, given = request.headers.get("authorization", "").partition(" ")

@@ -9,6 +9,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -16,9 +18,11 @@ from app.crud import TargetInvalid
 from app.db import make_engine, upgrade_database
 from app.demo import start_demo
 from app.metrics import Metrics
+from app.request_guard import RequestGuard
 from app.runner import Runner, recover_interrupted
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
+from app.textsafe import storable
 from checks.core import HARNESS_VERSION
 
 log = logging.getLogger("rlconform")
@@ -68,10 +72,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Conformance runs against RL wire-protocol servers: targets, runs, clause results, evidence.",
         lifespan=lifespan,
     )
+    app.add_middleware(RequestGuard)
     app.state.settings = settings
     app.state.engine = engine
     app.state.runner = runner
     app.state.metrics = metrics
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # As FastAPI's own handler, but an echoed input holding a lone surrogate must not break the JSON.
+        return JSONResponse({"detail": storable(jsonable_encoder(exc.errors()))}, status_code=422)
 
     @app.exception_handler(TargetInvalid)
     async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:

@@ -34,6 +34,11 @@ class Metrics:
                 if seconds <= bound:
                     self.duration_buckets[index] += 1
 
+    def run_never_executed(self, status: str) -> None:
+        """A run this process ended before it started (a queued run cancelled): counted, not timed."""
+        with self._lock:
+            self.runs_ended[(status, "none")] += 1
+
     def render(self, session: Session) -> str:
         by_status = dict.fromkeys((str(s) for s in RunStatus), 0)
         for status, count in session.exec(select(Run.status, func.count()).group_by(Run.status)):

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from collections.abc import Sequence
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+# A DNS name as a run connects to it. Anything else (a gRPC target such as
+# `ipv4:10.0.0.1:80,a.internal`, `unix:/path`, or `%`/`@`/`,` tricks) could make the
+# connecting library reach an address other than the one checked here.
+HOST_NAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$")
 
 
 class NetworkRefused(Exception):
@@ -34,6 +39,14 @@ def parse_allowed(entries: Sequence[str]) -> tuple[list[Network], list[str]]:
         except ValueError:
             names.append(entry.lower().rstrip("."))
     return networks, names
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
 
 
 def _name_allowed(host: str, names: list[str]) -> bool:
@@ -69,6 +82,8 @@ def check_host(host: str, port: int | None, allowed: Sequence[str]) -> None:
     networks, names = parse_allowed(allowed)
     if not host:
         raise NetworkRefused("the target URL names no host")
+    if len(host) > 253 or not (_is_ip_literal(host) or HOST_NAME.match(host)):
+        raise NetworkRefused(f"{host[:80]!r} is neither an IP address nor a plain host name")
     if _name_allowed(host, names):
         return
     addresses = resolve(host, port)

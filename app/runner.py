@@ -25,6 +25,7 @@ from app import crud
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow
 from app.netpolicy import NetworkRefused, check_host_async
+from app.textsafe import storable
 from checks.core import ClauseResult, Gate, Transcript, Verdict, outcome_of, run_suite, truncate
 from checks.registry import get_suite
 
@@ -82,6 +83,7 @@ def write_batch(
     """Upsert results by (run, phase, clause) and transcripts by (run, number); update progress; commit."""
     if secrets:
         results, transcripts = scrub(list(results), secrets), scrub(list(transcripts), secrets)
+    results, transcripts = storable(list(results)), storable(list(transcripts))
     with Session(engine) as session:
         for data in transcripts:
             row = session.exec(
@@ -258,8 +260,10 @@ class Runner:
     def _cancel_in_db(self, run_id: int) -> None:
         with Session(self.engine) as session:
             run = session.get(Run, run_id)
-            if run is not None:
-                crud.cancel_run(session, run)
+            if run is None or run.status in ENDED_STATUSES:
+                return
+            if crud.cancel_run(session, run).status == RunStatus.CANCELLED:
+                self.metrics.run_never_executed(RunStatus.CANCELLED)
 
     # -- dispatching
 
@@ -319,6 +323,7 @@ class Runner:
     async def _execute(self, run_id: int) -> None:
         started = time.monotonic()
         recorder: RunRecorder | None = None
+        secrets: list[str] = []
         try:
             loaded = await asyncio.to_thread(self._load, run_id)
             if loaded is None:
@@ -326,9 +331,10 @@ class Runner:
             run, target = loaded
             suite = get_suite(run.kind)
             options = crud.run_options(suite, run, target)
+            secrets = secret_values(suite, options)
             host, port = suite.host_port(run.url)
             await check_host_async(host, port, self.allowed_networks)
-            recorder = RunRecorder(self.engine, run_id, secret_values(suite, options))
+            recorder = RunRecorder(self.engine, run_id, secrets)
             report = await run_suite(suite, run.url, options, run.phases or None, recorder)
             await recorder.close()
             if asyncio.current_task().cancelling():  # a phase swallowed the cancellation
@@ -350,7 +356,7 @@ class Runner:
             log.exception("run %s failed in the harness", run_id)
             if recorder is not None:
                 await _close_quietly(recorder)
-            why = f"harness error: {type(exc).__name__}: {truncate(str(exc), 300)}"
+            why = scrub(f"harness error: {type(exc).__name__}: {truncate(str(exc), 300)}", secrets)
             await self._finish(run_id, RunStatus.FINISHED, "error", why, started)
 
     async def _finish(self, run_id: int, status: RunStatus, outcome: str | None, message: str, started: float) -> None:
@@ -364,7 +370,7 @@ class Runner:
             if run.status in ENDED_STATUSES:  # cancelled by another path meanwhile: keep that
                 status, outcome, message = RunStatus(run.status), run.outcome, run.message
             counts = _run_counts(session, run_id)
-            run.status, run.outcome, run.message = str(status), outcome, message
+            run.status, run.outcome, run.message = str(status), outcome, storable(message)
             run.counts, run.decided_clauses = counts, sum(counts.values())
             if status is RunStatus.FINISHED:
                 run.total_clauses = run.decided_clauses

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import logging
 
+import pydantic
 import uvicorn
 
+from app.cli import UsageError
 from app.settings import Settings
 
 
@@ -27,7 +29,11 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 def serve(args: argparse.Namespace) -> int:
     from app.main import create_app  # noqa: PLC0415
 
-    settings = settings_from_args(args)
+    try:
+        settings = settings_from_args(args)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(f"RLCONFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"bad setting: {problems}") from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
@@ -9,6 +10,7 @@ from typing import Annotated
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.netpolicy import HOST_NAME
 from checks.spec import SPEC_PATH
 
 
@@ -35,6 +37,18 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("allowed_networks", mode="after")
+    @classmethod
+    def _networks_or_names(cls, entries: list[str]) -> list[str]:
+        # A mistyped CIDR would otherwise become a host name that matches nothing, silently.
+        for entry in entries:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                if not HOST_NAME.match(entry.removeprefix("*.")):
+                    raise ValueError(f"{entry!r} is neither a CIDR (10.0.0.0/8) nor a host name (*.internal)") from None
+        return entries
 
     @field_validator("api_token", mode="after")
     @classmethod

@@ -158,6 +158,18 @@ class WireSocket:
         await self.close()
 
 
+class _connect_without_redirects(ws_client.connect):
+    """The library's connect, except that a redirect ends the handshake.
+
+    A target's redirect is an answer to record, not a place to go: following
+    it would let a target send the checker to any address, past the network
+    allow-list a service checks against the target's own address.
+    """
+
+    def process_redirect(self, exc: Exception) -> Exception | str:
+        return exc
+
+
 async def open_websocket(
     url: str,
     transcript: Transcript,
@@ -176,7 +188,7 @@ async def open_websocket(
     """
     transcript.note(f"connect {url}" + (f" offering {compression}" if compression else ""))
     try:
-        connection = await ws_client.connect(
+        connection = await _connect_without_redirects(
             url,
             compression=compression,
             max_size=max_size,

@@ -12,6 +12,7 @@ from sqlmodel import col, select
 from app.api.schemas import Health
 from app.deps import SessionDep
 from app.models import Run, RunStatus, Target
+from app.textsafe import xml_safe
 from checks.core import HARNESS_VERSION
 
 router = APIRouter(tags=["operations"])
@@ -66,5 +67,5 @@ def badge(name: str, session: SessionDep) -> Response:
             .limit(1)
         ).first()
         value, code = (last or "no runs"), 200
-    svg = badge_svg(name[:40], value, BADGE_COLOURS.get(value, BADGE_COLOURS["unknown"]))
+    svg = badge_svg(xml_safe(name[:40]), value, BADGE_COLOURS.get(value, BADGE_COLOURS["unknown"]))
     return Response(svg, status_code=code, media_type="image/svg+xml", headers={"Cache-Control": "no-cache"})

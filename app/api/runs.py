@@ -10,8 +10,9 @@ from sqlmodel import Session, col, select
 
 from app import crud
 from app.api.schemas import ClauseResultOut, RunExport, TranscriptPublic
-from app.deps import WRITE, RunDep, SessionDep
+from app.deps import DB_INT_MAX, WRITE, RunDep, SessionDep, parse_row_id
 from app.models import ClauseResultRow, Run, RunPublic, RunStatus, Target, TranscriptRow
+from app.textsafe import xml_safe
 from checks.formats import render_junit
 
 router = APIRouter(tags=["runs"])
@@ -37,7 +38,7 @@ def list_runs(
     target: str | None = None,
     status_: RunStatus | None = Query(None, alias="status"),
     limit: int = Query(50, ge=1, le=500),
-    before_id: int | None = Query(None, description="Only runs with a smaller id (paging)"),
+    before_id: int | None = Query(None, ge=0, le=DB_INT_MAX + 1, description="Only runs with a smaller id (paging)"),
 ) -> list[RunPublic]:
     statement = select(Run)
     if target is not None:
@@ -59,7 +60,7 @@ def read_run(run: RunDep, session: SessionDep) -> RunPublic:
 def read_results(
     run: RunDep,
     session: SessionDep,
-    after_id: int = Query(0, ge=0, description="Only results with a larger id, for polling a live run"),
+    after_id: int = Query(0, ge=0, le=DB_INT_MAX, description="Only results with a larger id, for polling a live run"),
     verdict: str | None = None,
     phase: str | None = None,
 ) -> list[ClauseResultOut]:
@@ -73,9 +74,11 @@ def read_results(
 
 @router.get("/runs/{run_id}/transcripts/{number}", summary="The wire transcript of one connection")
 def read_transcript(run: RunDep, number: int, session: SessionDep) -> TranscriptPublic:
-    row = session.exec(
-        select(TranscriptRow).where(TranscriptRow.run_id == run.id, TranscriptRow.number == number)
-    ).first()
+    row = (
+        session.exec(select(TranscriptRow).where(TranscriptRow.run_id == run.id, TranscriptRow.number == number)).first()
+        if 0 <= number <= DB_INT_MAX
+        else None
+    )
     if row is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"run {run.id} has no transcript {number}")
     return TranscriptPublic.model_validate(row, from_attributes=True)
@@ -88,7 +91,7 @@ def read_transcript(run: RunDep, number: int, session: SessionDep) -> Transcript
     responses={200: {"content": {"application/xml": {}}}},
 )
 def read_junit(run: RunDep, session: SessionDep) -> Response:
-    results = [row.model_dump() for row in _results(session, run)]
+    results = xml_safe([row.model_dump() for row in _results(session, run)])
     xml = render_junit(results, f"{run.kind}", run.expected_failures)
     return Response(xml, media_type="application/xml")
 
@@ -123,8 +126,9 @@ def diff_run(
         base = previous_run(session, run)
         if base is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run of this target before run {run.id}")
-    elif against.isdigit():
-        base = session.get(Run, int(against))
+    elif against.isascii() and against.isdigit():
+        base_id = parse_row_id(against)
+        base = session.get(Run, base_id) if base_id is not None else None
         if base is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {against}")
     else:

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from sqlmodel import Session
 
-from app.deps import RunDep, SessionDep
+from app.deps import RunDep, SessionDep, parse_row_id
 from app.history import DIFF_CATEGORIES, diff_runs, last_passing_run, previous_run
 from app.models import Run, Target
 from app.web.templating import templates
@@ -31,10 +31,11 @@ def resolve_against(session: Session, run: Run, against: str) -> tuple[Run | Non
     if against in ("", "previous"):
         base = previous_run(session, run)
         return base, "" if base else "This is the target's first run; there is nothing before it."
-    if not against.isdigit():
+    if not (against.isascii() and against.isdigit()):
         return None, "Compare with a run id, `previous` or `baseline`."
-    base = session.get(Run, int(against))
-    return base, "" if base else f"There is no run #{int(against)}."
+    base_id = parse_row_id(against)
+    base = session.get(Run, base_id) if base_id is not None else None
+    return base, "" if base else f"There is no run #{against}."
 
 
 @router.get("/runs/{run_id}/diff", response_class=HTMLResponse, include_in_schema=False)

@@ -13,6 +13,8 @@ from urllib.parse import quote, urlsplit
 
 from fastapi import Depends, HTTPException, Request
 
+from app.deps import cross_site
+
 TOKEN_COOKIE = "rlconform_token"
 
 
@@ -33,8 +35,7 @@ def safe_next(target: str | None) -> str:
 
 
 def guard_write(request: Request) -> None:
-    origin = request.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc != request.headers.get("host"):
+    if cross_site(request):
         raise HTTPException(status_code=403, detail="form posts from another site are refused")
     if not token_matches(request, request.cookies.get(TOKEN_COOKIE, "")):
         referer = urlsplit(request.headers.get("referer", "")).path

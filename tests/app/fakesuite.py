@@ -26,6 +26,11 @@ class FakeOptions(SuiteOptions):
     fail: list[str] = Field(default_factory=list, description="Clause ids to decide as not met.")
     hang_in: str = Field("", description="A phase that never returns, to exercise its deadline.")
     token: SecretStr | None = Field(None, description="A credential the target would need.")
+    reply_codepoints: list[int] = Field(
+        default_factory=list,
+        description="Code points of a text the fake target puts in its replies and close reason, "
+        "to send what no option may hold (NUL, a lone surrogate).",
+    )
 
 
 async def _decide(ctx: PhaseContext, phase: str, clause_ids: tuple[str, ...]) -> None:
@@ -35,11 +40,12 @@ async def _decide(ctx: PhaseContext, phase: str, clause_ids: tuple[str, ...]) ->
     transcript.sent("text", 5, f"hello token={secret}" if secret else "hello")
     if options.hang_in == phase:
         await asyncio.Event().wait()
+    said = "".join(map(chr, options.reply_codepoints))
     for clause_id in clause_ids:
         await asyncio.sleep(options.delay)
-        transcript.received("text", 2, f"reply for {clause_id}")
-        ctx.report.check(clause_id not in options.fail, clause_id, "a proper reply", "a bad reply", transcript)
-    transcript.closed(1000, "bye", "checker")
+        transcript.received("text", 2, f"reply for {clause_id}{said}")
+        ctx.report.check(clause_id not in options.fail, clause_id, "a proper reply", f"a bad reply{said}", transcript)
+    transcript.closed(1000, f"bye{said}", "checker")
 
 
 def _phase(name: str, clause_ids: tuple[str, ...], default: bool = True) -> Phase:

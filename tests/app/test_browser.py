@@ -91,6 +91,9 @@ def test_add_run_inspect_and_diff_in_a_real_browser(
     expect = sync_api.expect
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    console_errors: list[str] = []  # a script error or a failed load (once: the favicon) would land here
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+    page.on("console", lambda message: message.type == "error" and console_errors.append(message.text))
 
     # Add the target through the generated form.
     page.goto(live_service + "/")
@@ -147,3 +150,4 @@ def test_add_run_inspect_and_diff_in_a_real_browser(
     expect(page).to_have_url(re.compile(r"/diff\?against=\d+$"))
     expect(page.locator("#newly_passing")).to_contain_text(BROKEN_CLAUSE)
     expect(page.locator("#newly_failing")).to_contain_text("none")
+    assert console_errors == []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import xml.etree.ElementTree as ET
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -10,7 +12,7 @@ import pytest
 
 from app.cli import main
 from app.settings import Settings
-from tests.app.helpers import free_port, service_settings
+from tests.app.helpers import free_port, service_settings, wait_until
 
 URL = "ws://127.0.0.1:9"
 
@@ -86,3 +88,62 @@ def test_against_the_reference_server(live_service, api, reference_server, capsy
     add(api, "ref", "plugrl-server", reference_server(), options={"timeout": 2.0, "patience": 0.2})
     assert ci(live_service, "--target", "ref") == 0
     assert "outcome: pass" in capsys.readouterr().out
+
+
+def test_a_malformed_server_url_exits_2_with_a_message(capsys) -> None:
+    assert main(["ci", "--server", "http://[::1", "--target", "any"]) == 2
+    assert "not a usable URL" in capsys.readouterr().err
+
+
+class _NotRlconform(BaseHTTPRequestHandler):
+    """A web server that is not rlconform: accepts any POST with 202 and a body that is not a run."""
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = b"accepted" if self.path.endswith("/text/runs") else b'{"queued": true}'
+        self.send_response(202)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def not_rlconform() -> str:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotRlconform)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("target", ["text", "json"])
+def test_a_server_that_is_not_rlconform_exits_2_not_a_traceback(not_rlconform: str, target: str, capsys) -> None:
+    assert main(["ci", "--server", not_rlconform, "--target", target]) == 2
+    assert "not an rlconform service's answer" in capsys.readouterr().err
+
+
+def test_a_run_whose_target_is_deleted_meanwhile_exits_2_at_once(live_service, api, fake_kind, capsys) -> None:
+    add(api, "doomed", fake_kind, URL, options={"delay": 0.5})
+    codes: list[int] = []
+    follower = threading.Thread(target=lambda: codes.append(ci(live_service, "--target", "doomed")))
+    follower.start()
+    try:
+        wait_until(lambda: bool(api.get("/api/v1/runs", params={"target": "doomed", "status": "running"}).json()))
+        assert api.delete("/api/v1/targets/doomed").status_code == 204
+    finally:
+        follower.join(timeout=30)
+    assert codes == [2]
+    assert "no longer exists" in capsys.readouterr().err
+
+
+def test_an_unwritable_junit_path_exits_2_not_1(live_service, api, fake_kind, tmp_path, capsys) -> None:
+    add(api, "nowhere", fake_kind, URL)
+    assert ci(live_service, "--target", "nowhere", "--junit", str(tmp_path / "missing-dir" / "out.xml")) == 2
+    assert "No such file or directory" in capsys.readouterr().err

@@ -49,3 +49,18 @@ def test_serve_flags_override_the_environment(monkeypatch: pytest.MonkeyPatch) -
     assert (settings.port, settings.database_url, settings.demo) == (1234, "sqlite:///x.db", False)
     assert settings.host == "0.0.0.0"  # no flag given: the environment stands
     assert settings_from_args(serve_args()).port == 9001
+
+
+@pytest.mark.parametrize("entry", ["10.0.0.0/33", "10.0.0.0/8/", "trainer internal", "*.", "http://trainer"])
+def test_a_mistyped_allowed_network_is_refused_not_read_as_a_name(monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    monkeypatch.setenv("RLCONFORM_ALLOWED_NETWORKS", f"127.0.0.0/8,{entry}")
+    with pytest.raises(ValueError, match="neither a CIDR"):
+        Settings()
+
+
+def test_serve_reports_a_bad_setting_in_one_line_and_exits_2(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from app.cli import main
+
+    monkeypatch.setenv("RLCONFORM_PORT", "eighty")
+    assert main(["serve"]) == 2
+    assert capsys.readouterr().err.startswith("rlconform: bad setting: RLCONFORM_PORT: ")

@@ -202,3 +202,34 @@ async def test_wire_client_reports_a_refused_port_as_unreachable():
     report = Report(catalogue)
     with pytest.raises(TargetUnreachable):
         await open_websocket(f"ws://127.0.0.1:{port}", report.transcript("refused"), timeout=2)
+
+
+async def test_wire_client_records_a_handshake_redirect_instead_of_following_it():
+    from checks.wire import HandshakeFailed, open_websocket
+
+    followed: list[bytes] = []
+
+    async def elsewhere(reader, writer):
+        followed.append(await reader.read(100))
+        writer.close()
+
+    async def redirect(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")
+        port = target_of_redirect.sockets[0].getsockname()[1]
+        writer.write(f"HTTP/1.1 302 Found\r\nLocation: ws://127.0.0.1:{port}/\r\nContent-Length: 0\r\n\r\n".encode())
+        await writer.drain()
+        writer.close()
+
+    target_of_redirect = await asyncio.start_server(elsewhere, "127.0.0.1", 0)
+    redirector = await asyncio.start_server(redirect, "127.0.0.1", 0)
+    try:
+        port = redirector.sockets[0].getsockname()[1]
+        report = Report(catalogue)
+        transcript = report.transcript("redirected")
+        with pytest.raises(HandshakeFailed, match="302"):
+            await open_websocket(f"ws://127.0.0.1:{port}", transcript, timeout=2)
+        assert followed == []
+        assert any("302" in frame.summary for frame in transcript.frames)
+    finally:
+        redirector.close()
+        target_of_redirect.close()

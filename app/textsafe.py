@@ -1,0 +1,57 @@
+"""Target strings made safe for the database and for XML, without hiding what the target sent.
+
+A target may put any code point into a close reason, an error text or a
+JSON string: a lone surrogate (`"\\ud800"` in JSON) cannot be encoded as
+UTF-8 for SQLite, PostgreSQL refuses NUL in text, and XML 1.0 forbids most
+control characters. Such characters are written as visible escapes
+(`\\x00`, `\\ud800`) so the evidence still shows them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# NUL and lone surrogates: what a database text column cannot hold.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# Everything XML 1.0 forbids in a document (NUL and surrogates included).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _map_strings(data: Any, pattern: re.Pattern[str]) -> Any:
+    if isinstance(data, str):
+        return pattern.sub(_escape, data)
+    if isinstance(data, dict):
+        return {_map_strings(key, pattern): _map_strings(value, pattern) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_map_strings(value, pattern) for value in data]
+    return data
+
+
+def unstorable_paths(data: Any, path: tuple[str | int, ...] = ()) -> list[list[str | int]]:
+    """The field path of every string in `data` that a database cannot hold; a bad key ends in `(key)`."""
+    if isinstance(data, str):
+        return [list(path)] if UNSTORABLE.search(data) else []
+    if isinstance(data, dict):
+        found: list[list[str | int]] = []
+        for key, value in data.items():
+            found += unstorable_paths(key, (*path, "(key)")) + unstorable_paths(value, (*path, str(key)))
+        return found
+    if isinstance(data, (list, tuple)):
+        return [loc for index, value in enumerate(data) for loc in unstorable_paths(value, (*path, index))]
+    return []
+
+
+def storable(data: Any) -> Any:
+    """`data` (str, dict, list) with NUL and lone surrogates escaped in every string and key."""
+    return _map_strings(data, UNSTORABLE)
+
+
+def xml_safe(data: Any) -> Any:
+    """`data` with every character XML 1.0 forbids escaped in every string and key."""
+    return _map_strings(data, _NOT_XML)

@@ -1,0 +1,107 @@
+"""Ways around RLCONFORM_ALLOWED_NETWORKS: host strings that are not plain names, other spellings of
+a forbidden address, and a target that redirects its WebSocket handshake somewhere forbidden."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.main import create_app
+from app.netpolicy import NetworkRefused, check_host
+from tests.app.helpers import make_target, service_settings, wait_for_run
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "ipv4:169.254.169.254:80,a.internal",  # a gRPC target list ending in an allowed name
+        "unix:/run/metadata.sock:1.internal",
+        "a.internal/x",
+        "a.internal@169.254.169.254",
+        "a,b.internal",
+        "-a.internal",
+    ],
+)
+def test_hosts_that_are_not_plain_names_are_refused_even_when_they_end_in_an_allowed_name(host: str) -> None:
+    with pytest.raises(NetworkRefused, match="neither an IP address nor a plain host name"):
+        check_host(host, 80, ["*.internal", "127.0.0.0/8"])
+
+
+@pytest.mark.parametrize("host", ["trainer_1.svc.internal", "TRAINER.internal.", "127.0.0.1", "::ffff:127.0.0.1"])
+def test_plain_names_and_addresses_still_pass_the_policy(host: str) -> None:
+    check_host(host, 80, ["*.internal", "127.0.0.0/8"])
+
+
+def test_an_rlmesh_target_list_is_refused_at_registration(database_url: str) -> None:
+    settings = service_settings(database_url, allowed_networks=["*.internal"])
+    with TestClient(create_app(settings)) as client:
+        response = client.post(
+            "/api/v1/targets",
+            json={"name": "m", "kind": "rlmesh", "url": "ipv4:169.254.169.254:80,a.internal:50051"},
+        )
+    assert response.status_code == 422
+    [error] = response.json()["detail"]
+    assert error["loc"] == ["body", "url"] and "plain host name" in error["msg"]
+
+
+@pytest.fixture
+def redirecting_target(background_loop) -> Iterator[tuple[str, list[str]]]:
+    """A 'PlugRL server' on 127.0.0.1 that answers every handshake with a redirect to 127.0.0.2,
+    and a listener there that notes every connection it gets."""
+    reached: list[str] = []
+
+    async def start() -> tuple[asyncio.Server, asyncio.Server]:
+        async def forbidden(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            reached.append("127.0.0.2")
+            writer.close()
+
+        elsewhere = await asyncio.start_server(forbidden, "127.0.0.2", 0)
+        location = f"ws://127.0.0.2:{elsewhere.sockets[0].getsockname()[1]}/"
+
+        async def redirect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            try:
+                await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+                writer.write(f"HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n".encode())
+                await writer.drain()
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError, ConnectionError):
+                pass
+            finally:
+                writer.close()
+
+        return await asyncio.start_server(redirect, "127.0.0.1", 0), elsewhere
+
+    first, elsewhere = background_loop.run(start())
+
+    async def stop() -> None:
+        for server in (first, elsewhere):
+            server.close()
+            await server.wait_closed()
+
+    try:
+        yield f"ws://127.0.0.1:{first.sockets[0].getsockname()[1]}", reached
+    finally:
+        background_loop.run(stop())
+
+
+def test_a_handshake_redirect_cannot_lead_a_run_outside_the_allowed_networks(tmp_path, redirecting_target) -> None:
+    url, reached = redirecting_target
+    settings = service_settings(f"sqlite:///{tmp_path / 'r.db'}", allowed_networks=["127.0.0.1/32"])
+    with TestClient(create_app(settings)) as client:
+        make_target(client, "redirector", "plugrl-server", url, options={"timeout": 1.0, "patience": 0.2})
+        started = client.post("/api/v1/targets/redirector/runs", json={"phases": ["exchange"]}).json()
+        run = wait_for_run(client, started["id"], timeout=60)
+    assert run["status"] == "finished" and run["outcome"] in ("fail", "error")
+    assert reached == []
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["2852039166", "0251.0376.0251.0376", "0xa9.0xfe.0xa9.0xfe", "169.254.43518", "::ffff:169.254.169.254",
+     "::ffff:a9fe:a9fe", "::169.254.169.254"],
+)
+def test_other_spellings_of_the_metadata_address_are_refused(host: str) -> None:
+    with pytest.raises(NetworkRefused):
+        check_host(host, 80, ["127.0.0.0/8", "10.0.0.0/8"])
