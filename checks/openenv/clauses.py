@@ -49,6 +49,10 @@ _must("openenv.ws.order", (
     "The server sends exactly one reply per reset, step or state message, in the order the messages "
     "were sent, also when they are pipelined."
 ))
+_must("openenv.ws.unprompted", (
+    "Nothing arrives on /ws unasked: no frame before the first message and none beyond the replies, "
+    "except a CAPACITY_REACHED, FACTORY_ERROR or SESSION_ERROR error right before the server closes."
+))
 
 # 3.7 state
 _must("openenv.state.shape", (
@@ -149,6 +153,10 @@ _must("openenv.reset.task-id", (
 _must("openenv.reset.seed", (
     "When the target's reset data sets a seed, some other seed changes what the episode shows: the "
     "seed is not silently dropped."
+))
+_must("openenv.reset.seed-replay", (
+    "When the target's reset data sets a seed, resetting again in the same session with that seed, or "
+    "with seed 0, replays the same episode: the seed is applied on every reset."
 ))
 
 # 3.17 termination

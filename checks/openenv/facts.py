@@ -25,6 +25,7 @@ class Facts:
     openapi_paths: set[str] | None = None
     openapi_fetched: bool = False
     capacity: int | None = None  # sessions accepted at once when a limit was found
+    greets: bool = False  # every new /ws session gets a frame before it sends anything
 
 
 _FACTS: WeakKeyDictionary[Report, Facts] = WeakKeyDictionary()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +11,7 @@ import httpx
 
 from checks.core import TargetUnreachable, Transcript, summarize, truncate
 
-BODY_CAP = 1024 * 1024
+BODY_CAP = 16 * 1024 * 1024  # as large as a /ws frame may be: a big observation is legal on either
 
 
 @dataclass
@@ -32,6 +33,7 @@ class HttpProbe:
     def __init__(self, base_url: str, transcript: Transcript, timeout: float) -> None:
         self.base_url = base_url.rstrip("/")
         self.transcript = transcript
+        self.timeout = timeout
         self.client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
 
     async def get(self, path: str) -> HttpReply:
@@ -46,24 +48,33 @@ class HttpProbe:
             "http", len(content or ""), f"{method} {path}" + (f" {truncate(content, 200)}" if content else "")
         )
         headers = {"content-type": "application/json"} if content is not None else {}
+        data = bytearray()
         try:
-            async with self.client.stream(method, self.base_url + path, content=content, headers=headers) as response:
-                data = bytearray()
-                async for chunk in response.aiter_bytes():
-                    data += chunk[: BODY_CAP - len(data)]
-                    if len(data) >= BODY_CAP:
-                        break
+            # httpx bounds each read, not the whole body: a server trickling bytes needs this deadline.
+            async with asyncio.timeout(self.timeout):
+                async with self.client.stream(method, self.base_url + path, content=content,
+                                              headers=headers) as response:
+                    async for chunk in response.aiter_bytes():
+                        data += chunk[: BODY_CAP + 1 - len(data)]
+                        if len(data) > BODY_CAP:
+                            break
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
             self.transcript.note(f"could not connect: {truncate(str(exc) or type(exc).__name__, 200)}")
             raise TargetUnreachable(f"{self.base_url}: {exc}") from None
-        except httpx.HTTPError as exc:  # a timeout or a broken response is an answer, status 0
-            why = f"no usable answer: {truncate(str(exc) or type(exc).__name__, 200)}"
+        except (httpx.HTTPError, TimeoutError) as exc:  # a timeout or a broken response is an answer, status 0
+            detail = str(exc) or (f"the answer took longer than {self.timeout:g}s" if isinstance(exc, TimeoutError)
+                                  else type(exc).__name__)
+            why = f"no usable answer: {truncate(detail, 200)}"
             self.transcript.note(why)
             return HttpReply(0, "", why, None, False)
+        if len(data) > BODY_CAP:
+            why = f"the body is larger than {BODY_CAP} bytes; not read further"
+            self.transcript.note(why)
+            return HttpReply(response.status_code, response.headers.get("content-type", ""), why, None, False)
         text = data.decode("utf-8", errors="replace")
         try:
             body_value, is_json = json.loads(text), True
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deep to decode
             body_value, is_json = None, False
         reply = HttpReply(response.status_code, response.headers.get("content-type", ""), text, body_value, is_json)
         self.transcript.received("http", len(data), reply.describe())

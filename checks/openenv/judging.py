@@ -9,7 +9,7 @@ from typing import Any
 from checks.core import Report, Transcript, summarize, truncate
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.schemas import schema_errors
-from checks.openenv.session import ERROR_CODES, Reply
+from checks.openenv.session import CLOSING_CODES, ERROR_CODES, Reply
 
 ENVELOPE_KEYS = {"observation", "done", "reward"}
 
@@ -93,6 +93,13 @@ def state_problem(reply: Reply) -> str | None:
     return None
 
 
+def unprompted_problem(reply: Reply) -> str | None:
+    """For a frame read when none was asked for: what came, unless nothing did or it was a closing error."""
+    if reply.failure is not None or reply.code in CLOSING_CODES:
+        return None
+    return f"unasked: {reply.describe()}"
+
+
 def step_count(reply: Reply) -> int | None:
     return None if state_problem(reply) else reply.data["step_count"]
 
@@ -109,7 +116,12 @@ def signature(reply: Reply) -> str:
     """A frame, canonically, for comparing runs."""
     if reply.failure is not None:
         return f"<{reply.failure}>"
-    return json.dumps(reply.message, sort_keys=True) if reply.is_json else repr(reply.raw)
+    if reply.is_json:
+        try:
+            return json.dumps(reply.message, sort_keys=True)
+        except (ValueError, RecursionError):  # decodable at the socket, too deep to encode here
+            pass
+    return repr(reply.raw)
 
 
 def judge_observation(

@@ -8,12 +8,17 @@ from checks.core import PhaseContext, summarize
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, facts, load_schema, usable_schema
 from checks.openenv.http_probe import HttpProbe
-from checks.openenv.judging import code_problem, error_problem, judge_observation, state_problem, step_count
+from checks.openenv.judging import (
+    code_problem, error_problem, judge_observation, state_problem, step_count, unprompted_problem,
+)
 from checks.openenv.options import options_of
-from checks.openenv.session import open_session
+from checks.openenv.session import QUIET_BEFORE, open_session
 from checks.wire import HandshakeFailed
 
 SIMULATION_PATHS = ("/reset", "/step", "/state")
+# How long the session listens after its last reply for frames nobody asked for: longer than the
+# wait for a greeting, so that an application-level heartbeat on idle sockets shows too.
+QUIET_AFTER = 1.0
 
 
 async def discover(ctx: PhaseContext) -> None:
@@ -63,7 +68,7 @@ async def discover(ctx: PhaseContext) -> None:
 
 
 async def session(ctx: PhaseContext) -> None:
-    """One session: reset with an episode id, state, step, state, then four pipelined messages."""
+    """One session: quiet, reset with an episode id, state, step, state, four pipelined messages, quiet."""
     report, options = ctx.report, options_of(ctx)
     schema = await load_schema(ctx)
     plan = action_plan(options, schema)
@@ -74,6 +79,10 @@ async def session(ctx: PhaseContext) -> None:
         report.failed("openenv.ws.handshake", "101 Switching Protocols on GET /ws", str(exc))
         return
     try:
+        early = await ws.recv(min(ctx.timeout, QUIET_BEFORE))
+        facts(ctx).greets = unprompted_problem(early) is not None
+        report.check(not facts(ctx).greets, "openenv.ws.unprompted",
+                     "no frame before the first message", unprompted_problem(early) or "none came", ws.transcript)
         reset = await ws.reset({**options.reset, "episode_id": episode_id})
         report.check(reset.is_json and not reset.binary, "openenv.ws.handshake",
                      "upgraded without subprotocol, and a JSON text frame answering reset", reset.describe(),
@@ -111,6 +120,15 @@ async def session(ctx: PhaseContext) -> None:
                     and kinds[3] == "state")
         report.check(in_order, "openenv.ws.order", "replies: observation, then two error|observation, then state",
                      ", ".join(r.kind or r.describe() for r in replies), ws.transcript)
+        if in_order:
+            accepted = kinds[1:3].count("observation")
+            report.check(step_count(replies[3]) == accepted, "openenv.state.step-count",
+                         f"step_count {accepted} after a reset and {accepted} accepted steps",
+                         f"step_count {step_count(replies[3])!r}", ws.transcript)
+        late = await ws.recv(min(ctx.timeout, QUIET_AFTER))
+        report.check(unprompted_problem(late) is None, "openenv.ws.unprompted",
+                     "no frame after the reply to the last message", unprompted_problem(late) or "none came",
+                     ws.transcript)
     finally:
         await finish(ws, ctx.timeout)
 

@@ -105,6 +105,8 @@ async def survive(ctx: PhaseContext) -> None:
         try:
             ws = await open_session(ctx, label)
         except (TargetUnreachable, HandshakeFailed) as exc:
+            if len(evidence) == 1:  # not one session yet, so nothing hostile was sent: survival is untested
+                raise NoSessionToStart(f"{label}: could not connect ({truncate(str(exc), 80)})") from None
             problems.append(f"{label}: could not connect ({truncate(str(exc), 80)})")
             return None
         evidence.append(ws.transcript)
@@ -154,10 +156,17 @@ async def survive(ctx: PhaseContext) -> None:
         report.check(not problems, "openenv.survive.hostile",
                      "/health as before and sessions still working after every hostile input",
                      "; ".join(problems[:3]) or "the server and its sessions kept working", evidence)
+    except NoSessionToStart as exc:
+        for clause_id in ("openenv.survive.hostile", "openenv.survive.clean-end"):
+            report.error(clause_id, f"no session opened before any hostile input: {exc}", evidence)
     finally:
         if bystander is not None:
             await finish(bystander, ctx.timeout)
         await health.close()
+
+
+class NoSessionToStart(Exception):
+    """Not one /ws session opened, so no hostile input could be sent at all."""
 
 
 async def _bad_session(open_hostile, index: int, short: float) -> None:

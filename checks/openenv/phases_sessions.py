@@ -38,6 +38,9 @@ async def capacity(ctx: PhaseContext) -> None:
         if refusal is None:
             report.unsupported("openenv.capacity.reached", f"all {limit} sessions were accepted; no limit reached",
                                evidence)
+        elif not sessions:  # no session opened at all: there is no capacity to have reached
+            report.error("openenv.capacity.reached", f"no session could be opened: {refusal.describe()} "
+                         "(see openenv.ws.handshake)")
         else:
             problem = error_problem(refusal, "CAPACITY_REACHED") or _counts_problem(refusal)
             closed = refusal.closed or (await _closed_soon(refused, ctx.timeout) if refused else None)
@@ -222,7 +225,7 @@ def _expect_reward(ctx: PhaseContext, runs: list[EpisodeRun]) -> None:
 
 
 async def reset(ctx: PhaseContext) -> None:
-    """task_id and seed in the reset data change what the episode shows."""
+    """task_id and seed in the reset data change what the episode shows; a seed replays its episode."""
     report, options = ctx.report, options_of(ctx)
     base = options.reset
     ws = await open_session(ctx, "reset parameters")
@@ -242,10 +245,20 @@ async def reset(ctx: PhaseContext) -> None:
         seed = base.get("seed")
         if isinstance(seed, bool) or not isinstance(seed, int):
             report.unsupported("openenv.reset.seed", "the reset data sets no integer seed")
+            report.unsupported("openenv.reset.seed-replay", "the reset data sets no integer seed")
             return
         plan = action_plan(options, await load_schema(ctx))
         script = plan.valid
         reference = await play(ws, base, script, options.max_steps)
+        # Back to back in one session: an RNG made once per session, or a falsy-seed test
+        # (`if seed:`) that skips seed 0, shows as a replay that drifts.
+        for replayed in dict.fromkeys((seed, 0)):
+            first = reference if replayed == seed else await play(ws, {**base, "seed": replayed}, script,
+                                                                 options.max_steps)
+            again = await play(ws, {**base, "seed": replayed}, script, options.max_steps)
+            report.check(again.frames() == first.frames(), "openenv.reset.seed-replay",
+                         f"seed {replayed} played twice in one session gives the same frames",
+                         _difference(first, again), ws.transcript)
         tried = []
         for other_seed in (seed + 1, seed + 2, seed + 3):
             run = await play(ws, {**base, "seed": other_seed}, script, options.max_steps)

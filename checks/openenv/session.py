@@ -12,13 +12,18 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from checks.core import PhaseContext, summarize, truncate
+from checks.openenv.facts import facts
 from checks.wire import Closed, NoReply, WireSocket, open_websocket
 
 ERROR_CODES = frozenset({
     "INVALID_JSON", "UNKNOWN_TYPE", "VALIDATION_ERROR", "EXECUTION_ERROR",
     "CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR",
 })
+# The errors a server may send unasked, right before it closes the session.
+CLOSING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
 FRAME_CAP = 16 * 1024 * 1024
+# How long a session listens for a greeting before its first message (a greeting comes at once).
+QUIET_BEFORE = 0.3
 
 
 def ws_url(base_url: str) -> str:
@@ -33,7 +38,7 @@ def summarize_frame(data: bytes | str) -> tuple[str, str]:
         return "binary", f"<{len(data)} bytes>"
     try:
         return "json", summarize(json.loads(data))
-    except ValueError:
+    except (ValueError, RecursionError):
         return "text", repr(truncate(data, 200))
 
 
@@ -70,11 +75,22 @@ class Reply:
         return summarize(self.message, 300) if self.is_json else f"non-JSON text {truncate(self.raw, 120)!r}"
 
 
+def decode_frame(data: bytes | str) -> Reply:
+    """A received frame as a Reply; never raises, whatever the target sent."""
+    if isinstance(data, bytes):
+        return Reply(binary=True, raw=data.decode("latin-1"))
+    try:
+        return Reply(message=json.loads(data), is_json=True, raw=data)
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to decode, so not usable JSON
+        return Reply(raw=data)
+
+
 class JsonSession:
     """One /ws connection speaking JSON text frames."""
 
     def __init__(self, socket: WireSocket) -> None:
         self.socket = socket
+        self.pending: list[Reply] = []  # frames read early and put back
 
     @property
     def transcript(self):
@@ -92,18 +108,15 @@ class JsonSession:
         return None
 
     async def recv(self, timeout: float | None = None) -> Reply:
+        if self.pending:
+            return self.pending.pop(0)
         try:
             data = await self.socket.recv(timeout)
         except NoReply as exc:
             return Reply(failure=f"no reply: {exc}")
         except Closed as exc:
             return Reply(failure=str(exc), closed=exc)
-        if isinstance(data, bytes):
-            return Reply(binary=True, raw=data.decode("latin-1"))
-        try:
-            return Reply(message=json.loads(data), is_json=True, raw=data)
-        except ValueError:
-            return Reply(raw=data)
+        return decode_frame(data)
 
     async def request(self, message: Any) -> Reply:
         # A target that closed after an unprompted frame (CAPACITY_REACHED) still has
@@ -128,7 +141,7 @@ class JsonSession:
         except NoReply:
             return None, []
         frames = getattr(closed, "frames", [])
-        return closed, [Reply(message=_loads(f), is_json=_loads(f) is not None, raw=str(f)) for f in frames]
+        return closed, [decode_frame(frame) for frame in frames]
 
     def drop(self) -> None:
         """Cut the TCP connection without a WebSocket close."""
@@ -146,18 +159,23 @@ class JsonSession:
         await self.close()
 
 
-def _loads(frame: Any) -> Any:
-    try:
-        return json.loads(frame)
-    except (TypeError, ValueError):
-        return None
-
-
 async def open_session(ctx: PhaseContext, label: str, timeout: float | None = None) -> JsonSession:
-    """A recorded /ws session. Raises TargetUnreachable or HandshakeFailed like `open_websocket`."""
+    """A recorded /ws session. Raises TargetUnreachable or HandshakeFailed like `open_websocket`.
+
+    Once the session phase has seen the server greet every new session unasked
+    (failing openenv.ws.unprompted), the greeting is read past here, so that the
+    other clauses are judged on the replies themselves and not on a shifted stream.
+    """
     transcript = ctx.report.transcript(label)
     socket = await open_websocket(
         ws_url(ctx.url), transcript, timeout=timeout or ctx.timeout, max_size=FRAME_CAP,
         summarize=summarize_frame,
     )
-    return JsonSession(socket)
+    session = JsonSession(socket)
+    if facts(ctx).greets:
+        first = await session.recv(min(ctx.timeout, QUIET_BEFORE))
+        if first.failure is None and first.code in CLOSING_CODES:  # a refusal, not a greeting: keep it
+            session.pending.append(first)
+        elif first.failure is None:
+            transcript.note("read past the greeting (judged once, under openenv.ws.unprompted)")
+    return session

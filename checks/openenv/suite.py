@@ -2,54 +2,72 @@
 
 from __future__ import annotations
 
-from checks.core import Phase, Suite
+from checks.core import Phase, PhaseContext, PhaseFunction, Suite, truncate
 from checks.openenv import phases_basic, phases_http, phases_load, phases_sessions
 from checks.openenv.clauses import CATALOGUE
 from checks.openenv.options import OpenEnvOptions
+from checks.wire import HandshakeFailed
+
+
+def _phase(name: str, run: PhaseFunction, clauses: tuple[str, ...], description: str, **extra) -> Phase:
+    """A phase whose clauses, when /ws refuses the upgrade, are errors that point at the handshake clause."""
+
+    async def guarded(ctx: PhaseContext) -> None:
+        try:
+            await run(ctx)
+        except HandshakeFailed as exc:  # judged once, by openenv.ws.handshake in the session phase
+            for clause_id in clauses:
+                if not ctx.report.decided(clause_id):
+                    ctx.report.error(clause_id, f"no /ws session could be opened ({truncate(str(exc), 200)}); "
+                                     "see openenv.ws.handshake")
+
+    guarded.__doc__ = run.__doc__
+    return Phase(name, guarded, clauses, description, **extra)
+
 
 PHASES = (
-    Phase("discover", phases_basic.discover, (
+    _phase("discover", phases_basic.discover, (
         "openenv.discover.health", "openenv.discover.metadata", "openenv.discover.schema",
         "openenv.discover.openapi", "openenv.discover.profile", "openenv.mode.consistent",
     ), "GET /health, /metadata, /schema and /openapi.json; read the mode and the profile"),
-    Phase("session", phases_basic.session, (
+    _phase("session", phases_basic.session, (
         "openenv.ws.handshake", "openenv.ws.envelope", "openenv.ws.reward", "openenv.ws.reward-range",
         "openenv.schema.observation-valid", "openenv.state.shape", "openenv.state.episode-id",
-        "openenv.state.step-count", "openenv.ws.order",
-    ), "one /ws session: reset with an episode id, state, step, state, then pipelined messages"),
-    Phase("actions", phases_basic.actions, (
+        "openenv.state.step-count", "openenv.ws.order", "openenv.ws.unprompted",
+    ), "one /ws session: listen, reset with an episode id, state, step, state, pipelined messages, listen"),
+    _phase("actions", phases_basic.actions, (
         "openenv.schema.action-accepted", "openenv.action.rejected", "openenv.action.not-executed",
         "openenv.action.session-usable", "openenv.errors.codes", "openenv.ws.envelope", "openenv.ws.reward",
         "openenv.ws.reward-range", "openenv.schema.observation-valid",
     ), "replay each action in its own episode: valid ones accepted, invalid ones refused without effect"),
-    Phase("errors", phases_basic.errors, (
+    _phase("errors", phases_basic.errors, (
         "openenv.errors.invalid-json", "openenv.errors.unknown-type", "openenv.errors.execution",
         "openenv.errors.codes",
     ), "malformed JSON, unknown and missing types and an env crash, each followed by a reset"),
-    Phase("capacity", phases_sessions.capacity, (
+    _phase("capacity", phases_sessions.capacity, (
         "openenv.capacity.probed", "openenv.capacity.group", "openenv.capacity.reached",
     ), "open sessions up to the group size plus one and see where the server refuses"),
-    Phase("group", phases_sessions.group, (
+    _phase("group", phases_sessions.group, (
         "openenv.determinism.sequential", "openenv.replay.expected-reward", "openenv.determinism.group",
         "openenv.isolation.sessions",
     ), "the scripted episode alone twice, as an identical parallel group, and as a group of variants"),
-    Phase("reset", phases_sessions.reset, (
-        "openenv.reset.task-id", "openenv.reset.seed",
-    ), "reset with another task id and other seeds and compare"),
-    Phase("termination", phases_sessions.termination, (
+    _phase("reset", phases_sessions.reset, (
+        "openenv.reset.task-id", "openenv.reset.seed", "openenv.reset.seed-replay",
+    ), "reset with another task id and other seeds and compare; replay a seed in the same session"),
+    _phase("termination", phases_sessions.termination, (
         "openenv.termination.within-budget", "openenv.termination.after-done",
     ), "play the scripted episode to done within the step budget, then step once more"),
-    Phase("http", phases_http.http, (
+    _phase("http", phases_http.http, (
         "openenv.http.reset", "openenv.http.step", "openenv.http.invalid-action", "openenv.http.crash-response",
     ), "POST /reset and /step in simulation mode"),
-    Phase("mcp", phases_http.mcp, ("openenv.mcp.jsonrpc",), "POST /mcp with unparsable and invalid requests"),
-    Phase("latency", phases_load.latency, (
+    _phase("mcp", phases_http.mcp, ("openenv.mcp.jsonrpc",), "POST /mcp with unparsable and invalid requests"),
+    _phase("latency", phases_load.latency, (
         "openenv.latency.figures", "openenv.latency.bound",
     ), "reset+step round trips on one socket and across the parallel group", budget=12.0),
-    Phase("close", phases_sessions.close, (
+    _phase("close", phases_sessions.close, (
         "openenv.close.clean", "openenv.close.frees-slot",
     ), "close by message, by WebSocket close and by dropping, each time needing the freed slot"),
-    Phase("survive", phases_load.survive, (
+    _phase("survive", phases_load.survive, (
         "openenv.survive.hostile", "openenv.survive.clean-end",
     ), "hostile frames, disconnects and a burst of bad sessions; the server and a bystander must live on"),
 )

@@ -8,6 +8,7 @@ too, so every zoo finding comes from its quirk).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Response, WebSocket, WebSocketDisconnect
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 TASKS = {"t1": ("capital of France?", "paris"), "t2": ("2+2?", "4")}
@@ -54,6 +56,16 @@ class Quirks:
     first_step_count: int = 0  # what step_count says right after a reset
     close_on_unknown_type: bool = False  # end the session with 1011 on an unknown type
     exit_on_binary: bool = False  # the whole process exits on a binary frame
+    keep_step_count: bool = False  # a reset leaves step_count where the last episode left it
+    reseed_if_truthy: bool = False  # `if seed:` skips seed 0, so the RNG runs on from the last episode
+    idle_heartbeat: float | None = None  # seconds of silence after which an application "heartbeat" goes out
+    greeting: bool = False  # a "hello" frame as soon as the socket opens
+    integer_rewards: bool = False  # rewards 1 and 0 instead of 1.0 and 0.0 (legal: JSON numbers)
+    feedback_padding: int = 0  # characters added to every step's feedback (legal: large observations)
+    slow_metadata: bool = False  # /metadata trickles a byte every 0.2 s and never finishes
+    metadata_body: str | None = None  # the raw JSON text /metadata answers with
+    count_refused_steps: bool = False  # step_count goes up before the action is validated
+    ws_path: str = "/ws"  # where the session endpoint is served
 
 
 class Episode:
@@ -66,9 +78,10 @@ class Episode:
         task = data.get("task_id", "t1")
         self.task = task if task in TASKS else "t1"
         seed = data.get("seed")
-        self.rng = random.Random(seed if isinstance(seed, int) else 0)
-        self.state = QuizState(episode_id=str(data.get("episode_id") or "episode"),
-                               step_count=self.quirks.first_step_count)
+        if seed or not self.quirks.reseed_if_truthy:
+            self.rng = random.Random(seed if isinstance(seed, int) else 0)
+        kept = self.state.step_count if self.quirks.keep_step_count else self.quirks.first_step_count
+        self.state = QuizState(episode_id=str(data.get("episode_id") or "episode"), step_count=kept)
         return QuizObservation(prompt=TASKS[self.task][0])
 
     def step(self, action: QuizAction) -> QuizObservation:
@@ -76,15 +89,19 @@ class Episode:
             raise RuntimeError("simulated env crash")
         self.state.step_count += 1
         correct = action.answer.strip().lower() == TASKS[self.task][1]
-        return QuizObservation(prompt="", feedback="correct" if correct else "wrong", nonce=self.rng.random(),
-                               done=True, reward=1.0 if correct else 0.0)
+        feedback = ("correct" if correct else "wrong") + "." * self.quirks.feedback_padding
+        return QuizObservation(prompt="", feedback=feedback, nonce=self.rng.random(), done=True,
+                               reward=1.0 if correct else 0.0)
 
 
 def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
     fields = observation.model_dump(exclude={"done", "reward"})
+    reward = observation.reward
+    if quirks.integer_rewards and reward is not None:
+        reward = int(reward)
     if quirks.flat_envelope:
-        return {**fields, "reward": observation.reward, "done": observation.done}
-    return {"observation": fields, "reward": observation.reward, "done": observation.done}
+        return {**fields, "reward": reward, "done": observation.done}
+    return {"observation": fields, "reward": reward, "done": observation.done}
 
 
 def error(code: str, message: str, **extra: Any) -> str:
@@ -101,7 +118,11 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
         return {"status": "healthy" if quirks.health_status == 200 else "unhealthy"}
 
     @app.get("/metadata")
-    def metadata() -> dict[str, Any]:
+    def metadata() -> Any:
+        if quirks.slow_metadata:
+            return StreamingResponse(trickle(), media_type="application/json")
+        if quirks.metadata_body is not None:
+            return Response(quirks.metadata_body, media_type="application/json")
         return {"name": "HandmadeQuiz", "description": "a quiz served without openenv-core"}
 
     @app.get("/schema")
@@ -128,7 +149,7 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
     def http_state() -> dict[str, Any]:
         return Episode(quirks).state.model_dump()
 
-    @app.websocket("/ws")
+    @app.websocket(quirks.ws_path)
     async def ws(websocket: WebSocket) -> None:
         await websocket.accept()
         if slots["active"] >= quirks.capacity:
@@ -143,8 +164,10 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
         holds_slot = True  # until a close message or hostile input ends the session here
         try:
             episode = Episode(quirks)
+            if quirks.greeting:
+                await websocket.send_text(json.dumps({"type": "hello", "data": {"server": "handmade quiz"}}))
             while True:
-                frame = await websocket.receive()
+                frame = await receive_or_heartbeat(websocket, quirks.idle_heartbeat)
                 if frame["type"] == "websocket.disconnect":
                     raise WebSocketDisconnect(frame.get("code", 1000))
                 if frame.get("text") is None:
@@ -189,10 +212,29 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
     return app
 
 
+async def trickle():
+    for _ in range(10_000):
+        yield b" "
+        await asyncio.sleep(0.2)
+
+
+async def receive_or_heartbeat(websocket: WebSocket, idle: float | None) -> dict[str, Any]:
+    """The next client frame; with `idle` set, a heartbeat goes out whenever the client is silent that long."""
+    receiving = asyncio.ensure_future(websocket.receive())
+    while idle is not None:
+        done, _ = await asyncio.wait({receiving}, timeout=idle)
+        if done:
+            break
+        await websocket.send_text(json.dumps({"type": "heartbeat", "data": {}}))
+    return await receiving
+
+
 def answer_step(episode: Episode, data: Any, quirks: Quirks) -> dict[str, Any] | str:
     try:
         action = QuizAction.model_validate(data)
     except ValidationError as exc:
+        if quirks.count_refused_steps:
+            episode.state.step_count += 1
         return error(quirks.validation_code, "Invalid message", errors=json.loads(exc.json()))
     try:
         return {"type": "observation", "data": envelope(episode.step(action), quirks)}

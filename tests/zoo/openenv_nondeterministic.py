@@ -1,6 +1,7 @@
 """An env whose step draws from the unseeded global RNG: a GRPO group of identical episodes scores apart.
 
-Broken clause: openenv.determinism.sequential (the parallel group differs too).
+Broken clause: openenv.determinism.sequential (the parallel group differs too, and a seed
+replayed in one session does not give its episode back).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import random
 from tests.checks.openenv.envs import QuizEnv, quiz_app
 
 EXPECTED = "openenv.determinism.sequential"
-ALSO = {"openenv.determinism.group"}
+ALSO = {"openenv.determinism.group", "openenv.reset.seed-replay"}
 OPTIONS: dict = {}
 
 

@@ -1,7 +1,8 @@
 """Small OpenEnv environments served by openenv-core in the tests: the conforming peers.
 
 QuizEnv answers questions (concurrent sessions, seeded nonce); EchoEnv allows
-one session at a time; WalkEnv takes several steps to reach its goal.
+one session at a time; WalkEnv takes several steps to reach its goal; MoveEnv
+takes nested, constrained actions and scores with integers.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ import random
 import uuid
 from typing import Any, Literal, Optional
 
-from openenv.core.env_server.http_server import create_fastapi_app
+from fastapi import FastAPI
+from openenv.core.env_server.http_server import HTTPEnvServer, create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 # task id -> (prompt, {answer: reward}); the "null" task is the seed's: its answer scores 0.5.
 TASKS: dict[str, tuple[str, dict[str, float]]] = {
@@ -139,6 +141,45 @@ class WalkEnv(Environment[WalkAction, WalkObservation, State]):
         return self._state
 
 
+class Move(BaseModel):
+    piece: Literal["pawn", "rook"]
+    squares: list[int] = Field(min_length=1, max_length=4)
+
+
+class MoveAction(Action):
+    move: Move
+    note: Optional[str] = None
+    weight: float = Field(0.5, gt=0, lt=1)
+
+
+class MoveObservation(Observation):
+    board: list[list[int]] = Field(default_factory=list)
+    last: Optional[Move] = None
+
+
+class MoveEnv(Environment[MoveAction, MoveObservation, State]):
+    """One move per episode; the schema nests a model, a Literal, a bounded list and exclusive bounds."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = State(episode_id=None, step_count=0)
+
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, **kwargs: Any) -> MoveObservation:
+        self._state = State(episode_id=episode_id or "move", step_count=0)
+        return MoveObservation(board=[[0] * 3 for _ in range(3)])
+
+    def step(self, action: MoveAction, timeout_s: Optional[float] = None, **kwargs: Any) -> MoveObservation:
+        self._state.step_count += 1
+        return MoveObservation(board=[[len(action.move.squares)] * 3 for _ in range(3)], last=action.move,
+                               done=True, reward=1 if action.move.piece == "rook" else 0)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
 def quiz_app(env_class: type = QuizEnv, action_class: type = QuizAction, max_sessions: int = 8):
     return create_fastapi_app(env_class, action_class, QuizObservation, max_concurrent_envs=max_sessions)
 
@@ -149,6 +190,17 @@ def echo_app():
 
 def walk_app():
     return create_fastapi_app(WalkEnv, WalkAction, WalkObservation, max_concurrent_envs=4)
+
+
+def move_app():
+    return create_fastapi_app(MoveEnv, MoveAction, MoveObservation, max_concurrent_envs=8)
+
+
+def production_quiz_app():
+    """Production mode: only /ws (and discovery) are served, no HTTP /reset, /step or /state."""
+    app = FastAPI()
+    HTTPEnvServer(QuizEnv, QuizAction, QuizObservation, max_concurrent_envs=8).register_routes(app, mode="production")
+    return app
 
 
 # Options a target of each kind would register with.
@@ -173,6 +225,8 @@ SEED_OPTIONS: dict[str, Any] = {
 }
 ECHO_OPTIONS: dict[str, Any] = {"group_size": 1, "actions": [{"text": "hello"}, {"text": 5}],
                                 "expected_reward": 1.0, "timeout": 5.0, "latency_rounds": 5}
+# No actions listed: the suite generates a valid one and invalid variants from the nested schema.
+MOVE_OPTIONS: dict[str, Any] = {"timeout": 5.0, "latency_rounds": 5}
 WALK_OPTIONS: dict[str, Any] = {"reset": {"task_id": "near"}, "contrast_task_id": "far", "group_size": 3,
                                 "max_steps": 8, "unscored_steps": False, "timeout": 5.0, "latency_rounds": 5,
                                 "actions": [{"direction": "right"}, {"direction": "up"}], "expected_reward": 1.0}

@@ -8,7 +8,13 @@ from checks.core import Verdict
 from tests.checks.openenv import envs
 from tests.checks.openenv.helpers import check, verdict_of, verdicts
 from tests.checks.openenv.serving import serve_in_thread
-from tests.zoo.openenv_handmade import build_app
+from tests.zoo.openenv_handmade import Quirks, build_app
+
+
+def big_integer_rewarded_app():
+    """Legal but unusual: 1 MiB of feedback in every step observation, and rewards sent as 1 and 0."""
+    return build_app(Quirks(integer_rewards=True, feedback_padding=1024 * 1024))
+
 
 PEERS = {
     "quiz, concurrent and seeded": (envs.quiz_app, envs.QUIZ_OPTIONS),
@@ -16,6 +22,9 @@ PEERS = {
     "echo, one session": (envs.echo_app, envs.ECHO_OPTIONS),
     "walk, multi-step episodes": (envs.walk_app, envs.WALK_OPTIONS),
     "hand-made control server": (build_app, envs.QUIZ_OPTIONS),
+    "hand-made, 1 MiB observations and integer rewards": (big_integer_rewarded_app, envs.QUIZ_OPTIONS),
+    "production mode (no HTTP /reset, /step, /state)": (envs.production_quiz_app, envs.QUIZ_OPTIONS),
+    "nested action models, generated actions": (envs.move_app, envs.MOVE_OPTIONS),
 }
 
 

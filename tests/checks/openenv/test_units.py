@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from checks.openenv.judging import code_problem, envelope_problem, error_problem, reward_problem, state_problem
+from checks.openenv.judging import (
+    code_problem, envelope_problem, error_problem, reward_problem, signature, state_problem, unprompted_problem,
+)
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.schemas import UNEXPECTED_KEY, invalid_actions, is_valid, schema_errors, valid_action
-from checks.openenv.session import Reply, ws_url
+from checks.openenv.session import Reply, decode_frame, ws_url
 
 ACTION = {
     "type": "object",
@@ -100,3 +102,22 @@ def test_error_and_state_judgements():
 def test_options_refuse_a_reversed_reward_range():
     with pytest.raises(ValueError):
         OpenEnvOptions(reward_range=(1.0, 0.0))
+
+
+def test_frames_decode_without_raising_whatever_the_target_sends():
+    deep = "[" * 100_000 + "]" * 100_000  # too deep for json to decode: not usable JSON, not a crash
+    assert decode_frame(deep).is_json is False
+    assert decode_frame(deep).describe().startswith("non-JSON text")
+    assert decode_frame(b"\xff\x00").binary is True
+    assert decode_frame('{"type": "state", "data": {"step_count": 0}}').kind == "state"
+    assert decode_frame("NaN").is_json is True  # Python reads NaN; the reward judgement refuses it
+    assert signature(decode_frame("[" * 900 + "]" * 900)).startswith("[[")
+
+
+def test_unprompted_judgement():
+    nothing = Reply(failure="no reply: nothing arrived within 1s")
+    assert unprompted_problem(nothing) is None
+    assert unprompted_problem(frame({"type": "error", "data": {"code": "SESSION_ERROR", "message": "m"}})) is None
+    heartbeat = unprompted_problem(frame({"type": "heartbeat", "data": {}}))
+    assert heartbeat is not None and "heartbeat" in heartbeat
+    assert unprompted_problem(frame({"type": "error", "data": {"code": "UNKNOWN_TYPE", "message": "m"}}))
