@@ -103,6 +103,13 @@ RESYNC_UNSPLITTABLE_INFO = _must(
     "A feedback whose info cannot be split per env closes the connection with 1001 plugrl-server-resync.",
 ).id
 
+# 6 Batching across clients
+CONCURRENT_CLIENTS = _must(
+    "plugrl.6.concurrent-clients",
+    "The server serves connections side by side: one opened while another is open gets its metadata "
+    "without waiting for the other to close.",
+).id
+
 # 7 Closing
 STOP_CLOSE = _must(
     "plugrl.7.1.stop-close", "The server ends a run by closing with 1001 and reason plugrl-server-stop."
@@ -155,6 +162,20 @@ REUSE_AFTER_TERMINAL = _must(
 REUSE_UNKNOWN_ENV = _must(
     "plugrl.10.1.reuse-unknown-env",
     "Reusing the observation of an env never fed back on the connection closes with 1001 plugrl-server-resync.",
+).id
+REUSE_ROWS = _must(
+    "plugrl.10.1.reuse-rows",
+    "A reused row is answered as if that env's last fed-back observation had been sent "
+    "(checked when the policy is deterministic).",
+).id
+REUSE_MALFORMED = _must(
+    "plugrl.10.1.reuse-malformed",
+    "A reuse that is not a |b1 array of length n, or whose observation rows do not match its false entries, "
+    "closes with 1001 plugrl-server-resync.",
+).id
+REUSE_UNOFFERED = _should(
+    "plugrl.10.1.reuse-unoffered",
+    "A server that does not list reuse-feedback-obs closes an infer carrying reuse with 1001 plugrl-server-resync.",
 ).id
 REUSE_CONNECTION_SCOPED = _must(
     "plugrl.10.1.reuse-connection-scoped",

@@ -124,3 +124,30 @@ FAULTS: tuple[tuple[str, str, bool, Callable[[Any], bytes]], ...] = (
     (C.RESYNC_DOUBLE_INFER, "a second infer where a feedback was due", True, _double_infer),
     (C.RESYNC_UNSPLITTABLE_INFO, 'a feedback for 2 envs with info {"task": "pick"}', True, _unsplittable_info),
 )
+
+
+# Infers whose `reuse` is malformed, sent once envs 0 and 1 were fed back (not terminally) on the
+# connection, so an honourable reuse [True, False] would be answered: (what is wrong, the message).
+def _reuse_as_ints(options: Any) -> dict[str, Any]:
+    message = infer_message(options, [0, 1], reuse=[True, False])
+    message["reuse"] = np.asarray([1, 0], dtype=np.int64)
+    return message
+
+
+def _reuse_too_short(options: Any) -> dict[str, Any]:
+    message = infer_message(options, [0, 1], reuse=[True, False])
+    message["reuse"] = np.asarray([True], dtype=np.bool_)
+    return message
+
+
+def _reuse_rows_disagree(options: Any) -> dict[str, Any]:
+    message = infer_message(options, [0, 1])  # both rows sent ...
+    message["reuse"] = np.asarray([True, False], dtype=np.bool_)  # ... though env 0 reuses
+    return message
+
+
+MALFORMED_REUSES: tuple[tuple[str, Callable[[Any], dict[str, Any]]], ...] = (
+    ("a reuse of dtype <i8, not |b1", _reuse_as_ints),
+    ("a reuse of length 1 for 2 envs", _reuse_too_short),
+    ("a reuse [True, False] with 2 observation rows, not 1", _reuse_rows_disagree),
+)

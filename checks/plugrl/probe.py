@@ -94,28 +94,43 @@ class Probe:
 
     # ------------------------------------------------------------ connection
 
-    async def open(self, at_stake: str = C.SPEAKS_FIRST, compression: str | None = None) -> dict[str, Any]:
-        """Connect and read the metadata; `at_stake` fails if it does not come."""
+    async def connect(self, compression: str | None = None) -> None:
+        """The WebSocket handshake alone; raises HandshakeFailed, and decides no clause."""
         headers = None
         if self.options.api_key is not None:
             headers = {"Authorization": f"Api-Key {self.options.api_key.get_secret_value()}"}
+        self.ws = await open_websocket(
+            self.ctx.url,
+            self.transcript,
+            timeout=self.ctx.timeout,
+            max_size=self.options.frame_cap,
+            compression=compression,
+            headers=headers,
+            summarize=self.decoder.summarize,
+        )
+
+    async def open(self, at_stake: str = C.SPEAKS_FIRST, alongside: bool = False) -> dict[str, Any]:
+        """Connect and read the metadata; `at_stake` fails if it does not come.
+
+        `alongside`: another connection of this phase is open and has had its metadata,
+        so a handshake or metadata that does not come is charged to serving clients side by side.
+        """
+        if alongside:
+            at_stake = C.CONCURRENT_CLIENTS
         try:
-            self.ws = await open_websocket(
-                self.ctx.url,
-                self.transcript,
-                timeout=self.ctx.timeout,
-                max_size=self.options.frame_cap,
-                compression=compression,
-                headers=headers,
-                summarize=self.decoder.summarize,
-            )
+            await self.connect()
         except HandshakeFailed as exc:
             self.report.failed(
-                C.HANDSHAKE, "a WebSocket handshake", f"it did not complete: {exc}", self.transcript
+                C.CONCURRENT_CLIENTS if alongside else C.HANDSHAKE,
+                "a WebSocket handshake" + (" while another connection is open" if alongside else ""),
+                f"it did not complete: {exc}",
+                self.transcript,
             )
             raise Abort(str(exc)) from None
         self.report.passed(C.HANDSHAKE, evidence=self.transcript)
-        message = await self.receive(at_stake, "a metadata message")
+        message = await self.receive(
+            at_stake, "a metadata message" + (" while another connection is open" if alongside else "")
+        )
         data = message.get("data")
         if message.get("message_type") != "metadata" or not isinstance(data, dict):
             self.report.failed(
@@ -283,8 +298,11 @@ class Probe:
             lambda: summarize(env_ids, 120) if env_ids is not None else "no env_ids",
             evidence,
         )
-        readable = is_array and env_ids.ndim == 1 and env_ids.size <= len(envs)
-        shown = env_ids.tolist() if readable else env_ids
+        # The order is judged on the values whatever their form, which env-ids-form judges.
+        readable = (is_array and env_ids.dtype.kind in "iuf" and env_ids.size == len(envs)) or (
+            isinstance(env_ids, list) and all(type(v) is int for v in env_ids)
+        )
+        shown = env_ids.ravel().tolist() if is_array and readable else env_ids
         report.check(
             readable and shown == envs,
             C.ENV_IDS_ORDER,
@@ -380,6 +398,11 @@ class Probe:
         action = await self.infer(envs, at_stake, **infer)
         await self.feedback(envs, at_stake=at_stake)
         return action
+
+    async def fault(self, frame: bytes, clause: str, what: str) -> bool:
+        """Send a frame the server must refuse, then expect the resync close `clause` demands."""
+        await self.send(frame, clause, summary=f"fault: {what} ({len(frame)} bytes)")
+        return await self.expect_resync(clause, what)
 
     async def expect_resync(self, clause: str, what: str) -> bool:
         """After a fault, the server must close this connection with 1001 plugrl-server-resync."""

@@ -3,8 +3,9 @@
 Phases, each on connections of its own, closed properly before the next:
 exchange (compression, metadata, ragged batches, feedback sets, a big frame,
 action layout and content), errors (seven malformed inputs, each with a
-bystander connection), scoping (two connections both using env 0), reuse
-(section 10.1, when offered), patience (a late feedback) and, opt-in, stop.
+bystander connection), scoping (two connections side by side, both using
+env 0), reuse (section 10.1; `reuse_phase.py`), patience (a late feedback)
+and, opt-in, stop.
 
 A server may batch across connections and wait for every connected client
 before it infers (SPEC 6), so whenever a phase holds two connections it
@@ -17,18 +18,22 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import numpy as np
 import pydantic
 
-from checks.core import Phase, PhaseContext, Report, Suite, SuiteOptions, TargetUnreachable, summarize
+from checks.core import Phase, PhaseContext, Suite, SuiteOptions, TargetUnreachable
 from checks.plugrl import clauses as C
 from checks.plugrl.codec import DEFAULT_MAX_FRAME, pack
 from checks.plugrl.messages import FAULTS, feedback_message, infer_message
 from checks.plugrl.probe import Abort, Probe, together
-from checks.wire import Closed, NoReply
+from checks.plugrl.reuse_phase import PHASE_CLAUSES, phase_reuse
+from checks.plugrl.rows import check_rows
+from checks.wire import Closed, HandshakeFailed, NoReply
 
 
 PATIENCE_BUDGET_STEPS = 60  # the patience phase's deadline, in timeouts, less its own steps
+# The exchange phase's deadline, in timeouts: it takes 14 steps with the default 5 exchanges,
+# each of which a slow but conforming policy may spend most of a timeout on.
+EXCHANGE_BUDGET_STEPS = 20.0
 
 
 class PlugRLServerOptions(SuiteOptions):
@@ -39,7 +44,11 @@ class PlugRLServerOptions(SuiteOptions):
     state_dim: int = pydantic.Field(3, ge=1, le=4096, description="Width of the states array.")
     image_key: str | None = pydantic.Field(None, description="Name of a camera image to send too, if the policy needs one.")
     image_size: int = pydantic.Field(224, ge=1, le=2048, description="Height and width of that image.")
-    exchanges: int = pydantic.Field(5, ge=1, le=1000, description="Plain infer/feedback rounds at the end of exchange.")
+    exchanges: int = pydantic.Field(
+        5, ge=1, le=1000,
+        description=f"Plain infer/feedback rounds at the end of exchange (the phase has {EXCHANGE_BUDGET_STEPS:g} "
+        "timeouts in all, so many rounds need a fast policy).",
+    )
     max_exchanges: int = pydantic.Field(
         2000, ge=1, le=1_000_000, description="Rounds the stop phase runs before it gives up waiting for the stop."
     )
@@ -69,7 +78,6 @@ ACTION_CLAUSES = (
     C.HORIZON_POSITIVE, C.ENV_IDS_FORM, C.ENV_IDS_ORDER, C.DECLARED_HORIZON, C.DECLARED_DIM,
     C.SAME_DTYPE, C.SAME_SHAPE, C.FINITE_VALUES,
 )
-ROW_TOLERANCE = {"rtol": 1e-4, "atol": 1e-6}  # batched inference may round differently
 
 
 def guarded(own: tuple[str, ...], body: Callable[[PhaseContext], Awaitable[None]]):
@@ -94,16 +102,20 @@ async def phase_exchange(ctx: PhaseContext) -> None:
     report, options = ctx.report, ctx.options
     offered = Probe(ctx, "offers permessage-deflate")
     try:
-        await offered.open(compression="deflate")
+        await offered.connect(compression="deflate")
+    except HandshakeFailed as exc:
+        # Refusing a client that offers compression never negotiates it either.
+        report.passed(C.NO_COMPRESSION, "the offer declined", f"the handshake was refused: {exc}", offered.transcript)
+    else:
+        assert offered.ws is not None
+        report.check(
+            "permessage-deflate" not in offered.ws.extensions,
+            C.NO_COMPRESSION,
+            "the offer declined",
+            f"negotiated extensions: {offered.ws.extensions or 'none'}",
+            offered.transcript,
+        )
     finally:
-        if offered.ws is not None:
-            report.check(
-                "permessage-deflate" not in offered.ws.extensions,
-                C.NO_COMPRESSION,
-                "the offer declined",
-                f"negotiated extensions: {offered.ws.extensions or 'none'}",
-                offered.transcript,
-            )
         await offered.close()
 
     probe = Probe(ctx, "exchange")
@@ -122,47 +134,17 @@ async def phase_exchange(ctx: PhaseContext) -> None:
         await probe.feedback([0, 2, 1], done=[False, True, False])
         repeats = [await probe.cycle([0, 1, 2], at_stake=C.KEEPS_OPEN) for _ in range(options.exchanges)]
         check_rows(report, probe, first, repeats[-1], {(0,): single, (2, 1): reordered})
-        # Last, so a server with a frame cap fails this clause alone.
-        await probe.infer([0, 1, 2], at_stake=C.LARGE_FRAME, big=True)
-        await probe.feedback([0, 1, 2], at_stake=C.LARGE_FRAME)
     finally:
         await probe.close()
-
-
-def check_rows(
-    report: Report, probe: Probe, first: np.ndarray | None, repeat: np.ndarray | None,
-    answers: dict[tuple[int, ...], np.ndarray | None],
-) -> None:
-    """Rows of a deterministic policy follow their envs: the same observation, the same row.
-
-    Observations depend on the env index only; `first` and `repeat` answered
-    the same batch [0, 1, 2], and each of `answers` a batch of the envs named.
-    """
-    usable = first is not None and repeat is not None and first.dtype.kind in "iuf"
-    if not usable or first.shape != repeat.shape:
-        return
-    if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
-        report.info(
-            C.ROWS_FOLLOW_ENVS, "the policy answered the same observations differently: rows not matched",
-            evidence=probe.transcript,
-        )
-        return
-    for envs, action in answers.items():
-        if (
-            action is None or action.dtype.kind not in "iuf" or action.ndim < 2
-            or action.shape[1] != len(envs) or action.shape[0] != first.shape[0]
-        ):
-            continue
-        for position, env in enumerate(envs):
-            report.check(
-                action.shape[2:] == first.shape[2:]
-                and np.allclose(action[:, position], first[:, env], equal_nan=True, **ROW_TOLERANCE),
-                C.ROWS_FOLLOW_ENVS,
-                f"action[:, {position}] of the answer to {list(envs)} equal to env {env}'s row of the answer "
-                "to [0, 1, 2]",
-                f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
-                probe.transcript,
-            )
+    # Last, and as the first infer of a connection of its own: a frame cap fails this
+    # clause alone, and a server that tires after some infers is not taken for one.
+    big = Probe(ctx, "a 2.25 MiB infer")
+    try:
+        await big.open()
+        await big.infer([0, 1, 2], at_stake=C.LARGE_FRAME, big=True)
+        await big.feedback([0, 1, 2], at_stake=C.LARGE_FRAME)
+    finally:
+        await big.close()
 
 
 # ---------------------------------------------------------------- errors
@@ -178,14 +160,14 @@ async def phase_errors(ctx: PhaseContext) -> None:
                 await bystander.open()
             faulty = Probe(ctx, f"faulty: {what}")
             try:
-                await faulty.open()
+                await faulty.open(alongside=True)
                 if after_infer:
                     await together(faulty.infer([0, 1]), bystander.infer([0]))
                     await bystander.feedback([0])
                 # The bystander asks meanwhile: a batching server may be waiting for it, and
                 # gets until the faulty connection is closed, plus a deadline, to answer.
                 meanwhile = bystander.cycle([0], at_stake=C.BYSTANDER_SURVIVES, timeout=2 * ctx.timeout)
-                resync = _send_fault_then_expect_resync(faulty, clause, what, fault(options))
+                resync = faulty.fault(fault(options), clause, what)
                 _, alive = await together(_went_through(resync), _went_through(meanwhile))
             finally:
                 await faulty.close()
@@ -198,11 +180,6 @@ async def phase_errors(ctx: PhaseContext) -> None:
     finally:
         if bystander is not None:
             await bystander.close()
-
-
-async def _send_fault_then_expect_resync(faulty: Probe, clause: str, what: str, frame: bytes) -> None:
-    await faulty.send(frame, clause, summary=f"fault: {what} ({len(frame)} bytes)")
-    await faulty.expect_resync(clause, what)
 
 
 async def _went_through(step: Awaitable[Any]) -> bool:
@@ -235,7 +212,7 @@ async def phase_scoping(ctx: PhaseContext) -> None:
     first, second = Probe(ctx, "scoping A"), Probe(ctx, "scoping B")
     try:
         await first.open()
-        await second.open()
+        await second.open(alongside=True)
         for done in (False, True, False):
             await together(
                 first.infer([0, 1], at_stake=C.CONNECTION_SCOPED),
@@ -245,65 +222,6 @@ async def phase_scoping(ctx: PhaseContext) -> None:
     finally:
         await first.close()
         await second.close()
-
-
-# ---------------------------------------------------------------- reuse
-
-REUSE_CLAUSES = (
-    C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_CONNECTION_SCOPED, C.REUSE_UNKNOWN_ENV, C.REUSE_AFTER_TERMINAL,
-)
-
-
-async def phase_reuse(ctx: PhaseContext) -> None:
-    report = ctx.report
-    holder = Probe(ctx, "reuse")
-    try:
-        await holder.open()
-        if not holder.offers(C.REUSE_FEATURE):
-            why = f"the metadata does not list {C.REUSE_FEATURE}"
-            report.unsupported(C.REUSE_OFFERED, why, holder.transcript)
-            for clause_id in REUSE_CLAUSES:
-                report.unsupported(clause_id, why, holder.transcript)
-            return
-        report.passed(C.REUSE_OFFERED, actual=f"features lists {C.REUSE_FEATURE}", evidence=holder.transcript)
-        await holder.infer([0, 1])
-        await holder.feedback([0, 1], done=[False, True])
-        # Env 1's episode ended, so it sends its observation; env 0 reuses.
-        await holder.infer([0, 1], at_stake=C.REUSE_ANSWERED, reuse=[True, False])
-        await holder.feedback([0, 1])
-        await holder.infer([1, 0], at_stake=C.REUSE_ALL_ROWS, reuse=[True, True])
-        await holder.feedback([1, 0], done=[False, True])
-        # Env 1's last feedback, on this connection, was not terminal: another
-        # connection must still not reuse it, nor an env nobody fed back.
-        for clause, env, what in (
-            (C.REUSE_CONNECTION_SCOPED, 1, "reusing env 1, fed back (not terminal) only on another connection"),
-            (C.REUSE_UNKNOWN_ENV, 7, "reusing env 7, never fed back"),
-        ):
-            other = Probe(ctx, f"reuse: {what}")
-            try:
-                await other.open()
-                wrong = _send_fault_then_expect_resync(
-                    other, clause, what, pack(infer_message(ctx.options, [env], reuse=[True]))
-                )
-                await together(holder.infer([1], reuse=[True], timeout=2 * ctx.timeout), _then_close(wrong, other))
-            finally:
-                await other.close()
-            await holder.feedback([1])
-        # Env 0's last feedback ended its episode: what it would reuse is a terminal observation.
-        await _send_fault_then_expect_resync(
-            holder, C.REUSE_AFTER_TERMINAL, "reusing env 0 right after its episode ended",
-            pack(infer_message(ctx.options, [0, 1], reuse=[True, False])),
-        )
-    finally:
-        await holder.close()
-
-
-async def _then_close(step: Awaitable[None], probe: Probe) -> None:
-    """Run a step, then close its connection so a batching server stops waiting for it."""
-    try:
-        await step
-    finally:
-        await probe.close()
 
 
 # ---------------------------------------------------------------- patience
@@ -393,19 +311,24 @@ PHASES = (
         "metadata, declined compression, ragged batches, differing feedback sets, a 2.25 MiB frame, "
         "the action's layout and rows",
         shared=CONNECTION_CLAUSES + ACTION_CLAUSES,
+        budget=EXCHANGE_BUDGET_STEPS,
     ),
     _phase(
         "errors", phase_errors,
         (C.RESYNC_MALFORMED, C.RESYNC_WRONG_TYPE, C.RESYNC_NOT_MSGPACK, C.RESYNC_BAD_NDARRAY,
          C.RESYNC_DOUBLE_INFER, C.RESYNC_UNSPLITTABLE_INFO, C.BYSTANDER_SURVIVES, C.ACCEPTS_AFTER_ERROR),
         "seven malformed inputs, each closed with a resync while a bystander connection keeps being answered",
+        shared=(C.CONCURRENT_CLIENTS,),
         budget=4.0 * len(FAULTS) + 2,
     ),
-    _phase("scoping", phase_scoping, (C.CONNECTION_SCOPED,), "two connections both using env index 0"),
+    _phase("scoping", phase_scoping, (C.CONNECTION_SCOPED, C.CONCURRENT_CLIENTS),
+           "two connections open side by side, both using env index 0"),
     _phase(
-        "reuse", phase_reuse, (C.REUSE_OFFERED, *REUSE_CLAUSES),
-        "reuse-feedback-obs, when the server lists it: valid reuses answered, impossible ones resynced",
-        budget=10.0,
+        "reuse", phase_reuse, PHASE_CLAUSES,
+        "reuse-feedback-obs, when the server lists it: valid reuses answered, impossible and malformed ones "
+        "resynced; when it does not, a reuse refused",
+        shared=(C.CONCURRENT_CLIENTS,),
+        budget=24.0,
     ),
     _phase("patience", phase_patience, (C.LATE_FEEDBACK,), "a feedback sent `patience` seconds after its action",
            budget=PATIENCE_BUDGET_STEPS + 5.0),

@@ -24,27 +24,25 @@ from tests.zoo.plugrl_faults_behaviour import (
     FixedBatch,
     FlatInfoOnly,
     GlobalEnvState,
-    GlobalReuseCache,
     HangsOnMalformedInfer,
     IgnoresStrayMessages,
     ImpatientFeedback,
     Lenient,
-    LenientReuse,
     MalformedInfer1000,
     MalformedInfer1011,
     MalformedInferWrongReason,
     NegotiatesDeflate,
     NeverStops,
+    OneConnectionAtATime,
     OneMebibyteCap,
     PlainStop,
     PositionalFeedback,
     RecyclesConnections,
-    RejectsAllRowsReused,
-    RejectsReuse,
-    ReusesTerminalObservation,
-    ReusesUnknownEnv,
+    ResyncWithTrailingSpace,
     SkipsUndecodableFrames,
+    StopsWith1000,
     StoresUnsplittableInfo,
+    TiresAfterTenInfers,
     TracebackThen1011,
     WrongStopReason,
 )
@@ -55,9 +53,12 @@ from tests.zoo.plugrl_faults_content import (
     DriftingDtype,
     EmptyChunk,
     EnvIdsAsList,
+    EnvIdsBigEndian,
+    EnvIdsColumn,
     EnvIdsInt32,
     EnvMajor,
     FeaturesAsString,
+    FlatAction,
     HorizonAsString,
     InvalidMsgpack,
     MetadataTwice,
@@ -73,6 +74,19 @@ from tests.zoo.plugrl_faults_content import (
     VaryingHorizon,
     WrongActionDim,
     WrongHorizon,
+)
+from tests.zoo.plugrl_faults_reuse import (
+    CastsReuseToBool,
+    GlobalReuseCache,
+    HonoursUnlistedReuse,
+    LenientReuse,
+    PadsShortReuse,
+    RejectsAllRowsReused,
+    RejectsReuse,
+    ReusesByPosition,
+    ReusesTerminalObservation,
+    ReusesUnknownEnv,
+    TakesFirstRows,
 )
 
 @dataclass(frozen=True)
@@ -96,6 +110,7 @@ RESYNC_CASES = _clauses(
     "plugrl.7.2.resync-malformed", "plugrl.7.2.resync-wrong-type", "plugrl.7.2.resync-not-msgpack",
     "plugrl.7.2.resync-bad-ndarray", "plugrl.4.2.resync-double-infer", "plugrl.5.4.resync-unsplittable-info",
     "plugrl.10.1.reuse-connection-scoped", "plugrl.10.1.reuse-unknown-env", "plugrl.10.1.reuse-after-terminal",
+    "plugrl.10.1.reuse-malformed",
 )
 STOP_AFTER_FIVE = {"stop_after": 5}
 
@@ -112,6 +127,10 @@ ZOO: dict[str, ZooEntry] = {
         EnvIdsAsList, "plugrl.5.3.env-ids-form", knock_on=_clauses("plugrl.4.3.env-ids-order")
     ),
     "env-ids-int32": ZooEntry(EnvIdsInt32, "plugrl.5.3.env-ids-form"),
+    # SPEC.md 5.3: env_ids is exactly <i8 [n]; the values, in order, are right in both.
+    "env-ids-big-endian": ZooEntry(EnvIdsBigEndian, "plugrl.5.3.env-ids-form"),
+    "env-ids-column": ZooEntry(EnvIdsColumn, "plugrl.5.3.env-ids-form"),
+    "flat-action-h1": ZooEntry(FlatAction, "plugrl.5.3.action-array"),
     "wrong-horizon": ZooEntry(WrongHorizon, "plugrl.5.1.declared-horizon"),
     "wrong-action-dim": ZooEntry(WrongActionDim, "plugrl.5.1.declared-dim"),
     "varying-horizon": ZooEntry(VaryingHorizon, "plugrl.5.3.same-shape"),
@@ -126,7 +145,10 @@ ZOO: dict[str, ZooEntry] = {
     "no-metadata": ZooEntry(NoMetadata, "plugrl.5.1.speaks-first", phases=("exchange",), may_error=True),
     "bare-metadata": ZooEntry(BareMetadata, "plugrl.5.1.speaks-first", may_error=True),
     "metadata-twice": ZooEntry(MetadataTwice, "plugrl.4.1.metadata-once", may_error=True),
-    "features-string": ZooEntry(FeaturesAsString, "plugrl.5.1.features-list"),
+    # Its features are unreadable, so the suite takes reuse as not offered, yet the server honours one.
+    "features-string": ZooEntry(
+        FeaturesAsString, "plugrl.5.1.features-list", knock_on=_clauses("plugrl.10.1.reuse-unoffered")
+    ),
     "horizon-as-string": ZooEntry(HorizonAsString, "plugrl.5.1.declared-ints"),
     "requires-api-key": ZooEntry(
         RequiresApiKey, "plugrl.1.websocket-handshake", phases=("exchange",), may_error=True
@@ -138,6 +160,9 @@ ZOO: dict[str, ZooEntry] = {
     "malformed-infer-1000": ZooEntry(MalformedInfer1000, "plugrl.7.2.resync-malformed"),
     "malformed-infer-wrong-reason": ZooEntry(MalformedInferWrongReason, "plugrl.7.2.resync-malformed"),
     "lenient": ZooEntry(Lenient, "plugrl.7.2.resync-malformed"),
+    "resync-trailing-space": ZooEntry(
+        ResyncWithTrailingSpace, "plugrl.7.2.resync-malformed", knock_on=RESYNC_CASES - {"plugrl.7.2.resync-malformed"}
+    ),
     "ignores-stray-messages": ZooEntry(IgnoresStrayMessages, "plugrl.7.2.resync-wrong-type"),
     "skips-undecodable-frames": ZooEntry(SkipsUndecodableFrames, "plugrl.7.2.resync-not-msgpack"),
     "crashes-on-bad-ndarray": ZooEntry(CrashesOnBadNdarray, "plugrl.7.2.resync-bad-ndarray"),
@@ -166,7 +191,12 @@ ZOO: dict[str, ZooEntry] = {
     "recycles-connections": ZooEntry(
         RecyclesConnections, "plugrl.4.2.keeps-open", phases=("exchange",), may_error=True
     ),
-    "one-mib-frame-cap": ZooEntry(OneMebibyteCap, "plugrl.1.1.large-frame", may_error=True),
+    "one-mib-frame-cap": ZooEntry(OneMebibyteCap, "plugrl.1.1.large-frame"),
+    # Its tenth infer is the exchange phase's last; the errors phase's bystander asks more.
+    "tires-after-ten-infers": ZooEntry(
+        TiresAfterTenInfers, "plugrl.5.3.answered-with-action", phases=("exchange", "errors"), may_error=True
+    ),
+    "one-connection-at-a-time": ZooEntry(OneConnectionAtATime, "plugrl.6.concurrent-clients", may_error=True),
     "negotiates-deflate": ZooEntry(NegotiatesDeflate, "plugrl.1.1.no-compression"),
     "impatient-feedback-timeout": ZooEntry(
         ImpatientFeedback, "plugrl.7.3.late-feedback", options={"patience": 1.5}
@@ -188,10 +218,18 @@ ZOO: dict[str, ZooEntry] = {
     "rejects-all-rows-reused": ZooEntry(RejectsAllRowsReused, "plugrl.10.1.reuse-all-rows", may_error=True),
     "rejects-valid-reuse": ZooEntry(RejectsReuse, "plugrl.10.1.reuse-answered", may_error=True),
     "global-reuse-cache": ZooEntry(GlobalReuseCache, "plugrl.10.1.reuse-connection-scoped"),
+    "reuses-by-position": ZooEntry(ReusesByPosition, "plugrl.10.1.reuse-rows"),
+    "pads-short-reuse": ZooEntry(PadsShortReuse, "plugrl.10.1.reuse-malformed"),
+    "casts-reuse-to-bool": ZooEntry(CastsReuseToBool, "plugrl.10.1.reuse-malformed"),
+    "takes-first-rows": ZooEntry(TakesFirstRows, "plugrl.10.1.reuse-malformed"),
+    "honours-unlisted-reuse": ZooEntry(HonoursUnlistedReuse, "plugrl.10.1.reuse-unoffered"),
     # the stop
     "plain-stop": ZooEntry(PlainStop, "plugrl.7.1.stop-close", phases=("stop",), server_options=STOP_AFTER_FIVE),
     "wrong-stop-reason": ZooEntry(
         WrongStopReason, "plugrl.7.1.stop-close", phases=("stop",), server_options=STOP_AFTER_FIVE
+    ),
+    "stop-with-1000": ZooEntry(
+        StopsWith1000, "plugrl.7.1.stop-close", phases=("stop",), server_options=STOP_AFTER_FIVE
     ),
     "never-stops": ZooEntry(
         NeverStops, "plugrl.7.1.stop-close", phases=("stop",), server_options=STOP_AFTER_FIVE,

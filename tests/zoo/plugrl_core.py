@@ -247,10 +247,14 @@ class ZooServer:
             reuse = flag_vector(message["reuse"], "reuse", n, "reuse")
             self.check_reuse(connection, env_ids, reuse)
             rows = n - int(reuse.sum())
-        found = observation_rows(message["data"], "infer")
-        if found is not None and found != rows:
-            raise ProtocolError("infer", f"the observation has {found} rows, expected {rows}")
+        self.check_observation_rows(message["data"], rows, "reuse" if "reuse" in message else "infer")
         return env_ids
+
+    def check_observation_rows(self, obs: Any, rows: int, kind: str) -> None:
+        """An infer's observation has one row per env it does not reuse."""
+        found = observation_rows(obs, kind)
+        if found is not None and found != rows:
+            raise ProtocolError(kind, f"the observation has {found} rows, expected {rows}")
 
     async def infer(self, connection: Connection, env_ids: np.ndarray) -> np.ndarray:
         if not self.batching:

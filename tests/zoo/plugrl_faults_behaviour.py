@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.zoo.plugrl_core import GOING_AWAY, RESYNC, ZooServer
+from tests.zoo.plugrl_core import GOING_AWAY, RESYNC, STOP, ClientGone, ZooServer
 from tests.zoo.plugrl_messages import ProtocolError, unpack
 
 # ---------------------------------------------------------------- 7.2 / 7.4: errors
@@ -82,6 +82,13 @@ class SkipsUndecodableFrames(ZooServer):
         except ProtocolError as error:
             if error.kind != "msgpack":
                 raise
+
+
+class ResyncWithTrailingSpace(ZooServer):
+    """Closes protocol errors with 1001 and 'plugrl-server-resync ', one space too many."""
+
+    async def on_protocol_error(self, connection, error):
+        await connection.ws.close(GOING_AWAY, RESYNC + " ")
 
 
 class CrashesOnBadNdarray(ZooServer):
@@ -206,6 +213,28 @@ class GlobalEnvState(ZooServer):
         super().forget(connection)
 
 
+class TiresAfterTenInfers(ZooServer):
+    """Stops answering after ten infers on a connection, and neither answers nor closes it."""
+
+    async def exchange(self, connection):
+        if connection.infers >= 10:
+            await connection.ws.wait_closed()
+            raise ClientGone()
+        await super().exchange(connection)
+
+
+class OneConnectionAtATime(ZooServer):
+    """Serves one connection at a time: a second one waits, unanswered, until the first closes."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.turn = asyncio.Lock()
+
+    async def handle(self, ws):
+        async with self.turn:
+            await super().handle(ws)
+
+
 class RecyclesConnections(ZooServer):
     """Closes every connection normally after eight exchanges, like an HTTP keep-alive limit."""
 
@@ -246,67 +275,6 @@ class CountsGoneClients(ZooServer):
         self.pending = [r for r in self.pending if r.connection is not connection]
 
 
-# ---------------------------------------------------------------- 10.1: reuse-feedback-obs
-
-
-class LenientReuse(ZooServer):
-    """Lists reuse-feedback-obs but answers a reuse it cannot honour."""
-
-    def check_reuse(self, connection, env_ids, reuse):
-        pass
-
-
-class ReusesTerminalObservation(ZooServer):
-    """Lists reuse-feedback-obs but keeps an episode's terminal observation reusable."""
-
-    def remember(self, connection, env, obs):
-        if obs is not None:
-            super().remember(connection, env, obs)
-
-
-class ReusesUnknownEnv(ZooServer):
-    """Lists reuse-feedback-obs but fills an env it never saw with a blank observation."""
-
-    def check_reuse(self, connection, env_ids, reuse):
-        for env, reused in zip(env_ids.tolist(), reuse.tolist()):
-            if reused and env not in connection.cache:
-                connection.cache[env] = {"images": {}, "states": {}, "text": []}
-        super().check_reuse(connection, env_ids, reuse)
-
-
-class RejectsAllRowsReused(ZooServer):
-    """Lists reuse-feedback-obs but refuses an infer whose every row is reused (nothing to send)."""
-
-    def check_reuse(self, connection, env_ids, reuse):
-        if reuse.all():
-            raise ProtocolError("reuse", "the infer carries no observation")
-        super().check_reuse(connection, env_ids, reuse)
-
-
-class RejectsReuse(ZooServer):
-    """Lists reuse-feedback-obs but closes on any infer that reuses."""
-
-    def check_reuse(self, connection, env_ids, reuse):
-        if reuse.any():
-            raise ProtocolError("reuse", "reuse is not really implemented")
-
-
-class GlobalReuseCache(ZooServer):
-    """Keeps one reuse cache for the whole server instead of one per connection."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.shared_cache: dict[int, dict | None] = {}
-
-    def remember(self, connection, env, obs):
-        self.shared_cache[env] = obs
-
-    def check_reuse(self, connection, env_ids, reuse):
-        for env, reused in zip(env_ids.tolist(), reuse.tolist()):
-            if reused and self.shared_cache.get(env) is None:
-                raise ProtocolError("reuse", f"env {env} has no observation to reuse")
-
-
 # ---------------------------------------------------------------- 7.1: the stop
 
 
@@ -322,6 +290,13 @@ class WrongStopReason(ZooServer):
 
     async def end_run(self):
         await self.shut_down(GOING_AWAY, "training finished")
+
+
+class StopsWith1000(ZooServer):
+    """Ends the run with the right reason but a normal close, 1000, instead of 1001."""
+
+    async def end_run(self):
+        await self.shut_down(1000, STOP)
 
 
 class NeverStops(ZooServer):

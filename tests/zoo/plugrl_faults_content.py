@@ -7,6 +7,7 @@ Each class is the conforming `ZooServer` with one hook overridden; `ZOO` in
 from __future__ import annotations
 
 from http import HTTPStatus
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +72,34 @@ class EnvIdsInt32(ZooServer):
         message = super().action_message(connection, env_ids, action)
         message["data"]["env_ids"] = env_ids.astype("<i4")
         return message
+
+
+class EnvIdsBigEndian(ZooServer):
+    """Sends `env_ids` as big-endian `>i8`: numpy reads it, a client reading `<i8` bytes does not."""
+
+    def action_message(self, connection, env_ids, action):
+        message = super().action_message(connection, env_ids, action)
+        message["data"]["env_ids"] = env_ids.astype(">i8")
+        return message
+
+
+class EnvIdsColumn(ZooServer):
+    """Sends `env_ids` as a column, `<i8 [n, 1]`, instead of `[n]`."""
+
+    def action_message(self, connection, env_ids, action):
+        message = super().action_message(connection, env_ids, action)
+        message["data"]["env_ids"] = np.asarray(env_ids, dtype="<i8").reshape(-1, 1)
+        return message
+
+
+class FlatAction(ZooServer):
+    """With one step and one action value, squeezes the chunk to `[n]` instead of `[1, n]`."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**{"horizon": 1, "action_dim": 1, **options})
+
+    def action(self, connection, env_ids):
+        return super().action(connection, env_ids).reshape(-1)
 
 
 class WrongHorizon(ZooServer):

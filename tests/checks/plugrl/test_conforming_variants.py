@@ -1,8 +1,10 @@
 """Conforming servers that differ in what SPEC lets them choose all pass, with no fail, warn or error.
 
-Each variant is the zoo's core server with no fault, set up the way a real
-server may legitimately differ: batching across connections, no features,
-empty metadata, other action dtypes, a slow policy, a run that stops.
+Each variant is the zoo's core server with no fault, set up (or, in
+`tests/zoo/plugrl_variants.py`, subclassed) the way a real server may
+legitimately differ: batching across connections, no features, empty
+metadata, other action dtypes and shapes, extra keys, pings, late metadata,
+a slow policy, a run that stops.
 """
 
 from __future__ import annotations
@@ -21,11 +23,19 @@ from checks.plugrl.probe import infer_message
 from checks.plugrl.server_suite import SUITE
 from tests.zoo.plugrl_core import ZooServer, running
 from tests.zoo.plugrl_messages import pack, unpack
+from tests.zoo.plugrl_variants import (
+    ExtraActionKeys,
+    LateMetadata,
+    MatrixAction,
+    PingFlood,
+    RefusesCompressionOffers,
+    TwoDimensionalAction,
+)
 
 VARIANT_OPTIONS: dict[str, Any] = {"timeout": 2.0, "patience": 0.3}
 REUSE_CLAUSES = (
     C.REUSE_OFFERED, C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_AFTER_TERMINAL, C.REUSE_UNKNOWN_ENV,
-    C.REUSE_CONNECTION_SCOPED,
+    C.REUSE_CONNECTION_SCOPED, C.REUSE_MALFORMED, C.REUSE_ROWS,
 )
 # Decided on every answered infer, so a full run must have passed each of them.
 ACTION_CLAUSES = (
@@ -35,16 +45,20 @@ ACTION_CLAUSES = (
 STOP_AFTER = 100  # feedbacks: more than the default phases send, far fewer than max_exchanges
 
 
+# A server listing reuse-feedback-obs cannot be asked how it treats a reuse it does not offer.
+LISTS_REUSE = {C.REUSE_UNOFFERED: Verdict.UNSUPPORTED}
+NO_REUSE = {clause_id: Verdict.UNSUPPORTED for clause_id in REUSE_CLAUSES}
+
+
 @dataclass(frozen=True)
 class Variant:
     server_options: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     with_stop: bool = False
     # clause -> the verdict this variant must get besides `pass`
-    expected: dict[str, Verdict] = field(default_factory=dict)
+    expected: dict[str, Verdict] = field(default_factory=lambda: dict(LISTS_REUSE))
+    factory: type[ZooServer] = ZooServer
 
-
-NO_REUSE = {clause_id: Verdict.UNSUPPORTED for clause_id in REUSE_CLAUSES}
 
 VARIANTS: dict[str, Variant] = {
     "plain": Variant(),
@@ -55,7 +69,17 @@ VARIANTS: dict[str, Variant] = {
     "f8-actions": Variant({"action_dtype": "<f8"}),
     "300ms-policy": Variant({"policy_delay": 0.3}, options={"timeout": 2.0}),
     "stop-after": Variant({"stop_after": STOP_AFTER}, options={"max_exchanges": 3 * STOP_AFTER}, with_stop=True),
+    "u1-actions": Variant({"action_dtype": "|u1"}),
+    "i4-actions": Variant({"action_dtype": "<i4"}),
+    "one-step-chunks": Variant({"horizon": 1}),
+    "ping-flood": Variant(factory=PingFlood),
+    "late-metadata": Variant(factory=LateMetadata),
+    "refuses-compression-offers": Variant(factory=RefusesCompressionOffers),
+    "extra-action-keys": Variant(factory=ExtraActionKeys),
+    "two-dimensional-action": Variant(factory=TwoDimensionalAction),
+    "matrix-action": Variant(factory=MatrixAction),
 }
+SLOW_POLICY = 0.75  # seconds per infer, of a 1 s step deadline
 
 
 class RandomPolicyServer(ZooServer):
@@ -70,7 +94,7 @@ class RandomPolicyServer(ZooServer):
 @pytest.mark.parametrize("name", list(VARIANTS))
 async def test_conforming_variant_passes(name: str):
     variant = VARIANTS[name]
-    async with running(ZooServer, **variant.server_options) as server:
+    async with running(variant.factory, **variant.server_options) as server:
         report = await run_suite(
             SUITE, server.url, {**VARIANT_OPTIONS, **variant.options}, include_optional=variant.with_stop
         )
@@ -98,6 +122,16 @@ async def test_a_sampling_policy_is_recorded_not_failed_on_the_row_check():
     assert row_check.verdict is Verdict.INFO, row_check
     assert "differently" in row_check.actual
     assert report.outcome() is Outcome.PASS
+
+
+async def test_a_policy_that_takes_most_of_each_deadline_still_passes_the_exchange_phase():
+    """Every step is on time, so the phase as a whole must be too: no `error` for overrunning it."""
+    async with running(ZooServer, policy_delay=SLOW_POLICY, batching=True) as server:
+        report = await run_suite(SUITE, server.url, {"timeout": 1.0}, phases=["exchange"])
+    wrong = [f"{r.clause_id} {r.verdict}: {r.actual}" for r in report.results.values()
+             if r.phase == "exchange" and r.verdict is not Verdict.PASS]
+    assert not wrong, "\n".join(wrong)
+    assert report.results[("exchange", C.LARGE_FRAME)].verdict is Verdict.PASS
 
 
 async def test_batching_server_waits_for_every_connected_client():

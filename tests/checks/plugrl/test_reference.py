@@ -19,6 +19,7 @@ from .conftest import free_port
 DEFAULT_PHASES = [p.name for p in SUITE.phases if p.default]
 REUSE_CLAUSES = [
     C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_CONNECTION_SCOPED, C.REUSE_UNKNOWN_ENV, C.REUSE_AFTER_TERMINAL,
+    C.REUSE_MALFORMED, C.REUSE_ROWS,
 ]
 
 
@@ -39,11 +40,13 @@ async def test_reference_server_passes_every_default_phase(reference, run_check)
     report = await run_check(reference.url)
     assert_no_fail(report)
     seen = verdicts(report)
-    own = {c for phase in SUITE.phases if phase.default for c in phase.clauses}
+    # A server listing reuse-feedback-obs cannot be asked about a reuse it does not offer.
+    own = {c for phase in SUITE.phases if phase.default for c in phase.clauses} - {C.REUSE_UNOFFERED}
     # Every clause of the default phases was exercised and passed, the row-by-row
     # content check included: the reference policy is deterministic.
     assert {clause for clause in own if seen.get(clause) != {Verdict.PASS}} == set()
     assert seen[C.STOP_CLOSE] == {Verdict.SKIP}
+    assert seen[C.REUSE_UNOFFERED] == {Verdict.UNSUPPORTED}
 
 
 async def test_reference_server_ends_the_run_with_a_stop_close(reference_factory, run_check):
@@ -68,6 +71,7 @@ async def test_without_features_reuse_is_unsupported_not_failed(reference_factor
     assert_no_fail(report)
     for clause in [C.REUSE_OFFERED, *REUSE_CLAUSES]:
         assert report.results[("reuse", clause)].verdict is Verdict.UNSUPPORTED
+    assert report.results[("reuse", C.REUSE_UNOFFERED)].verdict is Verdict.PASS  # it refused the reuse
 
 
 async def test_reference_with_other_shapes_passes(reference_factory, run_check):
