@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import ConfigDict
 
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
@@ -57,6 +59,8 @@ class TargetCreate(TargetBase):
 
 
 class TargetUpdate(SQLModel):
+    model_config = ConfigDict(extra="forbid")  # a misspelt or read-only field (e.g. name) is an error, not a no-op
+
     kind: str | None = None
     url: str | None = None
     description: str | None = None
@@ -104,9 +108,11 @@ class Run(SQLModel, table=True):
 
 
 class RunCreate(SQLModel):
+    model_config = ConfigDict(extra="forbid")
+
     phases: list[str] | None = None
     options: dict[str, Any] | None = None  # overrides on top of the target's options
-    trigger: str = Field(default="api", max_length=16)
+    trigger: Literal["api", "ci"] = "api"  # browser and schedule runs are started by the service itself
 
 
 class RunPublic(SQLModel):

@@ -193,3 +193,11 @@ def test_deleting_a_target_cancels_and_removes_its_runs(client: TestClient, fake
     assert client.delete("/api/v1/targets/gone").status_code == 204
     assert client.get(f"/api/v1/runs/{run['id']}").status_code == 404
     assert client.get("/api/v1/runs").json() == []
+
+
+def test_a_run_request_names_only_its_own_fields(client: TestClient, fake_kind: str) -> None:
+    make_target(client, "strict-body", fake_kind, URL)
+    for body in ({"trigger": "schedule"}, {"phase": ["quick"]}):
+        response = client.post("/api/v1/targets/strict-body/runs", json=body)
+        assert response.status_code == 422, body
+    assert client.post("/api/v1/targets/strict-body/runs", json={"trigger": "ci"}).json()["trigger"] == "ci"

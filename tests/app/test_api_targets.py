@@ -84,6 +84,9 @@ def test_names_are_unique_and_well_formed(client: TestClient, fake_kind: str) ->
 
 def test_patch_is_validated_like_create(client: TestClient, fake_kind: str) -> None:
     make_target(client, "eps", fake_kind, URL)
+    errors = errors_by_path(client.patch("/api/v1/targets/eps", json={"name": "renamed"}))
+    assert ("body", "name") in errors  # names are stable ids: not silently ignored, refused
+    assert client.get("/api/v1/targets/eps").status_code == 200
     errors = errors_by_path(client.patch("/api/v1/targets/eps", json={"options": {"delay": "slow"}}))
     assert ("body", "options", "delay") in errors
     errors = errors_by_path(client.patch("/api/v1/targets/eps", json={"url": "tcp://x:1"}))
