@@ -138,7 +138,7 @@ def cmd_suites(args: argparse.Namespace) -> int:
         schemes = ", ".join(f"{s}://" for s in suite.url_schemes) or "HOST:PORT"
         print(f"{kind}: {suite.title} (spec version {suite.spec_version}; targets {schemes})")
         for phase in suite.phases:
-            flag = "" if phase.default else " (opt-in)"
+            flag = "" if phase.default else (" (only when named)" if phase.named_only else " (opt-in)")
             print(f"  phase {phase.name}{flag}: {phase.description}")
             for clause_id in phase.clauses:
                 clause = suite.catalogue[clause_id]
@@ -187,7 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("kind", help="target kind, e.g. plugrl-server, openenv, rlmesh")
     check.add_argument("url", help="target address, e.g. ws://127.0.0.1:8000")
     check.add_argument("--phase", action="append", help="run only this phase (repeatable)")
-    check.add_argument("--until-stop", action="store_true", help="also run opt-in phases, e.g. the run-ending stop")
+    check.add_argument(
+        "--until-stop", action="store_true",
+        help="also run the opt-in phases that end a run (PlugRL stop, RLMesh shutdown); "
+        "long waits such as feedback-timeout run only when named with --phase",
+    )
     check.add_argument("--timeout", type=float, help="deadline in seconds for each step")
     check.add_argument("--option", action="append", metavar="KEY=VALUE", help="set a suite option (repeatable)")
     check.add_argument("--options-file", metavar="FILE", help="JSON object of suite options")

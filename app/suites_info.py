@@ -20,6 +20,7 @@ def describe_suite(suite: Suite) -> dict[str, Any]:
                 "name": phase.name,
                 "description": phase.description,
                 "default": phase.default,
+                "named_only": phase.named_only,
                 "clauses": list(phase.clauses),
             }
             for phase in suite.phases

@@ -377,6 +377,12 @@ class Phase:
     description: str = ""
     default: bool = True  # opt-in phases (like a run-ending `stop`) are False
     budget: float = 6.0  # the phase's own deadline, in step timeouts, plus a second
+    named_only: bool = False  # an opt-in phase that runs only when named, never with include_optional
+    # Seconds the phase waits by design (a late feedback, a server's own timeout), on top of its budget.
+    waits: Callable[[SuiteOptions], float] | None = None
+
+    def deadline(self, options: SuiteOptions) -> float:
+        return self.budget * options.timeout + 1.0 + (self.waits(options) if self.waits else 0.0)
 
 
 @dataclass(frozen=True)
@@ -406,7 +412,7 @@ class Suite:
                     f"unknown phase {', '.join(unknown)}; {self.kind} has {', '.join(sorted(known))}"
                 )
             return [p for p in self.phases if p.name in names]
-        return [p for p in self.phases if p.default or include_optional]
+        return [p for p in self.phases if p.default or (include_optional and not p.named_only)]
 
     def validate_url(self, url: str) -> str:
         """The URL, or ValueError naming what is wrong with it for this kind."""
@@ -482,7 +488,7 @@ async def run_suite(
 async def _run_phase(phase: Phase, ctx: PhaseContext) -> str | None:
     """Run one phase under its deadline; return why the target is unreachable, if it is."""
     report = ctx.report
-    deadline = phase.budget * ctx.timeout + 1.0
+    deadline = phase.deadline(ctx.options)
     why: str | None = None
     unreachable = False
     try:

@@ -142,6 +142,19 @@ LATE_FEEDBACK = _must(
     "plugrl.7.3.late-feedback",
     "A feedback sent seconds after its action, well within the 60 s allowed, does not get the connection closed.",
 ).id
+FEEDBACK_WAIT = _must(
+    "plugrl.7.3.feedback-wait",
+    "A connection that owes a feedback is kept open, and sent nothing, for at least nine tenths of the "
+    "feedback timeout (60 s unless raised on both sides).",
+).id
+FEEDBACK_TIMEOUT_CLOSE = _must(
+    "plugrl.7.3.feedback-timeout-close",
+    "A connection closed because its feedback never came is closed with 1001 and reason Feedback timeout.",
+).id
+FEEDBACK_TIMEOUT_ENFORCED = _should(
+    "plugrl.7.3.feedback-timeout-enforced",
+    "The server closes a connection whose feedback is overdue, within the feedback timeout plus one step deadline.",
+).id
 
 # 10 Versioning and 10.1 reuse-feedback-obs
 PROTOCOL_VERSION = _must("plugrl.10.protocol-version", "The metadata's protocol_version, when sent, is 1.").id
@@ -184,5 +197,7 @@ REUSE_CONNECTION_SCOPED = _must(
 
 RESYNC_REASON = "plugrl-server-resync"
 STOP_REASON = "plugrl-server-stop"
+FEEDBACK_TIMEOUT_REASON = "Feedback timeout"
+FEEDBACK_TIMEOUT = 60.0  # seconds, SPEC 4.2 and 7.3
 GOING_AWAY = 1001
 REUSE_FEATURE = "reuse-feedback-obs"

@@ -1,13 +1,13 @@
 """A conforming PlugRL training server with a fixed linear policy: the suite's known-good target.
 
     rlconform reference-server plugrl --port 8000 [--host H] [--batching] [--stop-after N]
-        [--horizon H] [--action-dim D] [--no-features] [--policy-delay S]
+        [--horizon H] [--action-dim D] [--no-features] [--policy-delay S] [--feedback-timeout S]
 
 It speaks first with metadata, answers each infer with a time-major
 [H, n, action_dim] float32 action whose env_ids echo the request, validates
 every message (closing with 1001 `plugrl-server-resync` on a protocol error,
 leaving other connections alone), honours `reuse-feedback-obs` when listed,
-closes a connection whose feedback is 60 s late, and with `--stop-after N`
+closes a connection whose feedback is 60 s late (`--feedback-timeout`), and with `--stop-after N`
 ends the run after N feedback rows by closing every connection with 1001
 `plugrl-server-stop`. With `--batching` it infers for all connections at
 once, waiting for one queued infer per connected client (SPEC 6), at most
@@ -26,12 +26,17 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from checks.core import HARNESS_VERSION
-from checks.plugrl.clauses import GOING_AWAY, RESYNC_REASON, REUSE_FEATURE, STOP_REASON
+from checks.plugrl.clauses import (
+    FEEDBACK_TIMEOUT,
+    FEEDBACK_TIMEOUT_REASON,
+    GOING_AWAY,
+    RESYNC_REASON,
+    REUSE_FEATURE,
+    STOP_REASON,
+)
 from checks.plugrl.codec import CodecError, pack, unpack
 from checks.plugrl.validation import ProtocolError, ReuseCache, check_feedback, check_infer
 
-FEEDBACK_WAIT_TIMEOUT = 60.0
-FEEDBACK_TIMEOUT_REASON = "Feedback timeout"
 INFER_READY_TIMEOUT = 5.0
 
 
@@ -128,8 +133,10 @@ class ReferenceServer:
         stop_after: int | None,
         features: tuple[str, ...],
         policy_delay: float,
+        feedback_timeout: float,
     ) -> None:
         self.policy = LinearPolicy(horizon, action_dim, policy_delay)
+        self.feedback_timeout = feedback_timeout
         self.batcher = Batcher(self.policy) if batching else None
         self.stop_after = stop_after
         self.features = tuple(features)
@@ -186,7 +193,7 @@ class ReferenceServer:
             env_ids = np.asarray(envs, dtype="<i8")
             await ws.send(pack({"message_type": "action", "data": {"env_ids": env_ids, "action": action}}))
             try:
-                frame = await asyncio.wait_for(ws.recv(), FEEDBACK_WAIT_TIMEOUT)
+                frame = await asyncio.wait_for(ws.recv(), self.feedback_timeout)
             except TimeoutError:
                 await ws.close(GOING_AWAY, FEEDBACK_TIMEOUT_REASON)
                 return
@@ -237,6 +244,7 @@ async def start_reference_server(
     stop_after: int | None = None,
     features: tuple[str, ...] = (REUSE_FEATURE,),
     policy_delay: float = 0.0,
+    feedback_timeout: float = FEEDBACK_TIMEOUT,
 ) -> ReferenceServer:
     """Start listening and return at once; `port=0` takes a free port from the OS."""
     reference = ReferenceServer(
@@ -246,6 +254,7 @@ async def start_reference_server(
         stop_after=stop_after,
         features=features,
         policy_delay=policy_delay,
+        feedback_timeout=feedback_timeout,
     )
     # SPEC 1.1: no compression and no frame size cap.
     reference.server = await serve(reference.handle, host, port, compression=None, max_size=None)
@@ -263,9 +272,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--stop-after", type=int, help="end the run after this many feedback rows")
     parser.add_argument("--no-features", action="store_true", help="list no features (no reuse-feedback-obs)")
     parser.add_argument("--policy-delay", type=float, default=0.0, help="seconds each policy batch takes")
+    parser.add_argument(
+        "--feedback-timeout", type=float, default=FEEDBACK_TIMEOUT,
+        help="seconds to wait for a feedback before closing with 1001 Feedback timeout",
+    )
     args = parser.parse_args(argv)
     if args.horizon < 1 or args.action_dim < 1:
         parser.error("--horizon and --action-dim must be at least 1")
+    if not 0 < args.feedback_timeout <= 86400:
+        parser.error("--feedback-timeout must be positive seconds, at most a day")
 
     async def run() -> None:
         reference = await start_reference_server(
@@ -277,6 +292,7 @@ def main(argv: list[str]) -> int:
             stop_after=args.stop_after,
             features=() if args.no_features else (REUSE_FEATURE,),
             policy_delay=args.policy_delay,
+            feedback_timeout=args.feedback_timeout,
         )
         print(f"PlugRL reference server listening on {reference.url}", flush=True)
         try:

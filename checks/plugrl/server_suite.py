@@ -5,7 +5,8 @@ exchange (compression, metadata, ragged batches, feedback sets, a big frame,
 action layout and content), errors (seven malformed inputs, each with a
 bystander connection), scoping (two connections side by side, both using
 env 0), reuse (section 10.1; `reuse_phase.py`), patience (a late feedback)
-and, opt-in, stop.
+and, opt-in, feedback-timeout (section 7.3, only when named;
+`feedback_timeout_phase.py`) and stop.
 
 A server may batch across connections and wait for every connected client
 before it infers (SPEC 6), so whenever a phase holds two connections it
@@ -23,6 +24,8 @@ import pydantic
 from checks.core import Phase, PhaseContext, Suite, SuiteOptions, TargetUnreachable
 from checks.plugrl import clauses as C
 from checks.plugrl.codec import DEFAULT_MAX_FRAME, pack
+from checks.plugrl.feedback_timeout_phase import phase_feedback_timeout
+from checks.plugrl.feedback_timeout_phase import PHASE_CLAUSES as FEEDBACK_TIMEOUT_CLAUSES
 from checks.plugrl.messages import FAULTS, feedback_message, infer_message
 from checks.plugrl.probe import Abort, Probe, together
 from checks.plugrl.reuse_phase import PHASE_CLAUSES, phase_reuse
@@ -30,7 +33,6 @@ from checks.plugrl.rows import check_rows
 from checks.wire import Closed, HandshakeFailed, NoReply
 
 
-PATIENCE_BUDGET_STEPS = 60  # the patience phase's deadline, in timeouts, less its own steps
 # The exchange phase's deadline, in timeouts: it takes 14 steps with the default 5 exchanges,
 # each of which a slow but conforming policy may spend most of a timeout on.
 EXCHANGE_BUDGET_STEPS = 20.0
@@ -49,6 +51,11 @@ class PlugRLServerOptions(SuiteOptions):
         description=f"Plain infer/feedback rounds at the end of exchange (the phase has {EXCHANGE_BUDGET_STEPS:g} "
         "timeouts in all, so many rounds need a fast policy).",
     )
+    feedback_timeout: float = pydantic.Field(
+        C.FEEDBACK_TIMEOUT, gt=0, le=3600,
+        description="Seconds the server is expected to wait for a feedback before it closes (SPEC 7.3: 60, "
+        "unless raised on both sides); the feedback-timeout phase waits this plus a timeout.",
+    )
     max_exchanges: int = pydantic.Field(
         2000, ge=1, le=1_000_000, description="Rounds the stop phase runs before it gives up waiting for the stop."
     )
@@ -58,14 +65,6 @@ class PlugRLServerOptions(SuiteOptions):
     api_key: pydantic.SecretStr | None = pydantic.Field(
         None, description="Sent as 'Authorization: Api-Key <key>' in every handshake (SPEC 1.2)."
     )
-
-    @pydantic.model_validator(mode="after")
-    def _patience_fits_its_phase(self) -> PlugRLServerOptions:
-        if self.patience > PATIENCE_BUDGET_STEPS * self.timeout:
-            raise ValueError(
-                f"patience must be at most {PATIENCE_BUDGET_STEPS} x timeout, the patience phase's deadline"
-            )
-        return self
 
 
 # Clauses any connection or any answered infer may decide.
@@ -298,9 +297,9 @@ async def phase_stop(ctx: PhaseContext) -> None:
 
 
 def _phase(name: str, body, own: tuple[str, ...], description: str, *, shared: tuple[str, ...] = (),
-           default: bool = True, budget: float = 6.0) -> Phase:
+           default: bool = True, budget: float = 6.0, named_only: bool = False, waits=None) -> Phase:
     """A phase listing its own clauses; `shared` ones are decided on every connection, listed once."""
-    return Phase(name, guarded(own, body), own + shared, description, default, budget)
+    return Phase(name, guarded(own, body), own + shared, description, default, budget, named_only, waits)
 
 
 PHASES = (
@@ -331,7 +330,14 @@ PHASES = (
         budget=24.0,
     ),
     _phase("patience", phase_patience, (C.LATE_FEEDBACK,), "a feedback sent `patience` seconds after its action",
-           budget=PATIENCE_BUDGET_STEPS + 5.0),
+           budget=5.0, waits=lambda options: options.patience),
+    # Before stop, which ends the run; only when named, as it waits over a minute by default.
+    _phase(
+        "feedback-timeout", phase_feedback_timeout, FEEDBACK_TIMEOUT_CLAUSES,
+        "an action left without feedback: the server waits about `feedback_timeout` seconds, then closes "
+        "with 1001 Feedback timeout",
+        default=False, budget=6.0, named_only=True, waits=lambda options: options.feedback_timeout,
+    ),
     _phase("stop", phase_stop, (C.STOP_CLOSE,), "exchange until the server ends the run", default=False,
            budget=120.0),
 )

@@ -66,7 +66,7 @@ PHASES = (
     ),
     phase(
         "shutdown", shutdown_phase, ("rlmesh.c2.shutdown",),
-        "ask the endpoint to shut down: refused and still serving, or accepted and gone promptly (opt-in)",
+        "ask the endpoint to shut down: refused and still serving, or accepted and gone promptly",
         default=False,
     ),
 )

@@ -21,10 +21,15 @@ from tests.zoo.plugrl_faults_behaviour import (
     CrashesOnBadNdarray,
     DiesOnInfo,
     DropsBystanders,
+    FeedbackTimeout1000,
+    FeedbackTimeout1011,
+    FeedbackTimeoutWrongReason,
     FixedBatch,
     FlatInfoOnly,
     GlobalEnvState,
+    HalvesFeedbackTimeout,
     HangsOnMalformedInfer,
+    HeartbeatWhileWaiting,
     IgnoresStrayMessages,
     ImpatientFeedback,
     Lenient,
@@ -33,6 +38,7 @@ from tests.zoo.plugrl_faults_behaviour import (
     MalformedInferWrongReason,
     NegotiatesDeflate,
     NeverStops,
+    NoFeedbackTimeout,
     OneConnectionAtATime,
     OneMebibyteCap,
     PlainStop,
@@ -113,6 +119,15 @@ RESYNC_CASES = _clauses(
     "plugrl.10.1.reuse-malformed",
 )
 STOP_AFTER_FIVE = {"stop_after": 5}
+# The server and the checker agree on a one-second feedback timeout, so the phase takes seconds.
+ONE_SECOND_FEEDBACK = {"feedback_timeout": 1.0}
+
+
+def _feedback_timeout_entry(factory: Callable[..., ZooServer], clause: str) -> ZooEntry:
+    return ZooEntry(
+        factory, clause, options=ONE_SECOND_FEEDBACK, phases=("feedback-timeout",), server_options=ONE_SECOND_FEEDBACK
+    )
+
 
 ZOO: dict[str, ZooEntry] = {
     # the action and its env_ids
@@ -223,6 +238,15 @@ ZOO: dict[str, ZooEntry] = {
     "casts-reuse-to-bool": ZooEntry(CastsReuseToBool, "plugrl.10.1.reuse-malformed"),
     "takes-first-rows": ZooEntry(TakesFirstRows, "plugrl.10.1.reuse-malformed"),
     "honours-unlisted-reuse": ZooEntry(HonoursUnlistedReuse, "plugrl.10.1.reuse-unoffered"),
+    # the feedback timeout
+    "feedback-timeout-1011": _feedback_timeout_entry(FeedbackTimeout1011, "plugrl.7.3.feedback-timeout-close"),
+    "feedback-timeout-1000": _feedback_timeout_entry(FeedbackTimeout1000, "plugrl.7.3.feedback-timeout-close"),
+    "feedback-timeout-wrong-reason": _feedback_timeout_entry(
+        FeedbackTimeoutWrongReason, "plugrl.7.3.feedback-timeout-close"
+    ),
+    "no-feedback-timeout": _feedback_timeout_entry(NoFeedbackTimeout, "plugrl.7.3.feedback-timeout-enforced"),
+    "halves-feedback-timeout": _feedback_timeout_entry(HalvesFeedbackTimeout, "plugrl.7.3.feedback-wait"),
+    "heartbeat-while-waiting": _feedback_timeout_entry(HeartbeatWhileWaiting, "plugrl.7.3.feedback-wait"),
     # the stop
     "plain-stop": ZooEntry(PlainStop, "plugrl.7.1.stop-close", phases=("stop",), server_options=STOP_AFTER_FIVE),
     "wrong-stop-reason": ZooEntry(

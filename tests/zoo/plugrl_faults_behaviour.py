@@ -1,4 +1,5 @@
-"""Zoo faults in how a PlugRL server behaves: protocol errors, what it accepts, reuse and the stop.
+"""Zoo faults in how a PlugRL server behaves: protocol errors, what it accepts, reuse, the feedback
+timeout and the stop.
 
 Each class is the conforming `ZooServer` with one hook overridden; `ZOO` in
 `plugrl_broken.py` says which clause the suite must flag for each.
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tests.zoo.plugrl_core import GOING_AWAY, RESYNC, STOP, ClientGone, ZooServer
-from tests.zoo.plugrl_messages import ProtocolError, unpack
+from tests.zoo.plugrl_messages import ProtocolError, pack, unpack
 
 # ---------------------------------------------------------------- 7.2 / 7.4: errors
 
@@ -304,3 +305,56 @@ class NeverStops(ZooServer):
 
     async def end_run(self):
         pass
+
+
+# ---------------------------------------------------------------- 7.3: the feedback timeout
+
+
+class FeedbackTimeout1011(ZooServer):
+    """The missing feedback raises inside the handler: 1011 instead of 1001 Feedback timeout."""
+
+    async def on_feedback_timeout(self, connection):
+        await connection.ws.close(1011, "Internal server error.")
+
+
+class FeedbackTimeout1000(ZooServer):
+    """Gives up on a missing feedback with a normal close, 1000 and no reason."""
+
+    async def on_feedback_timeout(self, connection):
+        await connection.ws.close(1000, "")
+
+
+class FeedbackTimeoutWrongReason(ZooServer):
+    """Closes with 1001 for a missing feedback, but with a lower-case reason of its own spelling."""
+
+    async def on_feedback_timeout(self, connection):
+        await connection.ws.close(GOING_AWAY, "feedback timeout")
+
+
+class NoFeedbackTimeout(ZooServer):
+    """Waits for a feedback forever: a client that died mid-chunk holds its connection open."""
+
+    async def next_feedback(self, connection):
+        return await connection.ws.recv()
+
+
+class HalvesFeedbackTimeout(ZooServer):
+    """Closes, properly, after half the feedback timeout it was configured with (a unit slip)."""
+
+    async def next_feedback(self, connection):
+        return await asyncio.wait_for(connection.ws.recv(), self.feedback_timeout / 2)
+
+
+class HeartbeatWhileWaiting(ZooServer):
+    """Sends a msgpack heartbeat message every 0.2 s while it waits for a feedback."""
+
+    async def next_feedback(self, connection):
+        receiving = asyncio.ensure_future(super().next_feedback(connection))
+        try:
+            while not receiving.done():
+                await asyncio.wait({receiving}, timeout=0.2)
+                if not receiving.done():
+                    await connection.ws.send(pack({"message_type": "heartbeat", "data": {}}))
+            return receiving.result()
+        finally:
+            receiving.cancel()

@@ -127,7 +127,7 @@ async def test_the_api_key_is_sent_in_the_handshake_and_redacted(ws_server_facto
 
 def test_options_are_validated():
     with pytest.raises(ValueError):
-        SUITE.parse_options({"patience": 30, "timeout": 0.1})
+        SUITE.parse_options({"patience": 61})
     with pytest.raises(ValueError):
         SUITE.parse_options({"no_such_option": 1})
     assert SUITE.parse_options({}).patience == 5.0
@@ -166,3 +166,91 @@ def test_reference_cli_rejects_bad_flags():
         capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 2 and "--horizon" in result.stderr
+
+
+# ---------------------------------------------------------------- the feedback timeout (SPEC 7.3)
+
+FEEDBACK_TIMEOUT_CLAUSES = (C.FEEDBACK_WAIT, C.FEEDBACK_TIMEOUT_CLOSE, C.FEEDBACK_TIMEOUT_ENFORCED)
+
+
+async def test_reference_server_passes_the_feedback_timeout_phase(reference_factory, run_check):
+    server = await reference_factory(feedback_timeout=1.0)
+    report = await run_check(server.url, phases=["feedback-timeout"], feedback_timeout=1.0)
+    assert_no_fail(report)
+    for clause in FEEDBACK_TIMEOUT_CLAUSES:
+        assert report.results[("feedback-timeout", clause)].verdict is Verdict.PASS, clause
+    assert "1001" in report.results[("feedback-timeout", C.FEEDBACK_TIMEOUT_CLOSE)].actual
+
+
+async def test_a_reference_server_waiting_longer_than_declared_is_warned_not_failed(reference_factory, run_check):
+    server = await reference_factory(feedback_timeout=30.0)
+    report = await run_check(server.url, phases=["feedback-timeout"], feedback_timeout=0.5, timeout=1.0)
+    seen = {clause: report.results[("feedback-timeout", clause)].verdict for clause in FEEDBACK_TIMEOUT_CLAUSES}
+    assert seen == {
+        C.FEEDBACK_WAIT: Verdict.PASS,
+        C.FEEDBACK_TIMEOUT_ENFORCED: Verdict.WARN,
+        C.FEEDBACK_TIMEOUT_CLOSE: Verdict.UNSUPPORTED,
+    }
+    assert report.outcome() is Outcome.PASS
+
+
+def test_the_feedback_timeout_phase_runs_only_when_named():
+    assert "feedback-timeout" not in [p.name for p in SUITE.select()]
+    # --until-stop / include_optional adds the run-ending stop, not a minute-long wait.
+    optional = [p.name for p in SUITE.select(include_optional=True)]
+    assert "stop" in optional and "feedback-timeout" not in optional
+    assert [p.name for p in SUITE.select(["feedback-timeout"])] == ["feedback-timeout"]
+
+
+async def test_by_default_the_feedback_timeout_clauses_are_skipped(reference, run_check):
+    report = await run_check(reference.url, phases=["scoping"], include_optional=True)
+    for clause in FEEDBACK_TIMEOUT_CLAUSES:
+        assert report.results[("feedback-timeout", clause)].verdict is Verdict.SKIP
+
+
+def test_the_waiting_phases_get_their_waits_on_top_of_their_deadlines():
+    assert SUITE.parse_options({}).feedback_timeout == 60.0
+    for bad in ({"feedback_timeout": 0}, {"feedback_timeout": -1}, {"feedback_timeout": 3601}):
+        with pytest.raises(ValueError):
+            SUITE.parse_options(bad)
+    # A short step timeout never forbids a long wait: the deadline grows with the wait.
+    options = SUITE.parse_options({"feedback_timeout": 60, "patience": 30, "timeout": 0.1})
+    feedback_phase, patience_phase = SUITE.phase("feedback-timeout"), SUITE.phase("patience")
+    assert feedback_phase.deadline(options) >= options.feedback_timeout + 2 * options.timeout + 1
+    assert patience_phase.deadline(options) >= options.patience + 2 * options.timeout + 1
+    assert feedback_phase.deadline(options) < options.feedback_timeout + 10 * options.timeout + 2
+
+
+def test_cli_checks_the_feedback_timeout_of_a_reference_server_subprocess():
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    rlconform = [sys.executable, "-m", "app.cli"]
+    server = subprocess.Popen(
+        [*rlconform, "reference-server", "plugrl", "--port", str(port), "--feedback-timeout", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    try:
+        assert server.stdout is not None
+        assert "listening" in server.stdout.readline()
+        check = subprocess.run(
+            [*rlconform, "check", "plugrl-server", f"ws://127.0.0.1:{port}", "--phase", "feedback-timeout",
+             "--option", "feedback_timeout=2", "--timeout", "2"],
+            capture_output=True, text=True, timeout=60, env=env,
+        )
+        assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
+        lines = check.stdout.splitlines()
+        for clause in FEEDBACK_TIMEOUT_CLAUSES:
+            assert any(line.split()[:2] == ["ok", clause] for line in lines), check.stdout
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+        if server.stdout is not None:
+            server.stdout.close()
+
+
+def test_reference_cli_rejects_a_bad_feedback_timeout():
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--feedback-timeout", "0"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2 and "--feedback-timeout" in result.stderr
