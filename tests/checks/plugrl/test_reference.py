@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -133,31 +135,44 @@ def test_options_are_validated():
     assert SUITE.parse_options({}).patience == 5.0
 
 
-def test_cli_until_stop_exits_0_against_the_reference_server_subprocess(tmp_path):
+RLCONFORM = [sys.executable, "-m", "app.cli"]
+CLI_ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+@contextlib.contextmanager
+def reference_server_process(*flags: str) -> Iterator[str]:
+    """`rlconform reference-server plugrl` as a subprocess on a free port; yields its URL."""
     port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    rlconform = [sys.executable, "-m", "app.cli"]
     server = subprocess.Popen(
-        [*rlconform, "reference-server", "plugrl", "--port", str(port), "--stop-after", "200"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        [*RLCONFORM, "reference-server", "plugrl", "--port", str(port), *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=CLI_ENV,
     )
     try:
         assert server.stdout is not None
         assert "listening" in server.stdout.readline()
-        check = subprocess.run(
-            [*rlconform, "check", "plugrl-server", f"ws://127.0.0.1:{port}", "--until-stop",
-             "--timeout", "5", "--option", "patience=0.3", "--json", str(tmp_path / "report.json")],
-            capture_output=True, text=True, timeout=120, env=env,
-        )
-        assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
-        assert "plugrl.7.1.stop-close" in check.stdout
-        assert server.wait(timeout=10) == 0
+        yield f"ws://127.0.0.1:{port}"
+        if "--stop-after" in flags:
+            assert server.wait(timeout=10) == 0
     finally:
         if server.poll() is None:
             server.kill()
             server.wait(timeout=10)
         if server.stdout is not None:
             server.stdout.close()
+
+
+def rlconform_check(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    check = subprocess.run([*RLCONFORM, "check", "plugrl-server", *args],
+                           capture_output=True, text=True, timeout=timeout, env=CLI_ENV)
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
+    return check
+
+
+def test_cli_until_stop_exits_0_against_the_reference_server_subprocess(tmp_path):
+    with reference_server_process("--stop-after", "200") as url:
+        check = rlconform_check(url, "--until-stop", "--timeout", "5", "--option", "patience=0.3",
+                                "--json", str(tmp_path / "report.json"), timeout=120)
+        assert "plugrl.7.1.stop-close" in check.stdout
 
 
 def test_reference_cli_rejects_bad_flags():
@@ -222,30 +237,12 @@ def test_the_waiting_phases_get_their_waits_on_top_of_their_deadlines():
 
 
 def test_cli_checks_the_feedback_timeout_of_a_reference_server_subprocess():
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    rlconform = [sys.executable, "-m", "app.cli"]
-    server = subprocess.Popen(
-        [*rlconform, "reference-server", "plugrl", "--port", str(port), "--feedback-timeout", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )
-    try:
-        assert server.stdout is not None
-        assert "listening" in server.stdout.readline()
-        check = subprocess.run(
-            [*rlconform, "check", "plugrl-server", f"ws://127.0.0.1:{port}", "--phase", "feedback-timeout",
-             "--option", "feedback_timeout=2", "--timeout", "2"],
-            capture_output=True, text=True, timeout=60, env=env,
-        )
-        assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
-        lines = check.stdout.splitlines()
-        for clause in FEEDBACK_TIMEOUT_CLAUSES:
-            assert any(line.split()[:2] == ["ok", clause] for line in lines), check.stdout
-    finally:
-        server.kill()
-        server.wait(timeout=10)
-        if server.stdout is not None:
-            server.stdout.close()
+    with reference_server_process("--feedback-timeout", "2") as url:
+        check = rlconform_check(url, "--phase", "feedback-timeout", "--option", "feedback_timeout=2",
+                                "--timeout", "2", timeout=60)
+    lines = check.stdout.splitlines()
+    for clause in FEEDBACK_TIMEOUT_CLAUSES:
+        assert any(line.split()[:2] == ["ok", clause] for line in lines), check.stdout
 
 
 def test_reference_cli_rejects_a_bad_feedback_timeout():
