@@ -49,6 +49,10 @@ _must("openenv.ws.order", (
     "The server sends exactly one reply per reset, step or state message, in the order the messages "
     "were sent, also when they are pipelined."
 ))
+_must("openenv.ws.reply-in-time", (
+    "Every message that calls for a reply (reset, step, state, and a malformed or unknown one) is "
+    "answered within the target's step timeout."
+))
 _must("openenv.ws.unprompted", (
     "Nothing arrives on /ws unasked: no frame before the first message and none beyond the replies, "
     "except a CAPACITY_REACHED, FACTORY_ERROR or SESSION_ERROR error right before the server closes."

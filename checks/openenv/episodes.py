@@ -10,7 +10,7 @@ from typing import Any
 
 from checks.core import PhaseContext, Transcript
 from checks.openenv.judging import is_done, reward_of, signature
-from checks.openenv.session import JsonSession, Reply, open_session
+from checks.openenv.session import JsonSession, Reply, open_session, settle_all
 
 
 SLOT_GRACE_TRIES = 6
@@ -52,9 +52,10 @@ class EpisodeRun:
 
 
 async def finish(session: JsonSession, timeout: float) -> None:
-    """End a session politely so its slot is free before the next one opens."""
-    await session.close_by_message(min(timeout, 2.0))
-    await session.close()
+    """End a session politely so its slot is free before the next one opens (a lost one is closed already)."""
+    if session.lost is None:
+        await session.close_by_message(min(timeout, 2.0))
+        await session.close()
 
 
 async def play(session: JsonSession, reset: dict[str, Any], actions: Sequence[Any], max_steps: int) -> EpisodeRun:
@@ -90,18 +91,18 @@ async def play_group(ctx: PhaseContext, label: str, resets: Sequence[dict[str, A
     try:
         for index in range(len(resets)):
             sessions.append(await open_session(ctx, f"{label} session {index + 1}"))
-        resets_sent = await asyncio.gather(*(s.reset(r) for s, r in zip(sessions, resets)))
+        resets_sent = await settle_all(*(s.reset(r) for s, r in zip(sessions, resets)))
         runs = [EpisodeRun(s.transcript, reply) for s, reply in zip(sessions, resets_sent)]
         for round_index in range(max_steps):
             live = [i for i, run in enumerate(runs) if _continues(run, scripts[i])]
             if not live:
                 break
-            replies = await asyncio.gather(
+            replies = await settle_all(
                 *(sessions[i].step(scripts[i][round_index % len(scripts[i])]) for i in live)
             )
             for i, reply in zip(live, replies):
                 runs[i].steps.append(reply)
-        states = await asyncio.gather(*(s.state() for s in sessions))
+        states = await settle_all(*(s.state() for s in sessions))
         for run, state in zip(runs, states):
             run.state = state
         return runs

@@ -79,7 +79,7 @@ async def session(ctx: PhaseContext) -> None:
         report.failed("openenv.ws.handshake", "101 Switching Protocols on GET /ws", str(exc))
         return
     try:
-        early = await ws.recv(min(ctx.timeout, QUIET_BEFORE))
+        early = await ws.listen(min(ctx.timeout, QUIET_BEFORE))
         facts(ctx).greets = unprompted_problem(early) is not None
         report.check(not facts(ctx).greets, "openenv.ws.unprompted",
                      "no frame before the first message", unprompted_problem(early) or "none came", ws.transcript)
@@ -113,7 +113,7 @@ async def session(ctx: PhaseContext) -> None:
         for message in ({"type": "reset", "data": dict(options.reset)}, {"type": "step", "data": odd},
                         {"type": "step", "data": plan.valid[0]}, {"type": "state"}):
             await ws.send(message)
-        replies = [await ws.recv() for _ in range(4)]
+        replies = [await ws.reply(f"pipelined message {index + 1}") for index in range(4)]
         kinds = [r.kind for r in replies]
         step_kinds = ("error", "observation")
         in_order = (kinds[0] == "observation" and kinds[1] in step_kinds and kinds[2] in step_kinds
@@ -125,7 +125,7 @@ async def session(ctx: PhaseContext) -> None:
             report.check(step_count(replies[3]) == accepted, "openenv.state.step-count",
                          f"step_count {accepted} after a reset and {accepted} accepted steps",
                          f"step_count {step_count(replies[3])!r}", ws.transcript)
-        late = await ws.recv(min(ctx.timeout, QUIET_AFTER))
+        late = await ws.listen(min(ctx.timeout, QUIET_AFTER))
         report.check(unprompted_problem(late) is None, "openenv.ws.unprompted",
                      "no frame after the reply to the last message", unprompted_problem(late) or "none came",
                      ws.transcript)
@@ -202,7 +202,7 @@ async def errors(ctx: PhaseContext) -> None:
         try:
             await ws.reset(options.reset)
             await ws.send_raw(text, what)
-            reply = await ws.recv()
+            reply = await ws.reply(what)
             problem = error_problem(reply, code)
             report.check(problem is None, clause_id, f"{code} for {what}", problem or reply.describe(), ws.transcript)
             report.check(code_problem(reply) is None, "openenv.errors.codes", "a known error code and a message",

@@ -12,7 +12,7 @@ from checks.openenv.episodes import finish, session_with_grace
 from checks.openenv.facts import action_plan, facts, load_schema
 from checks.openenv.http_probe import HttpProbe
 from checks.openenv.options import options_of
-from checks.openenv.session import JsonSession, open_session
+from checks.openenv.session import JsonSession, open_session, settle_all
 from checks.wire import HandshakeFailed
 
 
@@ -51,7 +51,7 @@ async def latency(ctx: PhaseContext) -> None:
     try:
         for index in range(size):
             sessions.append(await open_session(ctx, f"latency, group session {index + 1}"))
-        per_session = await asyncio.gather(*(_round_trips(s, options.reset, action, rounds) for s in sessions))
+        per_session = await settle_all(*(_round_trips(s, options.reset, action, rounds) for s in sessions))
     finally:
         await asyncio.gather(*(finish(s, ctx.timeout) for s in sessions))
     together = [t for timings in per_session for t in timings]
@@ -97,8 +97,11 @@ async def survive(ctx: PhaseContext) -> None:
             return False
         if reply.status != baseline:
             problems.append(f"after {after}: /health answered {reply.describe()}, before it answered {baseline}")
-        if bystander is not None and (state := await bystander.state()).kind != "state":
-            problems.append(f"after {after}: the bystander session got {state.describe()}")
+        # A bystander that fell silent was closed then; its silence is already one of the problems.
+        if bystander is not None and bystander.lost is None:
+            state = await bystander.state(judge_silence=True)
+            if state.kind != "state":
+                problems.append(f"after {after}: the bystander session got {state.describe()}")
         return reply.status == baseline
 
     async def hostile_session(label: str) -> JsonSession | None:
@@ -124,8 +127,9 @@ async def survive(ctx: PhaseContext) -> None:
                 break
             await ws.reset(options.reset)
             await ws.send_raw(frame, f"{what} ({len(frame)} bytes)")
-            first = await ws.recv(short)
-            follow = first if first.closed is not None else await ws.state()
+            first = await ws.listen(short)
+            # Silence here is the hostile input's effect, judged by clean-end: the session is not used again.
+            follow = first if first.closed is not None else await ws.state(judge_silence=True)
             if judged:
                 closed = ws.socket.closed
                 ended_cleanly = (first.code == "SESSION_ERROR" and closed is not None and closed.by == "target"
@@ -175,5 +179,5 @@ async def _bad_session(open_hostile, index: int, short: float) -> None:
         return
     await ws.send_raw("{not json", "malformed JSON")
     await ws.send_raw("[]", "non-object JSON")
-    await ws.recv(short)
+    await ws.listen(short)
     ws.drop()

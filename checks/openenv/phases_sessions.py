@@ -46,7 +46,8 @@ async def capacity(ctx: PhaseContext) -> None:
             closed = refusal.closed or (await _closed_soon(refused, ctx.timeout) if refused else None)
             if problem is None and (closed is None or closed.by != "target"):
                 problem = "the refused session was not closed by the server"
-            survivors = [await ws.state() for ws in sessions[:accepted]]
+            # The sessions end right after, so a silent one is this clause's finding, not a lost session.
+            survivors = [await ws.state(judge_silence=True) for ws in sessions[:accepted]]
             if problem is None and any(state_problem(s) for s in survivors):
                 problem = "a session already open stopped answering state after the refusal"
             report.check(problem is None, "openenv.capacity.reached",

@@ -1,17 +1,23 @@
 """A recorded OpenEnv `/ws` session: JSON messages out, decoded replies back.
 
-Replies never raise: a silent, closed or undecodable target gives a `Reply`
-that says so, so a phase can judge it like any other answer.
+A closed or undecodable reply is a `Reply` that says so, for the phase to judge
+like any other answer. A reply that does not come in time is different: the
+server may still send it, and then every later frame would be read as the reply
+to the wrong message. So the session judges `openenv.ws.reply-in-time` itself,
+and a missing reply ends it (`SessionLost`, which ends the phase too), unless
+the caller asked to judge that silence itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
-from checks.core import PhaseContext, summarize, truncate
+from checks.core import PhaseContext, Report, Transcript, summarize, truncate
 from checks.openenv.facts import facts
 from checks.wire import Closed, NoReply, WireSocket, open_websocket
 
@@ -24,6 +30,8 @@ CLOSING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"}
 FRAME_CAP = 16 * 1024 * 1024
 # How long a session listens for a greeting before its first message (a greeting comes at once).
 QUIET_BEFORE = 0.3
+REPLY_IN_TIME = "openenv.ws.reply-in-time"
+T = TypeVar("T")
 
 
 def ws_url(base_url: str) -> str:
@@ -85,12 +93,24 @@ def decode_frame(data: bytes | str) -> Reply:
         return Reply(raw=data)
 
 
+class SessionLost(Exception):
+    """A message got no reply in time, so the session's frames can no longer be matched to its messages."""
+
+    def __init__(self, transcript: Transcript, asked: str, timeout: float) -> None:
+        super().__init__(f"{asked} got no reply within {timeout:g}s")
+        self.transcript = transcript
+        self.asked = asked
+        self.timeout = timeout
+
+
 class JsonSession:
     """One /ws connection speaking JSON text frames."""
 
-    def __init__(self, socket: WireSocket) -> None:
+    def __init__(self, socket: WireSocket, report: Report) -> None:
         self.socket = socket
+        self.report = report
         self.pending: list[Reply] = []  # frames read early and put back
+        self.lost: SessionLost | None = None  # set, and the socket closed, when a reply did not come in time
 
     @property
     def transcript(self):
@@ -107,9 +127,12 @@ class JsonSession:
             return str(exc)
         return None
 
-    async def recv(self, timeout: float | None = None) -> Reply:
+    async def listen(self, timeout: float) -> Reply:
+        """The next frame when none was asked for: silence is the expected answer, not a lost session."""
         if self.pending:
             return self.pending.pop(0)
+        if self.lost is not None:
+            return Reply(failure=f"not listened: the session was closed after {self.lost}")
         try:
             data = await self.socket.recv(timeout)
         except NoReply as exc:
@@ -118,11 +141,45 @@ class JsonSession:
             return Reply(failure=str(exc), closed=exc)
         return decode_frame(data)
 
-    async def request(self, message: Any) -> Reply:
+    async def reply(self, asked: str, judge_silence: bool = False) -> Reply:
+        """The reply to what was sent last; it must come within the step timeout.
+
+        Silence closes the session and raises SessionLost, after failing
+        openenv.ws.reply-in-time. With `judge_silence` the caller's own clause
+        judges the silence instead: the session is still closed, and the Reply says why.
+        """
+        if self.pending:
+            return self.pending.pop(0)
+        if self.lost is not None:
+            raise self.lost
+        try:
+            data = await self.socket.recv()
+        except NoReply as exc:
+            self.lost = SessionLost(self.transcript, asked, exc.timeout)
+            await self._close_lost()
+            if judge_silence:
+                return Reply(failure=f"no reply: {exc}")
+            self.report.failed(REPLY_IN_TIME, f"a reply to {asked} within {exc.timeout:g}s",
+                               f"nothing arrived within {exc.timeout:g}s; the session was closed, since any "
+                               "later frame could be the late reply", self.transcript)
+            raise self.lost from None
+        except Closed as exc:
+            return Reply(failure=str(exc), closed=exc)
+        self.report.passed(REPLY_IN_TIME, f"a reply within {self.socket.timeout:g}s", f"{asked} answered in time",
+                           self.transcript)
+        return decode_frame(data)
+
+    async def _close_lost(self) -> None:
+        self.transcript.note(f"{self.lost}: closing the session, whose frames can no longer be matched to messages")
+        await self.socket.close(1000, "no reply in time")
+
+    async def request(self, message: dict[str, Any], judge_silence: bool = False) -> Reply:
+        if self.lost is not None:
+            raise self.lost
         # A target that closed after an unprompted frame (CAPACITY_REACHED) still has
         # that frame buffered, so read even when sending failed.
         await self.send(message)
-        return await self.recv()
+        return await self.reply(str(message.get("type")), judge_silence)
 
     async def reset(self, data: dict[str, Any] | None = None) -> Reply:
         return await self.request({"type": "reset", "data": dict(data or {})})
@@ -130,11 +187,13 @@ class JsonSession:
     async def step(self, action: Any) -> Reply:
         return await self.request({"type": "step", "data": action})
 
-    async def state(self) -> Reply:
-        return await self.request({"type": "state"})
+    async def state(self, judge_silence: bool = False) -> Reply:
+        return await self.request({"type": "state"}, judge_silence)
 
     async def close_by_message(self, timeout: float | None = None) -> tuple[Closed | None, list[Reply]]:
         """Send {"type": "close"}; the target's close (None if it stayed open) and frames seen meanwhile."""
+        if self.lost is not None:
+            raise self.lost
         await self.send({"type": "close"})
         try:
             closed = await self.socket.wait_closed(timeout)
@@ -150,7 +209,8 @@ class JsonSession:
         self.socket.connection.transport.abort()
 
     async def close(self) -> None:
-        await self.socket.close()
+        if self.lost is None:  # a lost session was closed when it was lost
+            await self.socket.close()
 
     async def __aenter__(self) -> JsonSession:
         return self
@@ -171,11 +231,24 @@ async def open_session(ctx: PhaseContext, label: str, timeout: float | None = No
         ws_url(ctx.url), transcript, timeout=timeout or ctx.timeout, max_size=FRAME_CAP,
         summarize=summarize_frame,
     )
-    session = JsonSession(socket)
+    session = JsonSession(socket, ctx.report)
     if facts(ctx).greets:
-        first = await session.recv(min(ctx.timeout, QUIET_BEFORE))
+        first = await session.listen(min(ctx.timeout, QUIET_BEFORE))
         if first.failure is None and first.code in CLOSING_CODES:  # a refusal, not a greeting: keep it
             session.pending.append(first)
         elif first.failure is None:
             transcript.note("read past the greeting (judged once, under openenv.ws.unprompted)")
     return session
+
+
+async def settle_all(*waits: Awaitable[T]) -> list[T]:
+    """Await several sessions at once; a failure is raised only once all have settled.
+
+    A plain gather would raise at the first lost session and leave the other
+    reads running on sockets that are about to be closed.
+    """
+    results = await asyncio.gather(*waits, return_exceptions=True)
+    failures = [result for result in results if isinstance(result, BaseException)]
+    if failures:
+        raise failures[0]
+    return cast(list[T], results)

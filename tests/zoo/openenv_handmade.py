@@ -66,6 +66,8 @@ class Quirks:
     metadata_body: str | None = None  # the raw JSON text /metadata answers with
     count_refused_steps: bool = False  # step_count goes up before the action is validated
     ws_path: str = "/ws"  # where the session endpoint is served
+    ws_reset_delay: float = 0.0  # seconds a /ws reset takes before its reply (the session waits meanwhile)
+    mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
 
 
 class Episode:
@@ -181,6 +183,8 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
                     await websocket.send_text(error("INVALID_JSON", f"Invalid JSON: {exc}"))
                     continue
                 if not isinstance(message, dict):
+                    if quirks.mute_on_non_object:
+                        await ignore_until_disconnect(websocket)
                     await websocket.send_text(error("SESSION_ERROR", "a message must be an object"))
                     break
                 kind = message.get("type")
@@ -189,6 +193,7 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
                         await websocket.send_text(json.dumps({"type": "closed", "data": {}}))
                     break
                 if kind == "reset":
+                    await asyncio.sleep(quirks.ws_reset_delay)
                     data = message.get("data") if isinstance(message.get("data"), dict) else {}
                     reply = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
                 elif kind == "step":
@@ -227,6 +232,12 @@ async def receive_or_heartbeat(websocket: WebSocket, idle: float | None) -> dict
             break
         await websocket.send_text(json.dumps({"type": "heartbeat", "data": {}}))
     return await receiving
+
+
+async def ignore_until_disconnect(websocket: WebSocket) -> None:
+    while (await websocket.receive())["type"] != "websocket.disconnect":
+        pass
+    raise WebSocketDisconnect(1000)
 
 
 def answer_step(episode: Episode, data: Any, quirks: Quirks) -> dict[str, Any] | str:

@@ -37,6 +37,7 @@ async def test_conforming_server_passes(name):
     assert report.outcome() == "pass"
     assert verdict_of(report, "openenv.latency.figures") is Verdict.INFO
     assert verdict_of(report, "openenv.ws.envelope") is Verdict.PASS
+    assert verdict_of(report, "openenv.ws.reply-in-time") is Verdict.PASS
 
 
 async def test_seed_scenario_scores_half_in_a_group_of_five_and_refuses_the_odd_actions():
@@ -48,6 +49,7 @@ async def test_seed_scenario_scores_half_in_a_group_of_five_and_refuses_the_odd_
         "openenv.replay.expected-reward": Verdict.PASS,
         "openenv.determinism.group": Verdict.PASS,
         "openenv.isolation.sessions": Verdict.PASS,
+        "openenv.ws.reply-in-time": Verdict.PASS,
     }
     expected_reward = report.results[("group", "openenv.replay.expected-reward")]
     assert expected_reward.checks == 2 + 5  # two solo runs and the five sessions of the group
