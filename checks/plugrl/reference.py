@@ -133,7 +133,7 @@ class ReferenceServer:
         stop_after: int | None,
         features: tuple[str, ...],
         policy_delay: float,
-        feedback_timeout: float,
+        feedback_timeout: float = FEEDBACK_TIMEOUT,
     ) -> None:
         self.policy = LinearPolicy(horizon, action_dim, policy_delay)
         self.feedback_timeout = feedback_timeout
