@@ -81,6 +81,5 @@ def require_token(request: Request, settings: SettingsDep) -> None:
         )
 
 
-TokenDep = Annotated[None, Depends(require_token)]
 # For a route decorator's `dependencies=[WRITE]`: checked before path lookups, so a 401 never reveals a 404.
 WRITE = Depends(require_token)

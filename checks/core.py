@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import pydantic
 
 # Re-exported: suites import the whole engine API from here.
-from checks.evidence import Frame, Transcript, summarize, truncate  # noqa: F401
+from checks.evidence import Transcript, summarize, truncate  # noqa: F401
 
 HARNESS_VERSION = "0.1.0"
 
@@ -106,10 +106,6 @@ class Clause:
     id: str
     level: Level
     statement: str
-
-    @property
-    def anchor(self) -> str:
-        return self.id
 
 
 class Catalogue:
@@ -504,6 +500,12 @@ async def _run_phase(phase: Phase, ctx: PhaseContext) -> str | None:
             if not report.decided(clause_id):
                 report.error(clause_id, why)
     return why if unreachable else None
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The nearest-rank percentile (`fraction` in 0..1), or NaN for no values."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)] if ordered else math.nan
 
 
 def seconds(value: float) -> str:

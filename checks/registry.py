@@ -31,6 +31,3 @@ def get_suite(kind: str) -> Suite:
     module_name, attribute = KINDS[kind].split(":")
     return getattr(importlib.import_module(module_name), attribute)
 
-
-def all_suites() -> list[Suite]:
-    return [get_suite(kind) for kind in KINDS]

@@ -82,10 +82,6 @@ class WireSocket:
     def extensions(self) -> list[str]:
         return [ext.name for ext in self.connection.protocol.extensions]
 
-    def response_header(self, name: str) -> str | None:
-        response = self.connection.response
-        return response.headers.get(name) if response is not None else None
-
     async def send(self, data: bytes | str, summary: str) -> None:
         """Send one frame (bytes: binary, str: text). Raises Closed if the target has gone."""
         kind = "text" if isinstance(data, str) else "binary"

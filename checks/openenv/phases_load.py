@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from typing import Any
 
-from checks.core import PhaseContext, TargetUnreachable, Transcript, seconds, truncate
+from checks.core import PhaseContext, TargetUnreachable, Transcript, percentile, seconds, truncate
 from checks.openenv.episodes import finish, session_with_grace
 from checks.openenv.facts import action_plan, facts, load_schema
 from checks.openenv.http_probe import HttpProbe
 from checks.openenv.options import options_of
 from checks.openenv.session import JsonSession, open_session, settle_all
 from checks.wire import HandshakeFailed
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)] if ordered else math.nan
 
 
 async def _round_trips(ws: JsonSession, reset: dict[str, Any], action: Any, rounds: int) -> list[float]:

@@ -6,7 +6,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from checks.core import PhaseContext, Report, Transcript, seconds, truncate
+from checks.core import PhaseContext, Report, Transcript, percentile, seconds, truncate
 from checks.rlmesh import codec
 from checks.rlmesh.client import (
     Endpoint, JoinSession, NoReply, OverLimit, StrayResponse, StreamEnded, summarize_episode,
@@ -231,9 +231,7 @@ def record_latency(ctx: PhaseContext, session: JoinSession, t: Transcript) -> No
     rtts = [rtt for kind, rtt in session.timings if kind == "step"][WARM_UP_STEPS:]
     if len(rtts) < 3:
         return
-    rtts.sort()
-    median = statistics.median(rtts)
-    p99 = rtts[min(len(rtts) - 1, int(len(rtts) * 0.99))]
+    median, p99 = statistics.median(rtts), percentile(rtts, 0.99)
     text = f"step round trip over {len(rtts)} steps: median {seconds(median)}, p99 {seconds(p99)}"
     bound = ctx.options.latency_bound_ms
     if bound is None:
