@@ -12,20 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from checks.evidence import visible_escape
+from checks.formats import NOT_XML
+
 # NUL and lone surrogates: what a database text column cannot hold.
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-# Everything XML 1.0 forbids in a document (NUL and surrogates included).
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
 def _map_strings(data: Any, pattern: re.Pattern[str]) -> Any:
     if isinstance(data, str):
-        return pattern.sub(_escape, data)
+        return pattern.sub(visible_escape, data)
     if isinstance(data, dict):
         return {_map_strings(key, pattern): _map_strings(value, pattern) for key, value in data.items()}
     if isinstance(data, (list, tuple)):
@@ -54,4 +48,4 @@ def storable(data: Any) -> Any:
 
 def xml_safe(data: Any) -> Any:
     """`data` with every character XML 1.0 forbids escaped in every string and key."""
-    return _map_strings(data, _NOT_XML)
+    return _map_strings(data, NOT_XML)

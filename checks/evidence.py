@@ -7,12 +7,19 @@ time offset, size, kind, a capped summary, and the close with who closed it).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 SUMMARY_LIMIT = 400
 TRANSCRIPT_FRAME_LIMIT = 400
+
+
+def visible_escape(match: re.Match[str]) -> str:
+    """A matched character written as `\\x00` or `\\ud800`, so the evidence still shows what was sent."""
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def truncate(text: str, limit: int = 200) -> str:

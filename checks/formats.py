@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from checks.core import HARNESS_VERSION, Outcome, Verdict, worst
+from checks.core import HARNESS_VERSION, Outcome, Verdict
+from checks.evidence import visible_escape
+
+# Every character XML 1.0 forbids; a target may put any of them into a close reason or an error text.
+NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 MARKS = {
     Verdict.PASS: "ok  ",
@@ -74,11 +79,14 @@ def render_junit(
     fail and error become <failure>/<error>; warn, info, skip and unsupported
     become <skipped> with the verdict in the message, so CI shows them
     without failing. Expected failures are reported as skipped too.
+    Characters XML forbids are written as visible escapes.
     """
     expected = set(expected_failures)
     by_phase: dict[str, list[Mapping[str, Any]]] = {}
     for result in results:
-        by_phase.setdefault(result["phase"], []).append(result)
+        safe = {key: NOT_XML.sub(visible_escape, value) if isinstance(value, str) else value
+                for key, value in result.items()}
+        by_phase.setdefault(safe["phase"], []).append(safe)
     root = ET.Element("testsuites", name=suite_name)
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for phase, phase_results in by_phase.items():
@@ -113,11 +121,3 @@ def render_junit(
     for key, value in totals.items():
         root.set(key, str(value))
     return ET.tostring(root, encoding="unicode", xml_declaration=True)
-
-
-def clause_rollup(results: Iterable[Mapping[str, Any]]) -> dict[str, Verdict]:
-    """Each clause's worst verdict across the phases that decided it."""
-    grouped: dict[str, list[Verdict]] = {}
-    for result in results:
-        grouped.setdefault(result["clause_id"], []).append(Verdict(result["verdict"]))
-    return {clause_id: worst(verdicts) for clause_id, verdicts in grouped.items()}  # type: ignore[misc]

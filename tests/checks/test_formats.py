@@ -2,8 +2,8 @@
 
 from xml.etree import ElementTree as ET
 
-from checks.core import Outcome, Verdict
-from checks.formats import clause_rollup, render_junit, render_text
+from checks.core import Outcome
+from checks.formats import render_junit, render_text
 
 
 def result(phase, clause_id, verdict, expected="", actual="", level="MUST"):
@@ -39,8 +39,9 @@ def test_junit_maps_verdicts_and_honours_expected_failures():
     assert relaxed.get("failures") == "0" and relaxed.get("skipped") == "3"
 
 
-def test_rollup_keeps_each_clauses_worst_verdict_across_phases():
-    rollup = clause_rollup(RESULTS)
-    assert rollup["k.1.b"] is Verdict.FAIL
-    assert rollup["k.2.a"] is Verdict.ERROR
-    assert rollup["k.1.a"] is Verdict.PASS
+def test_junit_stays_valid_xml_whatever_a_target_sent():
+    hostile = result("errors", "k.3.a", "fail", "close 1001", "reason 'a\x00b\x1b\ud800'")
+    xml = render_junit([hostile], "kind")
+    root = ET.fromstring(xml.split("?>", 1)[1])
+    failure = root.find(".//testcase[@name='k.3.a']/failure")
+    assert failure is not None and "a\\x00b\\x1b\\ud800" in failure.get("message")
