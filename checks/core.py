@@ -308,6 +308,12 @@ class Report:
     def skip(self, clause_id: str, why: str) -> None:
         self.record(clause_id, Verdict.SKIP, "", why)
 
+    def error_undecided(self, clause_ids: Iterable[str], why: str, evidence=None) -> None:
+        """Record `error` for each of `clause_ids` the current phase has not decided: why it could not be."""
+        for clause_id in clause_ids:
+            if not self.decided(clause_id):
+                self.error(clause_id, why, evidence)
+
     def decided(self, clause_id: str, phase: str | None = None) -> bool:
         return (phase or self.phase, clause_id) in self.results
 
@@ -496,9 +502,7 @@ async def _run_phase(phase: Phase, ctx: PhaseContext) -> str | None:
     except Exception as exc:  # a harness bug must cost one phase, not the run
         why = f"harness error: {type(exc).__name__}: {truncate(str(exc), 200)}"
     if why is not None:
-        for clause_id in phase.clauses:
-            if not report.decided(clause_id):
-                report.error(clause_id, why)
+        report.error_undecided(phase.clauses, why)
     return why if unreachable else None
 
 

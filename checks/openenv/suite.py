@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.core import Phase, PhaseContext, PhaseFunction, Suite, Transcript, truncate
+from checks.core import Phase, PhaseContext, PhaseFunction, Suite, truncate
 from checks.openenv import phases_basic, phases_http, phases_load, phases_sessions
 from checks.openenv.clauses import CATALOGUE
 from checks.openenv.options import OpenEnvOptions
@@ -21,20 +21,17 @@ def _phase(name: str, run: PhaseFunction, clauses: tuple[str, ...], description:
         try:
             await run(ctx)
         except HandshakeFailed as exc:  # judged once, by openenv.ws.handshake in the session phase
-            _not_judged(ctx, clauses, f"no /ws session could be opened ({truncate(str(exc), 200)}); "
-                        "see openenv.ws.handshake")
+            ctx.report.error_undecided(
+                clauses, f"no /ws session could be opened ({truncate(str(exc), 200)}); see openenv.ws.handshake"
+            )
         except SessionLost as lost:  # already failed openenv.ws.reply-in-time, with this transcript
-            _not_judged(ctx, clauses, f"not judged: the session lost its reply order after {lost} "
-                        "(see openenv.ws.reply-in-time)", lost.transcript)
+            ctx.report.error_undecided(
+                clauses, f"not judged: the session lost its reply order after {lost} (see openenv.ws.reply-in-time)",
+                lost.transcript,
+            )
 
     guarded.__doc__ = run.__doc__
     return Phase(name, guarded, clauses, description, **extra)
-
-
-def _not_judged(ctx: PhaseContext, clauses: tuple[str, ...], why: str, evidence: Transcript | None = None) -> None:
-    for clause_id in clauses:
-        if not ctx.report.decided(clause_id):
-            ctx.report.error(clause_id, why, evidence)
 
 
 PHASES = (

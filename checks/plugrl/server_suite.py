@@ -86,9 +86,7 @@ def guarded(own: tuple[str, ...], body: Callable[[PhaseContext], Awaitable[None]
         try:
             await body(ctx)
         except Abort as exc:
-            for clause_id in own:
-                if not ctx.report.decided(clause_id):
-                    ctx.report.error(clause_id, f"not exercised: the phase stopped early ({exc})")
+            ctx.report.error_undecided(own, f"not exercised: the phase stopped early ({exc})")
 
     run.__name__ = body.__name__
     return run

@@ -83,9 +83,7 @@ def not_judged(report: Report, clauses: tuple[str, ...], exc: Exception, evidenc
         why = f"an observation does not decode (see rlmesh.v2.obs-layout): {exc}"
     else:
         why = str(exc)
-    for clause in clauses:
-        if not report.decided(clause):
-            report.error(clause, f"not judged: {why}", evidence)
+    report.error_undecided(clauses, f"not judged: {why}", evidence)
 
 
 def guarded(run: PhaseFunction, clauses: tuple[str, ...]) -> PhaseFunction:
