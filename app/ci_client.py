@@ -24,8 +24,19 @@ from checks.formats import render_junit, render_text
 POLL_INTERVAL = 0.5
 MAX_POLL_FAILURES = 10
 ENDED = {"finished", "cancelled", "interrupted"}
-RUN_FIELDS = ("id", "kind", "url", "status", "outcome", "gate", "expected_failures", "message",
-              "current_phase", "decided_clauses", "total_clauses")
+RUN_FIELDS = (
+    "id",
+    "kind",
+    "url",
+    "status",
+    "outcome",
+    "gate",
+    "expected_failures",
+    "message",
+    "current_phase",
+    "decided_clauses",
+    "total_clauses",
+)
 RESULT_FIELDS = {"phase", "clause_id", "level", "verdict"}
 
 

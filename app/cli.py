@@ -113,8 +113,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(render_text(results, outcome, f"{suite.kind} {args.url}"))
     if args.json:
         Path(args.json).write_text(
-            to_json(results, outcome, kind=suite.kind, url=args.url,
-                    transcripts=[t.to_dict() for t in report.transcripts.values()])
+            to_json(
+                results,
+                outcome,
+                kind=suite.kind,
+                url=args.url,
+                transcripts=[t.to_dict() for t in report.transcripts.values()],
+            )
         )
     if args.junit:
         Path(args.junit).write_text(render_junit(results, suite.kind))
@@ -188,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("url", help="target address, e.g. ws://127.0.0.1:8000")
     check.add_argument("--phase", action="append", help="run only this phase (repeatable)")
     check.add_argument(
-        "--until-stop", action="store_true",
+        "--until-stop",
+        action="store_true",
         help="also run the opt-in phases that end a run (PlugRL stop, RLMesh shutdown); "
         "long waits such as feedback-timeout run only when named with --phase",
     )

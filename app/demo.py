@@ -30,7 +30,7 @@ def _is_ours(target: Target) -> bool:
 
 
 def _plan(engine: Engine) -> str:
-    """"create" on an empty database, "update" when our demo target exists, else "skip"."""
+    """ "create" on an empty database, "update" when our demo target exists, else "skip"."""
     with Session(engine) as session:
         existing = session.exec(select(Target).where(Target.name == DEMO_NAME)).first()
         if existing is not None:

@@ -18,8 +18,8 @@ from typing import Any
 from sqlalchemy import String, and_, case, cast, func, literal, or_
 from sqlmodel import Session, col, select
 
-from checks.core import VERDICT_RANK, Verdict
 from app.models import ClauseResultRow, Run, RunStatus, Target
+from checks.core import VERDICT_RANK, Verdict
 
 # Verdicts that mean "the target did not do what the clause asks", for diffs.
 FAILING = frozenset({Verdict.FAIL, Verdict.WARN, Verdict.ERROR})
@@ -86,9 +86,7 @@ def clause_timeline(session: Session, target_id: int, clause_id: str, limit: int
     """One clause over the target's last `limit` runs, worst verdict per run, oldest first."""
     run_ids = _recent_run_ids(session, target_id, limit)
     cells = _worst_per_clause(session, run_ids, clause_id)
-    return [
-        {"run_id": run_id, **cells[(run_id, clause_id)]} for run_id in run_ids if (run_id, clause_id) in cells
-    ]
+    return [{"run_id": run_id, **cells[(run_id, clause_id)]} for run_id in run_ids if (run_id, clause_id) in cells]
 
 
 def _run_summary(run: Run) -> dict[str, Any]:
@@ -252,9 +250,7 @@ def _older_than(run: Run):
 
 def last_passing_run(session: Session, target: Target, before: Run | None = None) -> Run | None:
     """The target's most recent finished run whose outcome is pass, older than `before` if given."""
-    statement = select(Run).where(
-        Run.target_id == target.id, Run.status == RunStatus.FINISHED, Run.outcome == "pass"
-    )
+    statement = select(Run).where(Run.target_id == target.id, Run.status == RunStatus.FINISHED, Run.outcome == "pass")
     if before is not None:
         statement = statement.where(_older_than(before))
     statement = statement.order_by(col(Run.created_at).desc(), col(Run.id).desc()).limit(1)
@@ -269,4 +265,3 @@ def previous_run(session: Session, run: Run) -> Run | None:
         .order_by(col(Run.created_at).desc(), col(Run.id).desc())
         .limit(1)
     ).first()
-

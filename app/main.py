@@ -88,7 +88,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
         return JSONResponse({"detail": detail}, status_code=422)
 
-    from app.api import public_router, router as api_router  # noqa: PLC0415
+    from app.api import public_router  # noqa: PLC0415
+    from app.api import router as api_router
     from app.web import router as web_router  # noqa: PLC0415
 
     app.include_router(api_router)

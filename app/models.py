@@ -7,17 +7,16 @@ Base classes hold the fields users send, `*Create`/`*Update` validate input,
 from __future__ import annotations
 
 import enum
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import ConfigDict
-
 from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class RunStatus(enum.StrEnum):
@@ -35,9 +34,7 @@ ENDED_STATUSES = {RunStatus.FINISHED, RunStatus.CANCELLED, RunStatus.INTERRUPTED
 
 
 class TargetBase(SQLModel):
-    name: str = Field(
-        min_length=1, max_length=64, regex=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", index=True, unique=True
-    )
+    name: str = Field(min_length=1, max_length=64, regex=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", index=True, unique=True)
     kind: str = Field(max_length=32)
     url: str = Field(max_length=2048)
     description: str = Field(default="", max_length=2000)

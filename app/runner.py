@@ -40,9 +40,9 @@ INTERRUPTED_MESSAGE = "the service stopped while this run was running; decided c
 
 def _run_counts(session: Session, run_id: int) -> dict[str, int]:
     rows = session.exec(
-        select(ClauseResultRow.verdict, func.count()).where(ClauseResultRow.run_id == run_id).group_by(
-            ClauseResultRow.verdict
-        )
+        select(ClauseResultRow.verdict, func.count())
+        .where(ClauseResultRow.run_id == run_id)
+        .group_by(ClauseResultRow.verdict)
     )
     return {verdict: count for verdict, count in rows}
 

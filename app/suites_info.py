@@ -26,8 +26,7 @@ def describe_suite(suite: Suite) -> dict[str, Any]:
             for phase in suite.phases
         ],
         "clauses": [
-            {"id": clause.id, "level": str(clause.level), "statement": clause.statement}
-            for clause in suite.catalogue
+            {"id": clause.id, "level": str(clause.level), "statement": clause.statement} for clause in suite.catalogue
         ],
         "options_schema": suite.options_model.model_json_schema(),
     }

@@ -89,7 +89,10 @@ def trend_chart(points: Sequence[dict[str, Any]], *, width: int = 720, height: i
     def y_of(value: int) -> float:
         return top + plot_h * (1 - value / peak)
 
-    for key, colour, dash, mark in (("passed", COLOURS["pass"], "", "circle"), ("failing", COLOURS["fail"], "5 4", "square")):
+    for key, colour, dash, mark in (
+        ("passed", COLOURS["pass"], "", "circle"),
+        ("failing", COLOURS["fail"], "5 4", "square"),
+    ):
         path = " ".join(f"{x_of(i):.1f},{y_of(p[key]):.1f}" for i, p in enumerate(points))
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}/>')

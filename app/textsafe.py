@@ -17,6 +17,8 @@ from checks.formats import NOT_XML
 
 # NUL and lone surrogates: what a database text column cannot hold.
 UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
 def _map_strings(data: Any, pattern: re.Pattern[str]) -> Any:
     if isinstance(data, str):
         return pattern.sub(visible_escape, data)

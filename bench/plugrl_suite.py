@@ -27,9 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from checks.core import run_suite  # noqa: E402
 from checks.plugrl.codec import pack, unpack  # noqa: E402
-from checks.plugrl.messages import feedback_message, infer_message  # noqa: E402
+from checks.plugrl.messages import (  # noqa: E402
+    FAULTS,  # noqa: E402
+    feedback_message,
+    infer_message,
+)
 from checks.plugrl.reference import start_reference_server  # noqa: E402
-from checks.plugrl.messages import FAULTS  # noqa: E402
 from checks.plugrl.server_suite import SUITE  # noqa: E402
 
 SEED_SECONDS = 3.0  # the seed checker against a conforming server, measured on this machine
@@ -176,16 +179,17 @@ async def main(rounds: int) -> None:
         suite_times.append(await timed_suite())
         bare_times.append(await timed_bare())
     suite, bare = statistics.median(suite_times), statistics.median(bare_times)
-    print(f"(a) seed-equivalent phases ({', '.join(SEED_PHASES)}) against the reference server, "
-          f"median of {rounds}:")
+    print(f"(a) seed-equivalent phases ({', '.join(SEED_PHASES)}) against the reference server, median of {rounds}:")
     print(f"    rlconform suite   {suite:.3f} s")
     print(f"    seed checker      {SEED_SECONDS:.3f} s (its figure)   suite/seed = {suite / SEED_SECONDS:.3f}")
     print(f"    bare client       {bare:.3f} s (same frames, no checks)   suite/bare = {suite / bare:.2f}")
     codec, copy = codec_ratio(max(rounds, 5))
     size = 3 * 512 * 512 * 3
     print(f"(b) codec encode+decode of a 3x512x512x3 uint8 observation ({size / 2**20:.2f} MiB):")
-    print(f"    codec {codec * 1e3:.2f} ms ({size / codec / 2**30:.2f} GiB/s), "
-          f"plain copy {copy * 1e3:.2f} ms ({size / copy / 2**30:.2f} GiB/s)   codec/copy = {codec / copy:.2f}")
+    print(
+        f"    codec {codec * 1e3:.2f} ms ({size / codec / 2**30:.2f} GiB/s), "
+        f"plain copy {copy * 1e3:.2f} ms ({size / copy / 2**30:.2f} GiB/s)   codec/copy = {codec / copy:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -92,8 +92,13 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=2000, help="steps per side")
     parser.add_argument("--blocks", type=int, default=5, help="alternating blocks per side")
     args = parser.parse_args()
-    server = subprocess.Popen([sys.executable, "-m", "tests.zoo.rlmesh_envs", "cartpole"], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.zoo.rlmesh_envs", "cartpole"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         address = server.stdout.readline().strip()
         bare, checked = asyncio.run(measure(address, args.steps, args.blocks))
@@ -103,9 +108,13 @@ def main() -> int:
     bare_median, checked_median = statistics.median(bare), statistics.median(checked)
     print(f"rlmesh CartPole step round trip, {len(bare)} steps a side in {args.blocks} alternating blocks")
     print(f"  bare grpcio Join call   median {bare_median * 1e6:8.1f} us   p90 {np.percentile(bare, 90) * 1e6:8.1f} us")
-    print(f"  rlconform checked step  median {checked_median * 1e6:8.1f} us   p90 {np.percentile(checked, 90) * 1e6:8.1f} us")
-    print(f"  checker overhead per step: {(checked_median - bare_median) * 1e6:.1f} us; "
-          f"ratio checked/bare = {checked_median / bare_median:.2f}")
+    print(
+        f"  rlconform checked step  median {checked_median * 1e6:8.1f} us   p90 {np.percentile(checked, 90) * 1e6:8.1f} us"
+    )
+    print(
+        f"  checker overhead per step: {(checked_median - bare_median) * 1e6:.1f} us; "
+        f"ratio checked/bare = {checked_median / bare_median:.2f}"
+    )
     return 0
 
 

@@ -93,11 +93,20 @@ def fill_database(url: str, runs: int) -> tuple[str, int]:
         for index in range(runs):
             verdicts = [verdict_for(index, c) for c in range(len(clause_ids))]
             run = Run(
-                target_id=target.id, status="finished", outcome="fail" if "fail" in verdicts else "pass",
-                kind="bench", url=target.url, harness_version=HARNESS_VERSION, spec_version="1",
-                created_at=start + timedelta(days=index), started_at=start + timedelta(days=index),
-                finished_at=start + timedelta(days=index, seconds=30), total_clauses=len(clause_ids),
-                decided_clauses=len(clause_ids), counts=dict(Counter(verdicts)), phases=[p.name for p in BENCH_SUITE.phases],
+                target_id=target.id,
+                status="finished",
+                outcome="fail" if "fail" in verdicts else "pass",
+                kind="bench",
+                url=target.url,
+                harness_version=HARNESS_VERSION,
+                spec_version="1",
+                created_at=start + timedelta(days=index),
+                started_at=start + timedelta(days=index),
+                finished_at=start + timedelta(days=index, seconds=30),
+                total_clauses=len(clause_ids),
+                decided_clauses=len(clause_ids),
+                counts=dict(Counter(verdicts)),
+                phases=[p.name for p in BENCH_SUITE.phases],
             )
             session.add(run)
             session.flush()
@@ -105,9 +114,19 @@ def fill_database(url: str, runs: int) -> tuple[str, int]:
             session.execute(
                 insert(ClauseResultRow),
                 [
-                    {"run_id": run.id, "phase": phase, "clause_id": clause_id, "level": "MUST", "verdict": verdict,
-                     "expected": "the clause holds", "actual": f"observed {verdict}", "duration": 0.01 * c,
-                     "checks": 1, "transcript_ids": [], "decided_at": run.created_at}
+                    {
+                        "run_id": run.id,
+                        "phase": phase,
+                        "clause_id": clause_id,
+                        "level": "MUST",
+                        "verdict": verdict,
+                        "expected": "the clause holds",
+                        "actual": f"observed {verdict}",
+                        "duration": 0.01 * c,
+                        "checks": 1,
+                        "transcript_ids": [],
+                        "decided_at": run.created_at,
+                    }
                     for c, ((phase, clause_id), verdict) in enumerate(zip(clause_ids, verdicts))
                 ],
             )
@@ -136,10 +155,14 @@ def bench_pages(workdir: Path, runs: int, requests: int) -> None:
     with TestClient(create_app(settings)) as client:
         run_ms = median_ms(client, f"/runs/{newest}", requests)
         history_ms = median_ms(client, f"/targets/{target}", requests)
-    print(f"run page      median {run_ms:7.1f} ms  target < {RUN_PAGE_TARGET_MS:.0f} ms  "
-          f"ratio {run_ms / RUN_PAGE_TARGET_MS:.2f}")
-    print(f"history page  median {history_ms:7.1f} ms  target < {HISTORY_PAGE_TARGET_MS:.0f} ms  "
-          f"ratio {history_ms / HISTORY_PAGE_TARGET_MS:.2f}")
+    print(
+        f"run page      median {run_ms:7.1f} ms  target < {RUN_PAGE_TARGET_MS:.0f} ms  "
+        f"ratio {run_ms / RUN_PAGE_TARGET_MS:.2f}"
+    )
+    print(
+        f"history page  median {history_ms:7.1f} ms  target < {HISTORY_PAGE_TARGET_MS:.0f} ms  "
+        f"ratio {history_ms / HISTORY_PAGE_TARGET_MS:.2f}"
+    )
 
 
 # ---------------------------------------------------------------- concurrent runs against reference servers
@@ -168,7 +191,9 @@ def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int) -> None:
     server_loop = ServerLoop()
     references = [server_loop.run(start_reference_server("127.0.0.1", 0)) for _ in range(servers)]
     settings = Settings(
-        database_url=f"sqlite:///{workdir / 'runs.db'}", demo=False, scheduler_interval=3600,
+        database_url=f"sqlite:///{workdir / 'runs.db'}",
+        demo=False,
+        scheduler_interval=3600,
         max_concurrent_runs=concurrent,
     )
     try:
@@ -176,10 +201,15 @@ def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int) -> None:
             run_ids = []
             for index in range(concurrent):
                 name = f"reference-{index}"
-                created = client.post("/api/v1/targets", json={
-                    "name": name, "kind": "plugrl-server", "url": references[index % servers].url,
-                    "options": {"timeout": 5.0, "patience": 0.5},
-                })
+                created = client.post(
+                    "/api/v1/targets",
+                    json={
+                        "name": name,
+                        "kind": "plugrl-server",
+                        "url": references[index % servers].url,
+                        "options": {"timeout": 5.0, "patience": 0.5},
+                    },
+                )
                 created.raise_for_status()
             began = time.perf_counter()
             for index in range(concurrent):
@@ -206,8 +236,10 @@ def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int) -> None:
     verdicts = Counter(result["verdict"] for run_results in results for result in run_results)
     statuses = Counter(run["status"] for run in runs)
     outcomes = Counter(run["outcome"] for run in runs)
-    print(f"{concurrent} concurrent runs on {servers} reference servers: {elapsed:.1f} s wall, "
-          f"peak {peak_running} running at once")
+    print(
+        f"{concurrent} concurrent runs on {servers} reference servers: {elapsed:.1f} s wall, "
+        f"peak {peak_running} running at once"
+    )
     print(f"  statuses {dict(statuses)}  outcomes {dict(outcomes)}")
     print(f"  clause results {sum(verdicts.values())}: {dict(verdicts)}")
     print(f"  harness errors {verdicts.get('error', 0)} (target 0)")

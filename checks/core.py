@@ -12,14 +12,17 @@ import asyncio
 import enum
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import pydantic
 
 # Re-exported: suites import the whole engine API from here.
-from checks.evidence import Transcript, summarize, truncate  # noqa: F401
+from checks.evidence import Transcript as Transcript
+from checks.evidence import summarize as summarize
+from checks.evidence import truncate as truncate
 
 HARNESS_VERSION = "0.1.0"
 
@@ -66,6 +69,10 @@ class Gate(enum.StrEnum):
     DEFAULT = "default"
     STRICT = "strict"
 
+    def failing(self) -> frozenset[Verdict]:
+        """The conformance verdicts that fail a run under this gate (`error` is the harness's, ranked apart)."""
+        return frozenset({Verdict.FAIL, Verdict.WARN}) if self is Gate.STRICT else frozenset({Verdict.FAIL})
+
 
 class Outcome(enum.StrEnum):
     PASS = "pass"
@@ -85,7 +92,7 @@ def outcome_of(
     Clauses listed as expected failures are left out.
     """
     expected = set(expected_failures)
-    failing = {Verdict.FAIL} | ({Verdict.WARN} if Gate(gate) is Gate.STRICT else set())
+    failing = Gate(gate).failing()
     errored = False
     for clause_id, verdict in verdicts:
         if clause_id in expected:
@@ -136,7 +143,7 @@ class Catalogue:
     def __contains__(self, clause_id: object) -> bool:
         return clause_id in self._clauses
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Clause]:
         return iter(self._clauses.values())
 
     def __len__(self) -> int:
@@ -199,6 +206,18 @@ class UnknownClause(KeyError):
     pass
 
 
+# What a decision may point at: the transcripts of the connections that show it.
+Evidence = Transcript | Sequence[Transcript] | None
+
+
+def evidence_list(evidence: Evidence) -> list[Transcript]:
+    if evidence is None:
+        return []
+    if isinstance(evidence, Transcript):
+        return [evidence]
+    return list(evidence)
+
+
 class Report:
     """Decisions of one run, keyed by (phase, clause id)."""
 
@@ -240,17 +259,16 @@ class Report:
         self,
         clause_id: str,
         verdict: Verdict,
+        *,
         expected: str = "",
         actual: str = "",
-        evidence: Transcript | Sequence[Transcript] | None = None,
+        evidence: Evidence = None,
     ) -> ClauseResult:
         """Decide `clause_id` in the current phase. A worse verdict replaces a better one."""
         if clause_id not in self.catalogue:
             raise UnknownClause(clause_id)
         clause = self.catalogue[clause_id]
-        if isinstance(evidence, Transcript):
-            evidence = [evidence]
-        transcript_ids = [t.id for t in evidence or ()]
+        transcript_ids = [t.id for t in evidence_list(evidence)]
         key = (self.phase, clause_id)
         candidate = ClauseResult(
             clause_id=clause_id,
@@ -278,37 +296,42 @@ class Report:
         self,
         condition: bool,
         clause_id: str,
+        *,
         expected: str,
         actual: str | Callable[[], str] = "",
-        evidence: Transcript | Sequence[Transcript] | None = None,
+        evidence: Evidence = None,
     ) -> bool:
         """Pass when `condition` holds, else fail, warn or info by the clause's level."""
-        level = self.catalogue[clause_id].level if clause_id in self.catalogue else Level.MUST
-        verdict = Verdict.PASS if condition else MISSED_VERDICT[level]
+        verdict = Verdict.PASS if condition else self._missed(clause_id)
         shown = actual() if callable(actual) else actual
-        self.record(clause_id, verdict, expected, shown, evidence)
+        self.record(clause_id, verdict, expected=expected, actual=shown, evidence=evidence)
         return condition
 
-    def passed(self, clause_id: str, expected: str = "", actual: str = "", evidence=None) -> None:
-        self.record(clause_id, Verdict.PASS, expected, actual, evidence)
+    def passed(self, clause_id: str, *, expected: str = "", actual: str = "", evidence: Evidence = None) -> None:
+        self.record(clause_id, Verdict.PASS, expected=expected, actual=actual, evidence=evidence)
 
-    def failed(self, clause_id: str, expected: str, actual: str, evidence=None) -> None:
-        level = self.catalogue[clause_id].level if clause_id in self.catalogue else Level.MUST
-        self.record(clause_id, MISSED_VERDICT[level], expected, actual, evidence)
+    def failed(self, clause_id: str, *, expected: str, actual: str, evidence: Evidence = None) -> None:
+        """The clause is missed: `fail`, `warn` or `info` by its level."""
+        self.record(clause_id, self._missed(clause_id), expected=expected, actual=actual, evidence=evidence)
 
-    def info(self, clause_id: str, actual: str, expected: str = "", evidence=None) -> None:
-        self.record(clause_id, Verdict.INFO, expected, actual, evidence)
+    def info(self, clause_id: str, *, actual: str, expected: str = "", evidence: Evidence = None) -> None:
+        self.record(clause_id, Verdict.INFO, expected=expected, actual=actual, evidence=evidence)
 
-    def unsupported(self, clause_id: str, why: str, evidence=None) -> None:
-        self.record(clause_id, Verdict.UNSUPPORTED, "", why, evidence)
+    def unsupported(self, clause_id: str, why: str, evidence: Evidence = None) -> None:
+        self.record(clause_id, Verdict.UNSUPPORTED, actual=why, evidence=evidence)
 
-    def error(self, clause_id: str, why: str, evidence=None) -> None:
-        self.record(clause_id, Verdict.ERROR, "", why, evidence)
+    def error(self, clause_id: str, why: str, evidence: Evidence = None) -> None:
+        self.record(clause_id, Verdict.ERROR, actual=why, evidence=evidence)
 
     def skip(self, clause_id: str, why: str) -> None:
-        self.record(clause_id, Verdict.SKIP, "", why)
+        self.record(clause_id, Verdict.SKIP, actual=why)
 
-    def error_undecided(self, clause_ids: Iterable[str], why: str, evidence=None) -> None:
+    def _missed(self, clause_id: str) -> Verdict:
+        if clause_id not in self.catalogue:
+            raise UnknownClause(clause_id)
+        return MISSED_VERDICT[self.catalogue[clause_id].level]
+
+    def error_undecided(self, clause_ids: Iterable[str], why: str, evidence: Evidence = None) -> None:
         """Record `error` for each of `clause_ids` the current phase has not decided: why it could not be."""
         for clause_id in clause_ids:
             if not self.decided(clause_id):
@@ -344,8 +367,33 @@ class Report:
 # ---------------------------------------------------------------- suites
 
 
-class TargetUnreachable(Exception):
-    """The harness could not reach the target at all (refused, no route, bad address)."""
+class PhaseStopped(Exception):
+    """The current phase cannot go on: the one way a phase stops early.
+
+    Whatever the stop itself proves is recorded before raising; `run_suite`
+    then records every clause of the phase still undecided as `error`
+    ("not exercised: <reason>"), with `evidence` attached.
+    """
+
+    def __init__(self, reason: str, evidence: Evidence = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.evidence = evidence
+
+
+class TargetUnreachable(PhaseStopped):
+    """The harness could not reach the target at all (refused, no route, bad address).
+
+    It stops the run, not only the phase: later phases are `error` too.
+    """
+
+
+class NoReply(Exception):
+    """The target did not answer within the deadline (any transport)."""
+
+    def __init__(self, message: str = "nothing arrived before the deadline", timeout: float | None = None) -> None:
+        super().__init__(message)
+        self.timeout = timeout
 
 
 class SuiteOptions(pydantic.BaseModel):
@@ -353,22 +401,26 @@ class SuiteOptions(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(extra="forbid")
 
-    timeout: float = pydantic.Field(
-        10.0, gt=0, le=600, description="Deadline in seconds for each step of a phase."
-    )
+    timeout: float = pydantic.Field(10.0, gt=0, le=600, description="Deadline in seconds for each step of a phase.")
 
 
-class PhaseContext:
-    """What a phase function gets: the target, the validated options and the report."""
+OptionsT = TypeVar("OptionsT", bound=SuiteOptions)
+StateT = TypeVar("StateT")
 
-    def __init__(self, url: str, options: SuiteOptions, report: Report) -> None:
+
+class PhaseContext(Generic[OptionsT, StateT]):
+    """What a phase function gets: the target, the validated options, the report,
+    and `state`, what this run has learned so far (one object per run, shared by its phases)."""
+
+    def __init__(self, url: str, options: OptionsT, report: Report, state: StateT) -> None:
         self.url = url
         self.options = options
         self.report = report
+        self.state = state
         self.timeout = options.timeout
 
 
-PhaseFunction = Callable[[PhaseContext], Awaitable[None]]
+PhaseFunction = Callable[[PhaseContext[Any, Any]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -381,7 +433,7 @@ class Phase:
     budget: float = 6.0  # the phase's own deadline, in step timeouts, plus a second
     named_only: bool = False  # an opt-in phase that runs only when named, never with include_optional
     # Seconds the phase waits by design (a late feedback, a server's own timeout), on top of its budget.
-    waits: Callable[[SuiteOptions], float] | None = None
+    waits: Callable[[Any], float] | None = None
 
     def deadline(self, options: SuiteOptions) -> float:
         return self.budget * options.timeout + 1.0 + (self.waits(options) if self.waits else 0.0)
@@ -397,6 +449,8 @@ class Suite:
     catalogue: Catalogue
     spec_version: str = "1"
     url_example: str = ""
+    # Makes the per-run state every phase context carries (`PhaseContext.state`).
+    new_state: Callable[[], Any] = lambda: None
 
     def phase(self, name: str) -> Phase:
         for phase in self.phases:
@@ -410,16 +464,12 @@ class Suite:
             known = {p.name for p in self.phases}
             unknown = [n for n in names if n not in known]
             if unknown:
-                raise ValueError(
-                    f"unknown phase {', '.join(unknown)}; {self.kind} has {', '.join(sorted(known))}"
-                )
+                raise ValueError(f"unknown phase {', '.join(unknown)}; {self.kind} has {', '.join(sorted(known))}")
             return [p for p in self.phases if p.name in names]
         return [p for p in self.phases if p.default or (include_optional and not p.named_only)]
 
     def validate_url(self, url: str) -> str:
         """The URL, or ValueError naming what is wrong with it for this kind."""
-        from urllib.parse import urlsplit
-
         url = url.strip()
         if not self.url_schemes:
             host, sep, port = url.rpartition(":")
@@ -431,17 +481,15 @@ class Suite:
             schemes = " or ".join(f"{s}://" for s in self.url_schemes)
             raise ValueError(f"{self.kind} targets use {schemes}, got {url!r}")
         try:
-            port = parts.port
+            port_number = parts.port
         except ValueError as exc:
             raise ValueError(f"bad port in {url!r}") from exc
-        if not parts.hostname or port == 0:
+        if not parts.hostname or port_number == 0:
             raise ValueError(f"{url!r} names no host")
         return url
 
     def host_port(self, url: str) -> tuple[str, int | None]:
         """The host and port a run would connect to, for network allow-lists."""
-        from urllib.parse import urlsplit
-
         if not self.url_schemes:
             host, _, port = url.strip().rpartition(":")
             return host.strip("[]"), int(port)
@@ -472,6 +520,7 @@ async def run_suite(
     url = suite.validate_url(url)
     report = Report(suite.catalogue, sink)
     selected = suite.select(phases, include_optional)
+    state = suite.new_state()
     unreachable: str | None = None
     for phase in suite.phases:
         report.begin_phase(phase.name)
@@ -482,28 +531,28 @@ async def run_suite(
             for clause_id in phase.clauses:
                 report.error(clause_id, f"not run: {unreachable}")
         else:
-            unreachable = await _run_phase(phase, PhaseContext(url, options, report))
+            unreachable = await _run_phase(phase, PhaseContext(url, options, report, state))
         report.end_phase()
     return report
 
 
-async def _run_phase(phase: Phase, ctx: PhaseContext) -> str | None:
+async def _run_phase(phase: Phase, ctx: PhaseContext[Any, Any]) -> str | None:
     """Run one phase under its deadline; return why the target is unreachable, if it is."""
     report = ctx.report
     deadline = phase.deadline(ctx.options)
-    why: str | None = None
-    unreachable = False
     try:
         await asyncio.wait_for(phase.run(ctx), timeout=deadline)
     except TargetUnreachable as exc:
-        why, unreachable = f"target unreachable: {truncate(str(exc), 200)}", True
-    except (asyncio.TimeoutError, TimeoutError):
-        why = f"the phase overran its deadline of {deadline:.1f}s"
+        why = f"target unreachable: {truncate(exc.reason, 200)}"
+        report.error_undecided(phase.clauses, why, exc.evidence)
+        return why
+    except PhaseStopped as stop:
+        report.error_undecided(phase.clauses, f"not exercised: {truncate(stop.reason, 300)}", stop.evidence)
+    except TimeoutError:
+        report.error_undecided(phase.clauses, f"not exercised: the phase overran its deadline of {deadline:.1f}s")
     except Exception as exc:  # a harness bug must cost one phase, not the run
-        why = f"harness error: {type(exc).__name__}: {truncate(str(exc), 200)}"
-    if why is not None:
-        report.error_undecided(phase.clauses, why)
-    return why if unreachable else None
+        report.error_undecided(phase.clauses, f"harness error: {type(exc).__name__}: {truncate(str(exc), 200)}")
+    return None
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:

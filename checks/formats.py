@@ -26,7 +26,7 @@ MARKS = {
 
 
 def _reason(result: Mapping[str, Any]) -> str:
-    actual, expected = result.get("actual", ""), result.get("expected", "")
+    actual, expected = str(result.get("actual", "")), str(result.get("expected", ""))
     if Verdict(result["verdict"]) is Verdict.PASS:
         return actual
     if expected and actual:
@@ -84,8 +84,10 @@ def render_junit(
     expected = set(expected_failures)
     by_phase: dict[str, list[Mapping[str, Any]]] = {}
     for result in results:
-        safe = {key: NOT_XML.sub(visible_escape, value) if isinstance(value, str) else value
-                for key, value in result.items()}
+        safe = {
+            key: NOT_XML.sub(visible_escape, value) if isinstance(value, str) else value
+            for key, value in result.items()
+        }
         by_phase.setdefault(safe["phase"], []).append(safe)
     root = ET.Element("testsuites", name=suite_name)
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}

@@ -29,5 +29,15 @@ def get_suite(kind: str) -> Suite:
     if kind not in KINDS:
         raise UnknownKind(kind)
     module_name, attribute = KINDS[kind].split(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    suite = getattr(importlib.import_module(module_name), attribute)
+    if not isinstance(suite, Suite):
+        raise TypeError(f"{KINDS[kind]} is not a Suite")
+    return suite
 
+
+def find_suite(kind: str) -> Suite | None:
+    """The suite of `kind`, or None when the kind is unknown or its optional dependencies are missing."""
+    try:
+        return get_suite(kind)
+    except (UnknownKind, ImportError):
+        return None

@@ -16,21 +16,13 @@ import websockets
 import websockets.asyncio.client as ws_client
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from checks.core import Transcript, TargetUnreachable, truncate
+from checks.core import NoReply, TargetUnreachable, Transcript, truncate
 
 DEFAULT_FRAME_CAP = 64 * 1024 * 1024
 
 
 class HandshakeFailed(Exception):
     """The target accepted TCP but did not complete a WebSocket handshake."""
-
-
-class NoReply(Exception):
-    """Nothing arrived before the step's deadline."""
-
-    def __init__(self, timeout: float) -> None:
-        super().__init__(f"nothing arrived within {timeout:g}s")
-        self.timeout = timeout
 
 
 class Closed(Exception):
@@ -90,9 +82,9 @@ class WireSocket:
             await asyncio.wait_for(self.connection.send(data), timeout=self.timeout)
         except ConnectionClosed as exc:
             raise self._closed(exc) from None
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             self.transcript.note(f"sending did not finish within {self.timeout:g}s")
-            raise NoReply(self.timeout) from None
+            raise NoReply(f"sending did not finish within {self.timeout:g}s", self.timeout) from None
 
     async def recv(self, timeout: float | None = None) -> bytes | str:
         """The next frame. Raises NoReply after the deadline, Closed when the connection ends."""
@@ -101,9 +93,9 @@ class WireSocket:
             data = await asyncio.wait_for(self.connection.recv(), timeout=timeout)
         except ConnectionClosed as exc:
             raise self._closed(exc) from None
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             self.transcript.note(f"nothing arrived within {timeout:g}s")
-            raise NoReply(timeout) from None
+            raise NoReply(f"nothing arrived within {timeout:g}s", timeout) from None
         try:
             kind, summary = self.summarize(data)
         except Exception as exc:  # a summary must never take the checker down
@@ -124,14 +116,14 @@ class WireSocket:
         while True:
             left = end - loop.time()
             if left <= 0:
-                raise NoReply(timeout)
+                raise NoReply(f"the connection was still open after {timeout:g}s", timeout)
             try:
                 frames.append(await self.recv(left))
             except Closed as closed:
                 closed.frames = frames  # type: ignore[attr-defined]
                 return closed
             if len(frames) > 64:  # a flood of frames is an answer, not a close
-                raise NoReply(timeout)
+                raise NoReply(f"the connection was still open after {timeout:g}s", timeout)
 
     def _closed(self, exc: ConnectionClosed) -> Closed:
         code, reason, by = close_details(exc)
@@ -202,14 +194,17 @@ async def open_websocket(
     except OSError as exc:
         transcript.note(f"could not connect: {exc}")
         raise TargetUnreachable(f"{url}: {exc}") from None
-    except (InvalidHandshake, TimeoutError, asyncio.TimeoutError, EOFError) as exc:
+    except (InvalidHandshake, TimeoutError, EOFError) as exc:
         detail = truncate(str(exc) or type(exc).__name__, 200)
         transcript.note(f"handshake failed: {detail}")
         raise HandshakeFailed(detail) from None
     transcript.note(
         "connected"
-        + (f", extensions: {', '.join(e.name for e in connection.protocol.extensions)}"
-           if connection.protocol.extensions else "")
+        + (
+            f", extensions: {', '.join(e.name for e in connection.protocol.extensions)}"
+            if connection.protocol.extensions
+            else ""
+        )
     )
     return WireSocket(connection, transcript, timeout, summarize)
 

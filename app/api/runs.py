@@ -74,7 +74,9 @@ def read_results(
 @router.get("/runs/{run_id}/transcripts/{number}", summary="The wire transcript of one connection")
 def read_transcript(run: RunDep, number: int, session: SessionDep) -> TranscriptPublic:
     row = (
-        session.exec(select(TranscriptRow).where(TranscriptRow.run_id == run.id, TranscriptRow.number == number)).first()
+        session.exec(
+            select(TranscriptRow).where(TranscriptRow.run_id == run.id, TranscriptRow.number == number)
+        ).first()
         if 0 <= number <= DB_INT_MAX
         else None
     )
@@ -146,5 +148,3 @@ async def cancel_run(request: Request, run: RunDep, session: SessionDep) -> RunP
         return crud.run_public(fresh, _target_name(session, fresh))
 
     return await asyncio.to_thread(reload)
-
-

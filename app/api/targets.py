@@ -21,9 +21,7 @@ def list_targets(session: SessionDep) -> list[TargetPublic]:
     return [crud.target_public(target) for target in targets]
 
 
-@router.post(
-    "/targets", dependencies=[WRITE], status_code=status.HTTP_201_CREATED, summary="Register a target"
-)
+@router.post("/targets", dependencies=[WRITE], status_code=status.HTTP_201_CREATED, summary="Register a target")
 def create_target(data: TargetCreate, session: SessionDep) -> TargetPublic:
     """422 with field paths (`["body", "options", "timeout"]`) when the input breaks a rule."""
     return crud.target_public(crud.create_target(session, data))
@@ -68,9 +66,7 @@ async def delete_target(request: Request, target: TargetDep, session: SessionDep
     status_code=status.HTTP_202_ACCEPTED,
     summary="Queue a run of the target's suite",
 )
-def start_run(
-    request: Request, target: TargetDep, session: SessionDep, data: RunCreate | None = None
-) -> RunPublic:
+def start_run(request: Request, target: TargetDep, session: SessionDep, data: RunCreate | None = None) -> RunPublic:
     """`phases` selects phases (default: the suite's default ones); `options` override the target's."""
     data = data or RunCreate()
     run = crud.enqueue_run(session, target, phases=data.phases, options=data.options, trigger=data.trigger)

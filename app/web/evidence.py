@@ -82,13 +82,29 @@ def evidence_raw(session: SessionDep, settings: SettingsDep, run: RunDep, phase:
     result = _result(session, run, phase, clause_id)
     spec = spec_clauses(settings.spec_path).get(clause_id)
     document = {
-        "run": {"id": run.id, "kind": run.kind, "url": run.url, "harness_version": run.harness_version,
-                "spec_version": run.spec_version, "status": run.status, "outcome": run.outcome},
-        "clause": {"id": clause_id, "level": spec.level if spec else result.level,
-                   "statement": spec.statement if spec else None},
-        "result": {"phase": result.phase, "verdict": result.verdict, "expected": result.expected,
-                   "actual": result.actual, "duration": result.duration, "checks": result.checks,
-                   "decided_at": result.decided_at.isoformat()},
+        "run": {
+            "id": run.id,
+            "kind": run.kind,
+            "url": run.url,
+            "harness_version": run.harness_version,
+            "spec_version": run.spec_version,
+            "status": run.status,
+            "outcome": run.outcome,
+        },
+        "clause": {
+            "id": clause_id,
+            "level": spec.level if spec else result.level,
+            "statement": spec.statement if spec else None,
+        },
+        "result": {
+            "phase": result.phase,
+            "verdict": result.verdict,
+            "expected": result.expected,
+            "actual": result.actual,
+            "duration": result.duration,
+            "checks": result.checks,
+            "decided_at": result.decided_at.isoformat(),
+        },
         "transcripts": [_transcript_dict(row) for row in _transcripts(session, run, result.transcript_ids)],
     }
     filename = f"run-{run.id}-{phase}-{clause_id}.json".replace('"', "")

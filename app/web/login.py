@@ -22,8 +22,14 @@ def login_form(request: Request, next: str = "/") -> HTMLResponse:
 @router.post("/login", include_in_schema=False)
 def login(request: Request, token: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "/") -> Response:
     if not token_required(request) or not token_matches(request, token):
-        context = {"next": safe_next(next), "error": "That is not the service's API token.", "required": token_required(request)}
-        return templates.TemplateResponse(request, "login.html", context, status_code=400 if token_required(request) else 200)
+        context = {
+            "next": safe_next(next),
+            "error": "That is not the service's API token.",
+            "required": token_required(request),
+        }
+        return templates.TemplateResponse(
+            request, "login.html", context, status_code=400 if token_required(request) else 200
+        )
     response = RedirectResponse(safe_next(next), status_code=303)
     response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="strict", path="/")
     return response

@@ -87,7 +87,11 @@ def fields_from_schema(schema: Mapping[str, Any]) -> list[OptionField]:
             option.maximum = prop.get("maximum", prop.get("exclusiveMaximum"))
         elif kind == "string":
             option.widget = "password" if prop.get("format") == "password" or prop.get("writeOnly") else "text"
-        elif kind == "array" and _resolve(prop.get("items", {}), defs)[0].get("type") in ("string", "integer", "number"):
+        elif kind == "array" and _resolve(prop.get("items", {}), defs)[0].get("type") in (
+            "string",
+            "integer",
+            "number",
+        ):
             option.widget = "lines"
             option.number_type = _resolve(prop["items"], defs)[0]["type"]
         fields.append(option)
@@ -117,8 +121,10 @@ def submitted_values(fields: list[OptionField], form: Any) -> dict[str, str]:
     for option in fields:
         entries = form.getlist(option.input_name)
         if entries:
-            values[option.name] = "true" if option.widget == "checkbox" and entries[-1] == "true" else (
-                "" if option.widget in ("checkbox", "password") else entries[-1]
+            values[option.name] = (
+                "true"
+                if option.widget == "checkbox" and entries[-1] == "true"
+                else ("" if option.widget in ("checkbox", "password") else entries[-1])
             )
     return values
 

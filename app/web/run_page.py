@@ -126,7 +126,9 @@ PhaseFilter = Annotated[list[str], Query(default_factory=list)]
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
-def run_page(request: Request, session: SessionDep, run: RunDep, verdict: VerdictFilter, phase: PhaseFilter) -> HTMLResponse:
+def run_page(
+    request: Request, session: SessionDep, run: RunDep, verdict: VerdictFilter, phase: PhaseFilter
+) -> HTMLResponse:
     target = session.get(Target, run.target_id)
     context = matrix_context(session, run, verdict, phase)
     context.update(
@@ -139,7 +141,9 @@ def run_page(request: Request, session: SessionDep, run: RunDep, verdict: Verdic
 
 
 @router.get("/runs/{run_id}/matrix", response_class=HTMLResponse, include_in_schema=False)
-def run_matrix(request: Request, session: SessionDep, run: RunDep, verdict: VerdictFilter, phase: PhaseFilter) -> HTMLResponse:
+def run_matrix(
+    request: Request, session: SessionDep, run: RunDep, verdict: VerdictFilter, phase: PhaseFilter
+) -> HTMLResponse:
     """The matrix partial alone, for the page's live-progress script."""
     context = matrix_context(session, run, verdict, phase)
     return templates.TemplateResponse(request, "_run_matrix.html", context)

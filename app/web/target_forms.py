@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import pydantic
-
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session, col, select
@@ -243,7 +242,11 @@ def update_target(request: Request, session: SessionDep, target: TargetDep, form
     except crud.TargetInvalid as exc:
         session.rollback()
         return render_form(
-            request, kind=kind, values=values_from_form(form, fields), target=target, errors=exc.errors,
+            request,
+            kind=kind,
+            values=values_from_form(form, fields),
+            target=target,
+            errors=exc.errors,
             status_code=422,
         )
     return RedirectResponse(f"/targets/{target.name}", status_code=303)
@@ -255,7 +258,11 @@ async def delete_target(request: Request, session: SessionDep, target: TargetDep
         fields = suite_form(target.kind)["fields"]
         errors = [{"loc": ["confirm"], "msg": "tick the box to confirm: the target's runs and results go too"}]
         return render_form(
-            request, kind=target.kind, values=values_from_target(target, fields), target=target, errors=errors,
+            request,
+            kind=target.kind,
+            values=values_from_target(target, fields),
+            target=target,
+            errors=errors,
             status_code=400,
         )
     live = await asyncio.to_thread(_live_run_ids, session, target)

@@ -42,8 +42,11 @@ def start_run(request: Request, session: SessionDep, target: TargetDep) -> Respo
     try:
         run = crud.enqueue_run(session, target, phases=None, options=None, trigger="browser")
     except crud.TargetInvalid as exc:
-        context = {"title": f"Cannot run {target.name}", "messages": [e["msg"] for e in exc.errors],
-                   "back": f"/targets/{target.name}"}
+        context = {
+            "title": f"Cannot run {target.name}",
+            "messages": [e["msg"] for e in exc.errors],
+            "back": f"/targets/{target.name}",
+        }
         return templates.TemplateResponse(request, "message.html", context, status_code=422)
     request.app.state.runner.wake()
     return RedirectResponse(f"/runs/{run.id}", status_code=303)

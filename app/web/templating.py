@@ -7,7 +7,7 @@ SPEC.md) is passed as `Markup`.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -30,8 +30,10 @@ VERDICT_MARKS: dict[str, dict[str, str]] = {
     Verdict.ERROR: {"symbol": "⚠", "label": "error", "meaning": "the harness could not decide"},
 }
 PENDING_MARK = {"symbol": "…", "label": "pending", "meaning": "not decided yet"}
-VERDICT_ORDER = [str(v) for v in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN, Verdict.PASS,
-                                  Verdict.INFO, Verdict.UNSUPPORTED, Verdict.SKIP)]
+VERDICT_ORDER = [
+    str(v)
+    for v in (Verdict.FAIL, Verdict.ERROR, Verdict.WARN, Verdict.PASS, Verdict.INFO, Verdict.UNSUPPORTED, Verdict.SKIP)
+]
 
 OUTCOME_MARKS = {
     "pass": {"symbol": "✓", "label": "pass"},
@@ -51,8 +53,8 @@ def ago(moment: datetime | str | None) -> str:
     if isinstance(moment, str):
         moment = datetime.fromisoformat(moment)
     if moment.tzinfo is None:  # SQLite hands back naive datetimes; they are stored in UTC
-        moment = moment.replace(tzinfo=timezone.utc)
-    delta = (datetime.now(timezone.utc) - moment).total_seconds()
+        moment = moment.replace(tzinfo=UTC)
+    delta = (datetime.now(UTC) - moment).total_seconds()
     if delta < 45:
         return "just now"
     for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):

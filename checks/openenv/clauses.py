@@ -9,193 +9,280 @@ _must, _should, _info = CATALOGUE.must, CATALOGUE.should, CATALOGUE.info
 
 # 3.1 discovery, 3.2 mode
 _must("openenv.discover.health", 'GET /health answers 200 with a JSON object whose status is "healthy".')
-_must("openenv.discover.metadata", (
-    "GET /metadata answers 200 with a JSON object holding a string name and a string description."
-))
-_must("openenv.discover.schema", (
-    "GET /schema answers 200 with a JSON object whose action, observation and state members are JSON "
-    "schemas (objects)."
-))
-_should("openenv.discover.openapi", (
-    "GET /openapi.json answers 200 with an OpenAPI document carrying a string info.version."
-))
-_info("openenv.discover.profile", (
-    "The protocol profile and code line the server shows: OpenAPI info.version and the markers of "
-    "openenv 0.10 and later."
-))
-_must("openenv.mode.consistent", (
-    "The OpenAPI paths list /reset, /step and /state all together (simulation mode) or none of them "
-    "(production mode)."
-))
+_must(
+    "openenv.discover.metadata",
+    ("GET /metadata answers 200 with a JSON object holding a string name and a string description."),
+)
+_must(
+    "openenv.discover.schema",
+    (
+        "GET /schema answers 200 with a JSON object whose action, observation and state members are JSON "
+        "schemas (objects)."
+    ),
+)
+_should(
+    "openenv.discover.openapi",
+    ("GET /openapi.json answers 200 with an OpenAPI document carrying a string info.version."),
+)
+_info(
+    "openenv.discover.profile",
+    (
+        "The protocol profile and code line the server shows: OpenAPI info.version and the markers of "
+        "openenv 0.10 and later."
+    ),
+)
+_must(
+    "openenv.mode.consistent",
+    (
+        "The OpenAPI paths list /reset, /step and /state all together (simulation mode) or none of them "
+        "(production mode)."
+    ),
+)
 
 # 3.3 handshake, 3.4 envelope, 3.5 reward, 3.6 order
-_must("openenv.ws.handshake", (
-    "GET /ws upgrades to a WebSocket without any subprotocol or credentials, and the server answers "
-    "in JSON text frames."
-))
-_must("openenv.ws.envelope", (
-    'Every reply to reset or step is {"type": "observation", "data": {...}} where data.observation is'
-    " an object, data.done a JSON boolean, data.reward is present, and data holds no other key but "
-    "metadata."
-))
-_must("openenv.ws.reward", (
-    "A step reward is a finite JSON number, never a boolean or a string; null is allowed on reset, "
-    "and on steps only when the target declares unscored steps."
-))
-_should("openenv.ws.reward-range", (
-    "Every step reward lies inside the target's declared reward range (default 0 to 1)."
-))
-_must("openenv.ws.order", (
-    "The server sends exactly one reply per reset, step or state message, in the order the messages "
-    "were sent, also when they are pipelined."
-))
-_must("openenv.ws.reply-in-time", (
-    "Every message that calls for a reply (reset, step, state, and a malformed or unknown one) is "
-    "answered within the target's step timeout."
-))
-_must("openenv.ws.unprompted", (
-    "Nothing arrives on /ws unasked: no frame before the first message and none beyond the replies, "
-    "except a CAPACITY_REACHED, FACTORY_ERROR or SESSION_ERROR error right before the server closes."
-))
+_must(
+    "openenv.ws.handshake",
+    (
+        "GET /ws upgrades to a WebSocket without any subprotocol or credentials, and the server answers "
+        "in JSON text frames."
+    ),
+)
+_must(
+    "openenv.ws.envelope",
+    (
+        'Every reply to reset or step is {"type": "observation", "data": {...}} where data.observation is'
+        " an object, data.done a JSON boolean, data.reward is present, and data holds no other key but "
+        "metadata."
+    ),
+)
+_must(
+    "openenv.ws.reward",
+    (
+        "A step reward is a finite JSON number, never a boolean or a string; null is allowed on reset, "
+        "and on steps only when the target declares unscored steps."
+    ),
+)
+_should(
+    "openenv.ws.reward-range", ("Every step reward lies inside the target's declared reward range (default 0 to 1).")
+)
+_must(
+    "openenv.ws.order",
+    (
+        "The server sends exactly one reply per reset, step or state message, in the order the messages "
+        "were sent, also when they are pipelined."
+    ),
+)
+_must(
+    "openenv.ws.reply-in-time",
+    (
+        "Every message that calls for a reply (reset, step, state, and a malformed or unknown one) is "
+        "answered within the target's step timeout."
+    ),
+)
+_must(
+    "openenv.ws.unprompted",
+    (
+        "Nothing arrives on /ws unasked: no frame before the first message and none beyond the replies, "
+        "except a CAPACITY_REACHED, FACTORY_ERROR or SESSION_ERROR error right before the server closes."
+    ),
+)
 
 # 3.7 state
-_must("openenv.state.shape", (
-    '{"type": "state"} is answered with {"type": "state", "data": {...}} holding an integer '
-    "step_count of at least 0."
-))
+_must(
+    "openenv.state.shape",
+    (
+        '{"type": "state"} is answered with {"type": "state", "data": {...}} holding an integer '
+        "step_count of at least 0."
+    ),
+)
 _must("openenv.state.episode-id", "After a reset carrying episode_id E, the state reports episode_id E.")
-_must("openenv.state.step-count", (
-    "step_count is 0 right after a reset and counts the accepted steps since it."
-))
+_must("openenv.state.step-count", ("step_count is 0 right after a reset and counts the accepted steps since it."))
 
 # 3.8 action rejection
-_must("openenv.action.rejected", (
-    'A step whose action breaks /schema.action is answered with {"type": "error"} whose data has code'
-    " VALIDATION_ERROR, a string message and a list of errors."
-))
-_must("openenv.action.not-executed", (
-    "A rejected action never reaches the environment: step_count does not change."
-))
+_must(
+    "openenv.action.rejected",
+    (
+        'A step whose action breaks /schema.action is answered with {"type": "error"} whose data has code'
+        " VALIDATION_ERROR, a string message and a list of errors."
+    ),
+)
+_must("openenv.action.not-executed", ("A rejected action never reaches the environment: step_count does not change."))
 _must("openenv.action.session-usable", "After a rejected action the same session still accepts a valid step.")
 
 # 3.9 schema agreement
-_must("openenv.schema.action-accepted", (
-    "Every action that validates against /schema.action is accepted (answered with an observation, "
-    "never VALIDATION_ERROR)."
-))
-_must("openenv.schema.observation-valid", (
-    "Every observation sent, merged with its done and reward, validates against /schema.observation."
-))
-_must("openenv.replay.expected-reward", (
-    "When the target declares the reward of its scripted episode, every run of that episode ends done"
-    " with exactly that reward."
-))
+_must(
+    "openenv.schema.action-accepted",
+    (
+        "Every action that validates against /schema.action is accepted (answered with an observation, "
+        "never VALIDATION_ERROR)."
+    ),
+)
+_must(
+    "openenv.schema.observation-valid",
+    ("Every observation sent, merged with its done and reward, validates against /schema.observation."),
+)
+_must(
+    "openenv.replay.expected-reward",
+    (
+        "When the target declares the reward of its scripted episode, every run of that episode ends done"
+        " with exactly that reward."
+    ),
+)
 
 # 3.10 recoverable errors
-_must("openenv.errors.invalid-json", (
-    "A text frame that is not JSON is answered with error code INVALID_JSON and the session stays "
-    "usable."
-))
-_must("openenv.errors.unknown-type", (
-    "A message with an unknown or missing type is answered with error code UNKNOWN_TYPE and the "
-    "session stays usable."
-))
-_must("openenv.errors.execution", (
-    "An exception raised inside the environment is answered with error code EXECUTION_ERROR and the "
-    "session stays usable."
-))
-_must("openenv.errors.codes", (
-    "Every error frame carries a string message and a code from the seven OpenEnv error codes."
-))
+_must(
+    "openenv.errors.invalid-json",
+    ("A text frame that is not JSON is answered with error code INVALID_JSON and the session stays usable."),
+)
+_must(
+    "openenv.errors.unknown-type",
+    (
+        "A message with an unknown or missing type is answered with error code UNKNOWN_TYPE and the "
+        "session stays usable."
+    ),
+)
+_must(
+    "openenv.errors.execution",
+    (
+        "An exception raised inside the environment is answered with error code EXECUTION_ERROR and the "
+        "session stays usable."
+    ),
+)
+_must(
+    "openenv.errors.codes",
+    ("Every error frame carries a string message and a code from the seven OpenEnv error codes."),
+)
 
 # 3.11 survival of hostile input
-_must("openenv.survive.hostile", (
-    "After non-object JSON, binary frames, an oversized frame, abrupt disconnects and a burst of bad "
-    "sessions, the process still answers /health as it did before and a live session keeps working."
-))
-_should("openenv.survive.clean-end", (
-    "A session ended because of hostile input gets an error frame (SESSION_ERROR) and a close with "
-    "code 1000, or stays usable."
-))
+_must(
+    "openenv.survive.hostile",
+    (
+        "After non-object JSON, binary frames, an oversized frame, abrupt disconnects and a burst of bad "
+        "sessions, the process still answers /health as it did before and a live session keeps working."
+    ),
+)
+_should(
+    "openenv.survive.clean-end",
+    (
+        "A session ended because of hostile input gets an error frame (SESSION_ERROR) and a close with "
+        "code 1000, or stays usable."
+    ),
+)
 
 # 3.12 close
 _must("openenv.close.clean", '{"type": "close"} is answered by no frame and a server close with code 1000.')
-_must("openenv.close.frees-slot", (
-    "Ending a session by a close message, a WebSocket close or a dropped connection frees its slot "
-    "for a new session."
-))
+_must(
+    "openenv.close.frees-slot",
+    (
+        "Ending a session by a close message, a WebSocket close or a dropped connection frees its slot "
+        "for a new session."
+    ),
+)
 
 # 3.13 capacity
-_info("openenv.capacity.probed", (
-    "How many concurrent sessions the server accepted when probed up to the group size plus one."
-))
+_info(
+    "openenv.capacity.probed",
+    ("How many concurrent sessions the server accepted when probed up to the group size plus one."),
+)
 _must("openenv.capacity.group", "The server accepts as many concurrent sessions as the target's group size.")
-_must("openenv.capacity.reached", (
-    "The session beyond capacity gets one CAPACITY_REACHED error carrying integer active_sessions and"
-    " max_sessions, is then closed, and the sessions already open keep working."
-))
+_must(
+    "openenv.capacity.reached",
+    (
+        "The session beyond capacity gets one CAPACITY_REACHED error carrying integer active_sessions and"
+        " max_sessions, is then closed, and the sessions already open keep working."
+    ),
+)
 
 # 3.14 isolation, 3.15 determinism
-_must("openenv.isolation.sessions", (
-    "Parallel sessions driven with different reset data and actions each see exactly what the same "
-    "sequence sees when run alone."
-))
-_must("openenv.determinism.sequential", (
-    "The same reset data and actions, run in sessions one after another, give identical observation, "
-    "reward and done frames."
-))
-_must("openenv.determinism.group", (
-    "A group of identical sessions run in parallel (a GRPO group) gives identical frames and rewards "
-    "in every session."
-))
+_must(
+    "openenv.isolation.sessions",
+    (
+        "Parallel sessions driven with different reset data and actions each see exactly what the same "
+        "sequence sees when run alone."
+    ),
+)
+_must(
+    "openenv.determinism.sequential",
+    (
+        "The same reset data and actions, run in sessions one after another, give identical observation, "
+        "reward and done frames."
+    ),
+)
+_must(
+    "openenv.determinism.group",
+    (
+        "A group of identical sessions run in parallel (a GRPO group) gives identical frames and rewards "
+        "in every session."
+    ),
+)
 
 # 3.16 reset parameters
-_must("openenv.reset.task-id", (
-    "Resets with two different task ids give different first observations: the task_id is not "
-    "silently dropped."
-))
-_must("openenv.reset.seed", (
-    "When the target's reset data sets a seed, some other seed changes what the episode shows: the "
-    "seed is not silently dropped."
-))
-_must("openenv.reset.seed-replay", (
-    "When the target's reset data sets a seed, resetting again in the same session with that seed, or "
-    "with seed 0, replays the same episode: the seed is applied on every reset."
-))
+_must(
+    "openenv.reset.task-id",
+    ("Resets with two different task ids give different first observations: the task_id is not silently dropped."),
+)
+_must(
+    "openenv.reset.seed",
+    (
+        "When the target's reset data sets a seed, some other seed changes what the episode shows: the "
+        "seed is not silently dropped."
+    ),
+)
+_must(
+    "openenv.reset.seed-replay",
+    (
+        "When the target's reset data sets a seed, resetting again in the same session with that seed, or "
+        "with seed 0, replays the same episode: the seed is applied on every reset."
+    ),
+)
 
 # 3.17 termination
-_must("openenv.termination.within-budget", (
-    "The scripted episode reaches done true within the target's declared maximum number of steps."
-))
+_must(
+    "openenv.termination.within-budget",
+    ("The scripted episode reaches done true within the target's declared maximum number of steps."),
+)
 _info("openenv.termination.after-done", "What the server does with a step sent after done.")
 
 # 3.18 HTTP in simulation mode, 3.19 MCP
-_must("openenv.http.reset", (
-    "In simulation mode POST /reset answers 200 with a JSON object holding observation (an object), "
-    "reward and a boolean done."
-))
-_must("openenv.http.step", (
-    "In simulation mode POST /step with a valid action answers 200 with a JSON object holding "
-    "observation (an object), reward and a boolean done."
-))
-_must("openenv.http.invalid-action", (
-    "In simulation mode POST /step with an action that breaks /schema.action answers 422 with a "
-    "detail list."
-))
-_info("openenv.http.crash-response", (
-    "What POST /step answers when the environment raises (OpenEnv 0.3.0 sends a plain-text 500)."
-))
-_should("openenv.mcp.jsonrpc", (
-    "POST /mcp answers any body with 200 and a JSON-RPC 2.0 object: code -32700 for unparsable JSON, "
-    "-32600 for an invalid request."
-))
+_must(
+    "openenv.http.reset",
+    (
+        "In simulation mode POST /reset answers 200 with a JSON object holding observation (an object), "
+        "reward and a boolean done."
+    ),
+)
+_must(
+    "openenv.http.step",
+    (
+        "In simulation mode POST /step with a valid action answers 200 with a JSON object holding "
+        "observation (an object), reward and a boolean done."
+    ),
+)
+_must(
+    "openenv.http.invalid-action",
+    ("In simulation mode POST /step with an action that breaks /schema.action answers 422 with a detail list."),
+)
+_info(
+    "openenv.http.crash-response",
+    ("What POST /step answers when the environment raises (OpenEnv 0.3.0 sends a plain-text 500)."),
+)
+_should(
+    "openenv.mcp.jsonrpc",
+    (
+        "POST /mcp answers any body with 200 and a JSON-RPC 2.0 object: code -32700 for unparsable JSON, "
+        "-32600 for an invalid request."
+    ),
+)
 
 # 3.20 latency
-_info("openenv.latency.figures", (
-    "The reset plus step round trip on one socket and the p99 step round trip while the group runs in"
-    " parallel."
-))
-_must("openenv.latency.bound", (
-    "When the target sets a latency bound, the single-socket round trip and the p99 under the "
-    "parallel group stay within it."
-))
+_info(
+    "openenv.latency.figures",
+    ("The reset plus step round trip on one socket and the p99 step round trip while the group runs in parallel."),
+)
+_must(
+    "openenv.latency.bound",
+    (
+        "When the target sets a latency bound, the single-socket round trip and the p99 under the "
+        "parallel group stay within it."
+    ),
+)

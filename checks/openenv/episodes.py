@@ -12,7 +12,6 @@ from checks.core import PhaseContext, Transcript
 from checks.openenv.judging import is_done, reward_of, signature
 from checks.openenv.session import JsonSession, Reply, open_session, settle_all
 
-
 SLOT_GRACE_TRIES = 6
 SLOT_GRACE_PAUSE = 0.2
 
@@ -47,8 +46,11 @@ class EpisodeRun:
         return data.get("episode_id"), data.get("step_count")
 
     def describe(self) -> str:
-        return (f"{len(self.steps)} steps, done={self.done}, final reward {self.final_reward!r}"
-                if not self.refused else f"reset refused: {self.reset.describe()}")
+        return (
+            f"{len(self.steps)} steps, done={self.done}, final reward {self.final_reward!r}"
+            if not self.refused
+            else f"reset refused: {self.reset.describe()}"
+        )
 
 
 async def finish(session: JsonSession, timeout: float) -> None:
@@ -71,8 +73,9 @@ async def play(session: JsonSession, reset: dict[str, Any], actions: Sequence[An
     return run
 
 
-async def play_alone(ctx: PhaseContext, label: str, reset: dict[str, Any], actions: Sequence[Any],
-                     max_steps: int) -> EpisodeRun:
+async def play_alone(
+    ctx: PhaseContext, label: str, reset: dict[str, Any], actions: Sequence[Any], max_steps: int
+) -> EpisodeRun:
     session = await open_session(ctx, label)
     try:
         return await play(session, reset, actions, max_steps)
@@ -80,8 +83,9 @@ async def play_alone(ctx: PhaseContext, label: str, reset: dict[str, Any], actio
         await finish(session, ctx.timeout)
 
 
-async def play_group(ctx: PhaseContext, label: str, resets: Sequence[dict[str, Any]],
-                     scripts: Sequence[Sequence[Any]], max_steps: int) -> list[EpisodeRun]:
+async def play_group(
+    ctx: PhaseContext, label: str, resets: Sequence[dict[str, Any]], scripts: Sequence[Sequence[Any]], max_steps: int
+) -> list[EpisodeRun]:
     """All sessions open together; each round sends one message to every live session, then reads them all.
 
     Lock-step makes the interleaving the same on every run, so state shared
@@ -97,9 +101,7 @@ async def play_group(ctx: PhaseContext, label: str, resets: Sequence[dict[str, A
             live = [i for i, run in enumerate(runs) if _continues(run, scripts[i])]
             if not live:
                 break
-            replies = await settle_all(
-                *(sessions[i].step(scripts[i][round_index % len(scripts[i])]) for i in live)
-            )
+            replies = await settle_all(*(sessions[i].step(scripts[i][round_index % len(scripts[i])]) for i in live))
             for i, reply in zip(live, replies):
                 runs[i].steps.append(reply)
         states = await settle_all(*(s.state() for s in sessions))

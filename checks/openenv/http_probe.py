@@ -52,8 +52,9 @@ class HttpProbe:
         try:
             # httpx bounds each read, not the whole body: a server trickling bytes needs this deadline.
             async with asyncio.timeout(self.timeout):
-                async with self.client.stream(method, self.base_url + path, content=content,
-                                              headers=headers) as response:
+                async with self.client.stream(
+                    method, self.base_url + path, content=content, headers=headers
+                ) as response:
                     async for chunk in response.aiter_bytes():
                         data += chunk[: BODY_CAP + 1 - len(data)]
                         if len(data) > BODY_CAP:
@@ -62,8 +63,11 @@ class HttpProbe:
             self.transcript.note(f"could not connect: {truncate(str(exc) or type(exc).__name__, 200)}")
             raise TargetUnreachable(f"{self.base_url}: {exc}") from None
         except (httpx.HTTPError, TimeoutError) as exc:  # a timeout or a broken response is an answer, status 0
-            detail = str(exc) or (f"the answer took longer than {self.timeout:g}s" if isinstance(exc, TimeoutError)
-                                  else type(exc).__name__)
+            detail = str(exc) or (
+                f"the answer took longer than {self.timeout:g}s"
+                if isinstance(exc, TimeoutError)
+                else type(exc).__name__
+            )
             why = f"no usable answer: {truncate(detail, 200)}"
             self.transcript.note(why)
             return HttpReply(0, "", why, None, False)

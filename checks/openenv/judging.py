@@ -135,20 +135,37 @@ def judge_observation(
     """Decide the envelope, reward and observation-schema clauses on one reply to reset or step."""
     what = "reset" if on_reset else "step"
     problem = envelope_problem(reply)
-    if not report.check(problem is None, "openenv.ws.envelope", f"an observation frame answering {what}",
-                        problem or summarize(reply.message, 200), evidence):
+    if not report.check(
+        problem is None,
+        "openenv.ws.envelope",
+        f"an observation frame answering {what}",
+        problem or summarize(reply.message, 200),
+        evidence,
+    ):
         return False
     reward = reward_of(reply)
-    report.check(reward_problem(reward, on_reset, options) is None, "openenv.ws.reward",
-                 "a finite numeric reward" + (" or null" if on_reset else ""),
-                 reward_problem(reward, on_reset, options) or f"reward {reward!r} on {what}", evidence)
+    report.check(
+        reward_problem(reward, on_reset, options) is None,
+        "openenv.ws.reward",
+        "a finite numeric reward" + (" or null" if on_reset else ""),
+        reward_problem(reward, on_reset, options) or f"reward {reward!r} on {what}",
+        evidence,
+    )
     if not on_reset:
-        report.check(range_problem(reward, options) is None, "openenv.ws.reward-range",
-                     f"reward within {list(options.reward_range)}",
-                     range_problem(reward, options) or f"reward {reward!r}", evidence)
+        report.check(
+            range_problem(reward, options) is None,
+            "openenv.ws.reward-range",
+            f"reward within {list(options.reward_range)}",
+            range_problem(reward, options) or f"reward {reward!r}",
+            evidence,
+        )
     if schema is not None:
         problem = observation_schema_problem(reply, schema)
-        report.check(problem is None, "openenv.schema.observation-valid",
-                     "the observation validates against /schema.observation",
-                     problem or "validates", evidence)
+        report.check(
+            problem is None,
+            "openenv.schema.observation-valid",
+            "the observation validates against /schema.observation",
+            problem or "validates",
+            evidence,
+        )
     return True

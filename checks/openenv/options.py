@@ -17,7 +17,7 @@ class OpenEnvOptions(SuiteOptions):
         "generated from /schema.action plus invalid variants of it.",
     )
     reset: dict[str, Any] = Field(
-        default_factory=dict, description="Reset data for every episode, e.g. {\"task_id\": \"t1\", \"seed\": 7}."
+        default_factory=dict, description='Reset data for every episode, e.g. {"task_id": "t1", "seed": 7}.'
     )
     contrast_task_id: str | None = Field(
         None, description="A second task id whose first observation must differ from reset.task_id's."
@@ -41,7 +41,9 @@ class OpenEnvOptions(SuiteOptions):
     )
     latency_rounds: int = Field(20, ge=1, le=500, description="Reset+step round trips measured on one socket.")
     oversize_bytes: int = Field(
-        17 * 1024 * 1024, ge=1024, le=64 * 1024 * 1024,
+        17 * 1024 * 1024,
+        ge=1024,
+        le=64 * 1024 * 1024,
         description="Size of the oversized text frame sent as hostile input (uvicorn refuses above 16 MiB).",
     )
 

@@ -38,13 +38,23 @@ async def http(ctx: PhaseContext) -> None:
         evidence = probe.transcript
         reset = await probe.post("/reset", _http_reset(options.reset))
         problem = _result_problem(reset)
-        report.check(problem is None, "openenv.http.reset", "200 {observation, reward, done}",
-                     problem or reset.describe(), evidence)
+        report.check(
+            problem is None,
+            "openenv.http.reset",
+            "200 {observation, reward, done}",
+            problem or reset.describe(),
+            evidence,
+        )
         if plan.valid:
             step = await probe.post("/step", {"action": plan.valid[0]})
             problem = _result_problem(step)
-            report.check(problem is None, "openenv.http.step", "200 {observation, reward, done}",
-                         problem or step.describe(), evidence)
+            report.check(
+                problem is None,
+                "openenv.http.step",
+                "200 {observation, reward, done}",
+                problem or step.describe(),
+                evidence,
+            )
         else:
             report.error("openenv.http.step", "no valid action to send")
         objects = [(label, action) for label, action in plan.invalid if isinstance(action, dict)]
@@ -52,8 +62,13 @@ async def http(ctx: PhaseContext) -> None:
             label, action = objects[0]
             refused = await probe.post("/step", {"action": action})
             detail = refused.body.get("detail") if isinstance(refused.body, dict) else None
-            report.check(refused.status == 422 and isinstance(detail, list), "openenv.http.invalid-action",
-                         f"422 with a detail list for {label}", refused.describe(), evidence)
+            report.check(
+                refused.status == 422 and isinstance(detail, list),
+                "openenv.http.invalid-action",
+                f"422 with a detail list for {label}",
+                refused.describe(),
+                evidence,
+            )
         else:
             report.unsupported("openenv.http.invalid-action", "no invalid action object to send")
         if options.crash_action is not None:
@@ -82,6 +97,10 @@ async def mcp(ctx: PhaseContext) -> None:
             reply = await probe.post("/mcp", raw=raw)
             body = reply.body if isinstance(reply.body, dict) else {}
             error = body.get("error") if isinstance(body.get("error"), dict) else {}
-            report.check(reply.status == 200 and body.get("jsonrpc") == "2.0" and error.get("code") == code,
-                         "openenv.mcp.jsonrpc", f"200 JSON-RPC 2.0 error {code} for {what}", reply.describe(),
-                         probe.transcript)
+            report.check(
+                reply.status == 200 and body.get("jsonrpc") == "2.0" and error.get("code") == code,
+                "openenv.mcp.jsonrpc",
+                f"200 JSON-RPC 2.0 error {code} for {what}",
+                reply.describe(),
+                probe.transcript,
+            )

@@ -51,17 +51,24 @@ async def latency(ctx: PhaseContext) -> None:
     together = [t for timings in per_session for t in timings]
     evidence: list[Transcript] = [ws.transcript] + [s.transcript for s in sessions]
     single, group_p99 = percentile(alone, 0.5), percentile(together, 0.99)
-    report.info("openenv.latency.figures",
-                f"one socket: reset+step median {seconds(single)}, p99 {seconds(percentile(alone, 0.99))} "
-                f"over {len(alone)}; {size} parallel sessions: reset+step p99 {seconds(group_p99)} "
-                f"over {len(together)}", evidence=evidence)
+    report.info(
+        "openenv.latency.figures",
+        f"one socket: reset+step median {seconds(single)}, p99 {seconds(percentile(alone, 0.99))} "
+        f"over {len(alone)}; {size} parallel sessions: reset+step p99 {seconds(group_p99)} "
+        f"over {len(together)}",
+        evidence=evidence,
+    )
     bound = options.latency_bound_ms
     if bound is None:
         report.unsupported("openenv.latency.bound", "the target sets no latency_bound_ms")
         return
-    report.check(single * 1000 <= bound and group_p99 * 1000 <= bound, "openenv.latency.bound",
-                 f"median and group p99 within {bound:g} ms",
-                 f"median {seconds(single)}, group p99 {seconds(group_p99)}", evidence)
+    report.check(
+        single * 1000 <= bound and group_p99 * 1000 <= bound,
+        "openenv.latency.bound",
+        f"median and group p99 within {bound:g} ms",
+        f"median {seconds(single)}, group p99 {seconds(group_p99)}",
+        evidence,
+    )
 
 
 HOSTILE_FRAMES: tuple[tuple[str, str | bytes, bool], ...] = (
@@ -126,11 +133,19 @@ async def survive(ctx: PhaseContext) -> None:
             follow = first if first.closed is not None else await ws.state(judge_silence=True)
             if judged:
                 closed = ws.socket.closed
-                ended_cleanly = (first.code == "SESSION_ERROR" and closed is not None and closed.by == "target"
-                                 and closed.code == 1000)
-                report.check(follow.kind == "state" or ended_cleanly, "openenv.survive.clean-end",
-                             f"after {what}: SESSION_ERROR and close 1000, or a usable session",
-                             f"{first.describe()}; then {follow.describe()}", ws.transcript)
+                ended_cleanly = (
+                    first.code == "SESSION_ERROR"
+                    and closed is not None
+                    and closed.by == "target"
+                    and closed.code == 1000
+                )
+                report.check(
+                    follow.kind == "state" or ended_cleanly,
+                    "openenv.survive.clean-end",
+                    f"after {what}: SESSION_ERROR and close 1000, or a usable session",
+                    f"{first.describe()}; then {follow.describe()}",
+                    ws.transcript,
+                )
             await ws.close()
             if not await still_healthy(what):
                 break
@@ -144,16 +159,19 @@ async def survive(ctx: PhaseContext) -> None:
             await asyncio.gather(*(_bad_session(hostile_session, index, short) for index in range(burst)))
             # Without a bystander (one-session servers), a fresh session is the proof sessions still work.
             if await still_healthy(f"a burst of {burst} bad sessions") and bystander is None:
-                fresh, reply, tried = await session_with_grace(ctx, "fresh session after hostile input",
-                                                               options.reset)
+                fresh, reply, tried = await session_with_grace(ctx, "fresh session after hostile input", options.reset)
                 evidence.extend(tried)
                 if fresh is None:
                     problems.append(f"a fresh session could not reset: {reply.describe()}")
                 else:
                     await finish(fresh, ctx.timeout)
-        report.check(not problems, "openenv.survive.hostile",
-                     "/health as before and sessions still working after every hostile input",
-                     "; ".join(problems[:3]) or "the server and its sessions kept working", evidence)
+        report.check(
+            not problems,
+            "openenv.survive.hostile",
+            "/health as before and sessions still working after every hostile input",
+            "; ".join(problems[:3]) or "the server and its sessions kept working",
+            evidence,
+        )
     except NoSessionToStart as exc:
         for clause_id in ("openenv.survive.hostile", "openenv.survive.clean-end"):
             report.error(clause_id, f"no session opened before any hostile input: {exc}", evidence)

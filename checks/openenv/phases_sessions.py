@@ -36,11 +36,14 @@ async def capacity(ctx: PhaseContext) -> None:
         accepted = len(sessions) - (refused is not None)
         evidence = [ws.transcript for ws in sessions]
         if refusal is None:
-            report.unsupported("openenv.capacity.reached", f"all {limit} sessions were accepted; no limit reached",
-                               evidence)
+            report.unsupported(
+                "openenv.capacity.reached", f"all {limit} sessions were accepted; no limit reached", evidence
+            )
         elif not sessions:  # no session opened at all: there is no capacity to have reached
-            report.error("openenv.capacity.reached", f"no session could be opened: {refusal.describe()} "
-                         "(see openenv.ws.handshake)")
+            report.error(
+                "openenv.capacity.reached",
+                f"no session could be opened: {refusal.describe()} (see openenv.ws.handshake)",
+            )
         else:
             problem = error_problem(refusal, "CAPACITY_REACHED") or _counts_problem(refusal)
             closed = refusal.closed or (await _closed_soon(refused, ctx.timeout) if refused else None)
@@ -50,15 +53,24 @@ async def capacity(ctx: PhaseContext) -> None:
             survivors = [await ws.state(judge_silence=True) for ws in sessions[:accepted]]
             if problem is None and any(state_problem(s) for s in survivors):
                 problem = "a session already open stopped answering state after the refusal"
-            report.check(problem is None, "openenv.capacity.reached",
-                         "CAPACITY_REACHED with integer active_sessions and max_sessions, then a close",
-                         problem or refusal.describe(), evidence)
+            report.check(
+                problem is None,
+                "openenv.capacity.reached",
+                "CAPACITY_REACHED with integer active_sessions and max_sessions, then a close",
+                problem or refusal.describe(),
+                evidence,
+            )
             facts(ctx).capacity = accepted
         shown = f"{accepted} concurrent sessions accepted"
         shown += f"; session {accepted + 1} got {refusal.describe()}" if refusal else f" (probed up to {limit})"
         report.info("openenv.capacity.probed", shown, evidence=evidence)
-        report.check(accepted >= options.group_size, "openenv.capacity.group",
-                     f"at least {options.group_size} concurrent sessions (the group size)", shown, evidence)
+        report.check(
+            accepted >= options.group_size,
+            "openenv.capacity.group",
+            f"at least {options.group_size} concurrent sessions (the group size)",
+            shown,
+            evidence,
+        )
     finally:
         await asyncio.gather(*(finish(ws, ctx.timeout) for ws in sessions))
 
@@ -89,9 +101,13 @@ async def close(ctx: PhaseContext) -> None:
     await ws.reset(options.reset)
     closed, frames = await ws.close_by_message(ctx.timeout)
     await ws.close()
-    report.check(closed is not None and closed.by == "target" and closed.code == 1000 and not frames,
-                 "openenv.close.clean", "no reply frame, then a server close with code 1000",
-                 _close_seen(closed, frames), ws.transcript)
+    report.check(
+        closed is not None and closed.by == "target" and closed.code == 1000 and not frames,
+        "openenv.close.clean",
+        "no reply frame, then a server close with code 1000",
+        _close_seen(closed, frames),
+        ws.transcript,
+    )
 
     # Hold all slots but one, so that each new session needs the slot the previous one freed.
     known_capacity = facts(ctx).capacity
@@ -108,9 +124,13 @@ async def close(ctx: PhaseContext) -> None:
             ws, reply, evidence = await session_with_grace(
                 ctx, f"slot reuse {index + 1} after {previous}", options.reset
             )
-            report.check(reply.kind == "observation", "openenv.close.frees-slot",
-                         f"a new session resets after the previous one ended by {previous}", reply.describe(),
-                         evidence)
+            report.check(
+                reply.kind == "observation",
+                "openenv.close.frees-slot",
+                f"a new session resets after the previous one ended by {previous}",
+                reply.describe(),
+                evidence,
+            )
             if ws is None:
                 return
             await _end(ws, ending, ctx.timeout)
@@ -148,9 +168,13 @@ async def group(ctx: PhaseContext) -> None:
     first = await play_alone(ctx, "scripted episode, alone (1)", options.reset, script, budget)
     second = await play_alone(ctx, "scripted episode, alone (2)", options.reset, script, budget)
     deterministic = first.frames() == second.frames()
-    report.check(deterministic, "openenv.determinism.sequential", "identical frames in both runs",
-                 _difference(first, second) if not deterministic else f"{len(first.frames())} frames identical",
-                 [first.transcript, second.transcript])
+    report.check(
+        deterministic,
+        "openenv.determinism.sequential",
+        "identical frames in both runs",
+        _difference(first, second) if not deterministic else f"{len(first.frames())} frames identical",
+        [first.transcript, second.transcript],
+    )
     _expect_reward(ctx, [first, second])
 
     if size < 2:
@@ -162,35 +186,47 @@ async def group(ctx: PhaseContext) -> None:
     if any(run.refused for run in runs):
         refused = next(run for run in runs if run.refused)
         for clause_id in ("openenv.determinism.group", "openenv.isolation.sessions"):
-            report.error(clause_id, f"the group could not run: {refused.describe()} (see openenv.capacity.group)",
-                         evidence)
+            report.error(
+                clause_id, f"the group could not run: {refused.describe()} (see openenv.capacity.group)", evidence
+            )
         return
     odd_one = next((run for run in runs if run.frames() != runs[0].frames()), None)
-    report.check(odd_one is None, "openenv.determinism.group", f"{size} identical sessions give identical frames",
-                 f"final rewards {[run.final_reward for run in runs]}"
-                 + (f"; {_difference(runs[0], odd_one)}" if odd_one else ""), evidence)
+    report.check(
+        odd_one is None,
+        "openenv.determinism.group",
+        f"{size} identical sessions give identical frames",
+        f"final rewards {[run.final_reward for run in runs]}"
+        + (f"; {_difference(runs[0], odd_one)}" if odd_one else ""),
+        evidence,
+    )
     _expect_reward(ctx, runs)
 
     # Isolation: each session gets its own episode id, seed, task and action order.
     resets = [_variant_reset(options.reset, options.contrast_task_id, index) for index in range(size)]
-    scripts = [script[index % len(script):] + script[:index % len(script)] for index in range(size)]
-    alone = [await play_alone(ctx, f"isolation variant {i + 1}, alone", resets[i], scripts[i], budget)
-             for i in range(size)]
+    scripts = [script[index % len(script) :] + script[: index % len(script)] for index in range(size)]
+    alone = [
+        await play_alone(ctx, f"isolation variant {i + 1}, alone", resets[i], scripts[i], budget) for i in range(size)
+    ]
     together = await play_group(ctx, "isolation group", resets, scripts, budget)
     mismatches = []
     for index, (solo, shared) in enumerate(zip(alone, together)):
         frames_agree = solo.frames() == shared.frames() or not deterministic
         if not frames_agree or solo.state_summary() != shared.state_summary():
             mismatches.append(f"session {index + 1}: {_difference(solo, shared, with_state=True)}")
-    report.check(not mismatches, "openenv.isolation.sessions",
-                 "each parallel session sees what it sees alone"
-                 + ("" if deterministic else " (episode id and step count only: the env is not deterministic)"),
-                 "; ".join(mismatches[:2]) or f"{size} sessions agree with their solo runs",
-                 [run.transcript for run in alone + together])
+    report.check(
+        not mismatches,
+        "openenv.isolation.sessions",
+        "each parallel session sees what it sees alone"
+        + ("" if deterministic else " (episode id and step count only: the env is not deterministic)"),
+        "; ".join(mismatches[:2]) or f"{size} sessions agree with their solo runs",
+        [run.transcript for run in alone + together],
+    )
 
 
 GROUP_CLAUSES = (
-    "openenv.determinism.sequential", "openenv.determinism.group", "openenv.isolation.sessions",
+    "openenv.determinism.sequential",
+    "openenv.determinism.group",
+    "openenv.isolation.sessions",
     "openenv.replay.expected-reward",
 )
 
@@ -221,8 +257,13 @@ def _expect_reward(ctx: PhaseContext, runs: list[EpisodeRun]) -> None:
         ctx.report.unsupported("openenv.replay.expected-reward", "the target declares no expected_reward")
         return
     for run in runs:
-        ctx.report.check(run.done and run.final_reward == expected, "openenv.replay.expected-reward",
-                         f"done with reward {expected}", run.describe(), run.transcript)
+        ctx.report.check(
+            run.done and run.final_reward == expected,
+            "openenv.replay.expected-reward",
+            f"done with reward {expected}",
+            run.describe(),
+            run.transcript,
+        )
 
 
 async def reset(ctx: PhaseContext) -> None:
@@ -239,10 +280,13 @@ async def reset(ctx: PhaseContext) -> None:
             one = await ws.reset(base)
             other = await ws.reset({**base, "task_id": options.contrast_task_id})
             first, second = _observation(one), _observation(other)
-            report.check(first is not None and second is not None and first != second, "openenv.reset.task-id",
-                         f"different first observations for task {base['task_id']!r} and "
-                         f"{options.contrast_task_id!r}", f"{summarize(first, 120)} vs {summarize(second, 120)}",
-                         ws.transcript)
+            report.check(
+                first is not None and second is not None and first != second,
+                "openenv.reset.task-id",
+                f"different first observations for task {base['task_id']!r} and {options.contrast_task_id!r}",
+                f"{summarize(first, 120)} vs {summarize(second, 120)}",
+                ws.transcript,
+            )
         seed = base.get("seed")
         if isinstance(seed, bool) or not isinstance(seed, int):
             report.unsupported("openenv.reset.seed", "the reset data sets no integer seed")
@@ -254,12 +298,17 @@ async def reset(ctx: PhaseContext) -> None:
         # Back to back in one session: an RNG made once per session, or a falsy-seed test
         # (`if seed:`) that skips seed 0, shows as a replay that drifts.
         for replayed in dict.fromkeys((seed, 0)):
-            first = reference if replayed == seed else await play(ws, {**base, "seed": replayed}, script,
-                                                                 options.max_steps)
+            first = (
+                reference if replayed == seed else await play(ws, {**base, "seed": replayed}, script, options.max_steps)
+            )
             again = await play(ws, {**base, "seed": replayed}, script, options.max_steps)
-            report.check(again.frames() == first.frames(), "openenv.reset.seed-replay",
-                         f"seed {replayed} played twice in one session gives the same frames",
-                         _difference(first, again), ws.transcript)
+            report.check(
+                again.frames() == first.frames(),
+                "openenv.reset.seed-replay",
+                f"seed {replayed} played twice in one session gives the same frames",
+                _difference(first, again),
+                ws.transcript,
+            )
         tried = []
         for other_seed in (seed + 1, seed + 2, seed + 3):
             run = await play(ws, {**base, "seed": other_seed}, script, options.max_steps)
@@ -267,9 +316,13 @@ async def reset(ctx: PhaseContext) -> None:
             if run.frames() != reference.frames():
                 break
         differs = run.frames() != reference.frames()
-        report.check(differs, "openenv.reset.seed", f"some seed other than {seed} changes the frames",
-                     f"seed {tried[-1]} changed the frames" if differs else f"seeds {tried} changed no frame",
-                     ws.transcript)
+        report.check(
+            differs,
+            "openenv.reset.seed",
+            f"some seed other than {seed} changes the frames",
+            f"seed {tried[-1]} changed the frames" if differs else f"seeds {tried} changed no frame",
+            ws.transcript,
+        )
     finally:
         await finish(ws, ctx.timeout)
 
@@ -292,13 +345,20 @@ async def termination(ctx: PhaseContext) -> None:
     ws = await open_session(ctx, "scripted episode to the end")
     try:
         run = await play(ws, options.reset, plan.valid, options.max_steps)
-        report.check(run.done, "openenv.termination.within-budget", f"done within {options.max_steps} steps",
-                     run.describe(), ws.transcript)
+        report.check(
+            run.done,
+            "openenv.termination.within-budget",
+            f"done within {options.max_steps} steps",
+            run.describe(),
+            ws.transcript,
+        )
         if run.done:
             after = await ws.step(plan.valid[0])
-            report.info("openenv.termination.after-done",
-                        f"{after.kind or 'no'} frame, reward {reward_of(after)!r}: {after.describe()}",
-                        evidence=ws.transcript)
+            report.info(
+                "openenv.termination.after-done",
+                f"{after.kind or 'no'} frame, reward {reward_of(after)!r}: {after.describe()}",
+                evidence=ws.transcript,
+            )
         else:
             report.unsupported("openenv.termination.after-done", "the episode never ended", ws.transcript)
     finally:

@@ -22,8 +22,9 @@ _TYPE_TESTS = {
     "string": lambda v: isinstance(v, str),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
-    "integer": lambda v: not isinstance(v, bool) and (
-        isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v.is_integer())
+    "integer": lambda v: (
+        not isinstance(v, bool)
+        and (isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v.is_integer()))
     ),
     "number": lambda v: not isinstance(v, bool) and isinstance(v, (int, float)),
 }

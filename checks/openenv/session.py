@@ -21,10 +21,17 @@ from checks.core import PhaseContext, Report, Transcript, summarize, truncate
 from checks.openenv.facts import facts
 from checks.wire import Closed, NoReply, WireSocket, open_websocket
 
-ERROR_CODES = frozenset({
-    "INVALID_JSON", "UNKNOWN_TYPE", "VALIDATION_ERROR", "EXECUTION_ERROR",
-    "CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR",
-})
+ERROR_CODES = frozenset(
+    {
+        "INVALID_JSON",
+        "UNKNOWN_TYPE",
+        "VALIDATION_ERROR",
+        "EXECUTION_ERROR",
+        "CAPACITY_REACHED",
+        "FACTORY_ERROR",
+        "SESSION_ERROR",
+    }
+)
 # The errors a server may send unasked, right before it closes the session.
 CLOSING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"})
 FRAME_CAP = 16 * 1024 * 1024
@@ -159,14 +166,19 @@ class JsonSession:
             await self._close_lost()
             if judge_silence:
                 return Reply(failure=f"no reply: {exc}")
-            self.report.failed(REPLY_IN_TIME, f"a reply to {asked} within {exc.timeout:g}s",
-                               f"nothing arrived within {exc.timeout:g}s; the session was closed, since any "
-                               "later frame could be the late reply", self.transcript)
+            self.report.failed(
+                REPLY_IN_TIME,
+                f"a reply to {asked} within {exc.timeout:g}s",
+                f"nothing arrived within {exc.timeout:g}s; the session was closed, since any "
+                "later frame could be the late reply",
+                self.transcript,
+            )
             raise self.lost from None
         except Closed as exc:
             return Reply(failure=str(exc), closed=exc)
-        self.report.passed(REPLY_IN_TIME, f"a reply within {self.socket.timeout:g}s", f"{asked} answered in time",
-                           self.transcript)
+        self.report.passed(
+            REPLY_IN_TIME, f"a reply within {self.socket.timeout:g}s", f"{asked} answered in time", self.transcript
+        )
         return decode_frame(data)
 
     async def _close_lost(self) -> None:
@@ -228,7 +240,10 @@ async def open_session(ctx: PhaseContext, label: str, timeout: float | None = No
     """
     transcript = ctx.report.transcript(label)
     socket = await open_websocket(
-        ws_url(ctx.url), transcript, timeout=timeout or ctx.timeout, max_size=FRAME_CAP,
+        ws_url(ctx.url),
+        transcript,
+        timeout=timeout or ctx.timeout,
+        max_size=FRAME_CAP,
         summarize=summarize_frame,
     )
     session = JsonSession(socket, ctx.report)

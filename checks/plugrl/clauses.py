@@ -12,9 +12,7 @@ CATALOGUE = Catalogue()
 _must, _should, _info = CATALOGUE.must, CATALOGUE.should, CATALOGUE.info
 
 # 1 Layers and 1.1 connection options
-HANDSHAKE = _must(
-    "plugrl.1.websocket-handshake", "The server completes a WebSocket handshake on its ws:// address."
-).id
+HANDSHAKE = _must("plugrl.1.websocket-handshake", "The server completes a WebSocket handshake on its ws:// address.").id
 NO_COMPRESSION = _must(
     "plugrl.1.1.no-compression", "The server declines permessage-deflate when a client offers it."
 ).id

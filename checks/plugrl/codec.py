@@ -89,14 +89,27 @@ def pack(message: Any) -> bytes:
 
 # What the first byte of a msgpack object says: (kind, width of its length or payload).
 _FIXED_PAYLOAD = {
-    0xC0: 0, 0xC2: 0, 0xC3: 0,  # nil, false, true
-    0xCA: 4, 0xCB: 8,  # float32, float64
-    0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8,  # uint
-    0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8,  # int
+    0xC0: 0,
+    0xC2: 0,
+    0xC3: 0,  # nil, false, true
+    0xCA: 4,
+    0xCB: 8,  # float32, float64
+    0xCC: 1,
+    0xCD: 2,
+    0xCE: 4,
+    0xCF: 8,  # uint
+    0xD0: 1,
+    0xD1: 2,
+    0xD2: 4,
+    0xD3: 8,  # int
 }
 _SIZED = {  # bin and str: the length field's width
-    0xC4: (1, "a bin"), 0xC5: (2, "a bin"), 0xC6: (4, "a bin"),
-    0xD9: (1, "a str"), 0xDA: (2, "a str"), 0xDB: (4, "a str"),
+    0xC4: (1, "a bin"),
+    0xC5: (2, "a bin"),
+    0xC6: (4, "a bin"),
+    0xD9: (1, "a str"),
+    0xDA: (2, "a str"),
+    0xDB: (4, "a str"),
 }
 _CONTAINERS = {0xDC: (2, "an array"), 0xDD: (4, "an array"), 0xDE: (2, "a map"), 0xDF: (4, "a map")}
 _EXTENSIONS = {0xC7, 0xC8, 0xC9, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8}
@@ -140,9 +153,7 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
             length = _read_length(data, position, width, what)
             position += width
             if length > size - position:
-                raise CodecError(
-                    f"not msgpack: {what} claims {length} bytes but only {size - position} follow"
-                )
+                raise CodecError(f"not msgpack: {what} claims {length} bytes but only {size - position} follow")
             position += length
         elif head in _CONTAINERS:
             width, what = _CONTAINERS[head]
@@ -151,9 +162,7 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
             if what == "a map":
                 count *= 2
             if count > size - position:
-                raise CodecError(
-                    f"not msgpack: {what} claims {count} items but only {size - position} bytes follow"
-                )
+                raise CodecError(f"not msgpack: {what} claims {count} items but only {size - position} bytes follow")
         elif head in _EXTENSIONS:
             raise CodecError("msgpack extension types are not part of PlugRL")
         else:
@@ -250,7 +259,7 @@ def _convert(item: Any) -> Any:
     if NPGENERIC_KEY in item:
         return _decode_npgeneric(item)
     if "__ndarray__" in item or "__npgeneric__" in item:
-        raise CodecError("arrays use str keys (\"__ndarray__\"); the convention needs bin keys", "array")
+        raise CodecError('arrays use str keys ("__ndarray__"); the convention needs bin keys', "array")
     if MSGPACK_NUMPY_KEYS & item.keys() and MSGPACK_NUMPY_TYPE_KEYS & item.keys():
         raise CodecError("arrays in the msgpack-numpy dialect (nd/type/kind/shape keys), not __ndarray__", "array")
     return {key: _convert(value) for key, value in item.items()}

@@ -55,8 +55,10 @@ async def phase_feedback_timeout(ctx: PhaseContext) -> None:
             if stray == 1:
                 kind, shown = probe.decoder.summarize(frame)
                 report.failed(
-                    C.FEEDBACK_WAIT, "nothing from the server while it waits for a feedback",
-                    f"a {kind} frame: {shown}", probe.transcript,
+                    C.FEEDBACK_WAIT,
+                    "nothing from the server while it waits for a feedback",
+                    f"a {kind} frame: {shown}",
+                    probe.transcript,
                 )
             if stray > STRAY_FRAME_LIMIT:
                 probe.broken = True
@@ -83,8 +85,7 @@ def _closed(ctx: PhaseContext, probe: Probe, closed: Closed, elapsed: float) -> 
     report, declared = ctx.report, ctx.options.feedback_timeout
     how = f"after {elapsed:.2f}s {describe_close(closed)}"
     if closed.by == "checker":  # it refused what the server sent during the wait (frame_cap, bad frame)
-        report.failed(C.FEEDBACK_WAIT, "nothing from the server while it waits for a feedback", how,
-                      probe.transcript)
+        report.failed(C.FEEDBACK_WAIT, "nothing from the server while it waits for a feedback", how, probe.transcript)
         raise Abort("the checker closed the connection")
     report.check(
         elapsed >= EARLY_CLOSE_SHARE * declared,
@@ -93,9 +94,7 @@ def _closed(ctx: PhaseContext, probe: Probe, closed: Closed, elapsed: float) -> 
         how,
         probe.transcript,
     )
-    report.passed(
-        C.FEEDBACK_TIMEOUT_ENFORCED, f"a close within {declared + ctx.timeout:g}s", how, probe.transcript
-    )
+    report.passed(C.FEEDBACK_TIMEOUT_ENFORCED, f"a close within {declared + ctx.timeout:g}s", how, probe.transcript)
     report.check(
         closed.by == "target" and closed.code == C.GOING_AWAY and closed.reason == C.FEEDBACK_TIMEOUT_REASON,
         C.FEEDBACK_TIMEOUT_CLOSE,

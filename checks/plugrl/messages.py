@@ -26,9 +26,7 @@ def observation(options: Any, envs: list[int], big: bool = False) -> dict[str, A
         size = options.image_size
         images[options.image_key] = np.zeros((len(envs), size, size, 3), dtype=np.uint8)
     if big:
-        images["conformance_padding"] = np.zeros(
-            (len(envs), BIG_FRAME_PIXELS, BIG_FRAME_PIXELS, 3), dtype=np.uint8
-        )
+        images["conformance_padding"] = np.zeros((len(envs), BIG_FRAME_PIXELS, BIG_FRAME_PIXELS, 3), dtype=np.uint8)
     # A `<U` array even for zero rows (an all-reused infer), as plugrl-env-client sends text.
     return {"images": images, "states": states, "text": np.asarray(["probe"] * len(envs), dtype="<U5")}
 
@@ -45,9 +43,7 @@ def episode_info(done: list[bool]) -> dict[str, Any]:
     }
 
 
-def infer_message(
-    options: Any, envs: list[int], big: bool = False, reuse: list[bool] | None = None
-) -> dict[str, Any]:
+def infer_message(options: Any, envs: list[int], big: bool = False, reuse: list[bool] | None = None) -> dict[str, Any]:
     sent_rows = envs if reuse is None else [env for env, reused in zip(envs, reuse) if not reused]
     message: dict[str, Any] = {
         "message_type": "infer",

@@ -22,6 +22,7 @@ from checks.plugrl.codec import CodecError, pack, unpack
 from checks.plugrl.messages import feedback_message, infer_message
 from checks.wire import Closed, HandshakeFailed, NoReply, WireSocket, open_websocket
 
+
 class Abort(Exception):
     """The phase cannot go on; the reason is already recorded under its clause."""
 
@@ -330,9 +331,7 @@ class Probe:
         )
         shape = list(action.shape)
         report.check(action.shape[0] >= 1, C.HORIZON_POSITIVE, "H >= 1", f"shape {shape}", evidence)
-        if not report.check(
-            action.shape[1] == n, C.TIME_MAJOR, f"shape [H, {n}, *da]", f"shape {shape}", evidence
-        ):
+        if not report.check(action.shape[1] == n, C.TIME_MAJOR, f"shape [H, {n}, *da]", f"shape {shape}", evidence):
             return action  # a wrong layout makes the horizon and width checks meaningless
         self._check_declared(action)
         layout = (action.shape[0], *action.shape[2:])
@@ -413,8 +412,9 @@ class Probe:
             frame = await self.ws.recv()
             if self._is_stray_metadata(frame):
                 # A repeated metadata is its own fault; the resync may still follow it.
-                report.failed(C.METADATA_ONCE, "one metadata message per connection", "a second metadata message",
-                              evidence)
+                report.failed(
+                    C.METADATA_ONCE, "one metadata message per connection", "a second metadata message", evidence
+                )
                 frame = await self.ws.recv()
         except NoReply as exc:
             report.failed(clause, expected, f"the connection stayed open for {exc.timeout:g}s", evidence)
@@ -432,7 +432,6 @@ class Probe:
             report.failed(C.BINARY_FRAMES, "a binary frame", f"a text frame: {truncate(frame, 120)!r}", evidence)
         report.failed(clause, expected, f"the server answered with a {kind} frame: {truncate(shown, 160)}", evidence)
         return False
-
 
     def _is_stray_metadata(self, frame: bytes | str) -> bool:
         if isinstance(frame, str):

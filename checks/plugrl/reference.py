@@ -273,7 +273,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-features", action="store_true", help="list no features (no reuse-feedback-obs)")
     parser.add_argument("--policy-delay", type=float, default=0.0, help="seconds each policy batch takes")
     parser.add_argument(
-        "--feedback-timeout", type=float, default=FEEDBACK_TIMEOUT,
+        "--feedback-timeout",
+        type=float,
+        default=FEEDBACK_TIMEOUT,
         help="seconds to wait for a feedback before closing with 1001 Feedback timeout",
     )
     args = parser.parse_args(argv)

@@ -23,7 +23,12 @@ from checks.plugrl.probe import Probe, together
 from checks.plugrl.rows import ROW_TOLERANCE
 
 REUSE_CLAUSES = (
-    C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_ROWS, C.REUSE_CONNECTION_SCOPED, C.REUSE_UNKNOWN_ENV, C.REUSE_AFTER_TERMINAL,
+    C.REUSE_ANSWERED,
+    C.REUSE_ALL_ROWS,
+    C.REUSE_ROWS,
+    C.REUSE_CONNECTION_SCOPED,
+    C.REUSE_UNKNOWN_ENV,
+    C.REUSE_AFTER_TERMINAL,
     C.REUSE_MALFORMED,
 )
 PHASE_CLAUSES = (C.REUSE_OFFERED, C.REUSE_UNOFFERED, *REUSE_CLAUSES)
@@ -42,7 +47,8 @@ async def phase_reuse(ctx: PhaseContext) -> None:
             await holder.cycle([0, 1])
             # Env 0 was fed back, so only the missing feature makes this reuse wrong.
             await holder.fault(
-                pack(infer_message(ctx.options, [0, 1], reuse=[True, False])), C.REUSE_UNOFFERED,
+                pack(infer_message(ctx.options, [0, 1], reuse=[True, False])),
+                C.REUSE_UNOFFERED,
                 f"reusing env 0 though the server does not list {C.REUSE_FEATURE}",
             )
             return
@@ -68,7 +74,10 @@ async def _valid_and_impossible_reuses(ctx: PhaseContext, holder: Probe) -> None
     swapped = await holder.infer([1, 0], at_stake=C.REUSE_ALL_ROWS, reuse=[True, True])
     await holder.feedback([1, 0], done=[False, True])
     _check_reused_answers(
-        ctx.report, holder, in_order, repeat,
+        ctx.report,
+        holder,
+        in_order,
+        repeat,
         [("[0, 1] reusing env 0", partial, in_order), ("[1, 0] reusing both", swapped, reversed_order)],
     )
     # Env 1's last feedback, on this connection, was not terminal: another
@@ -87,13 +96,17 @@ async def _valid_and_impossible_reuses(ctx: PhaseContext, holder: Probe) -> None
         await holder.feedback([1])
     # Env 0's last feedback ended its episode: what it would reuse is a terminal observation.
     await holder.fault(
-        pack(infer_message(ctx.options, [0, 1], reuse=[True, False])), C.REUSE_AFTER_TERMINAL,
+        pack(infer_message(ctx.options, [0, 1], reuse=[True, False])),
+        C.REUSE_AFTER_TERMINAL,
         "reusing env 0 right after its episode ended",
     )
 
 
 def _check_reused_answers(
-    report: Report, probe: Probe, first: np.ndarray | None, repeat: np.ndarray | None,
+    report: Report,
+    probe: Probe,
+    first: np.ndarray | None,
+    repeat: np.ndarray | None,
     pairs: list[tuple[str, np.ndarray | None, np.ndarray | None]],
 ) -> None:
     """A deterministic policy answers a batch that reuses observations as it answered it sent in full.
@@ -105,7 +118,8 @@ def _check_reused_answers(
         return
     if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
         report.info(
-            C.REUSE_ROWS, "the policy answered the same observations differently: reused answers not compared",
+            C.REUSE_ROWS,
+            "the policy answered the same observations differently: reused answers not compared",
             evidence=probe.transcript,
         )
         return
@@ -122,7 +136,10 @@ def _check_reused_answers(
 
 def _comparable(one: np.ndarray | None, other: np.ndarray | None) -> bool:
     return (
-        one is not None and other is not None and one.dtype.kind in "iuf" and other.dtype.kind in "iuf"
+        one is not None
+        and other is not None
+        and one.dtype.kind in "iuf"
+        and other.dtype.kind in "iuf"
         and one.shape == other.shape
     )
 

@@ -12,7 +12,10 @@ ROW_TOLERANCE = {"rtol": 1e-4, "atol": 1e-6}  # batched inference may round diff
 
 
 def check_rows(
-    report: Report, probe: Probe, first: np.ndarray | None, repeat: np.ndarray | None,
+    report: Report,
+    probe: Probe,
+    first: np.ndarray | None,
+    repeat: np.ndarray | None,
     answers: dict[tuple[int, ...], np.ndarray | None],
 ) -> None:
     """Rows of a deterministic policy follow their envs: the same observation, the same row.
@@ -27,14 +30,18 @@ def check_rows(
     baseline = list(range(first.shape[1]))
     if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
         report.info(
-            C.ROWS_FOLLOW_ENVS, f"the policy answered the same observations {baseline} differently: rows not matched",
+            C.ROWS_FOLLOW_ENVS,
+            f"the policy answered the same observations {baseline} differently: rows not matched",
             evidence=probe.transcript,
         )
         return
     for envs, action in answers.items():
         if (
-            action is None or action.dtype.kind not in "iuf" or action.ndim < 2
-            or action.shape[1] != len(envs) or action.shape[0] != first.shape[0]
+            action is None
+            or action.dtype.kind not in "iuf"
+            or action.ndim < 2
+            or action.shape[1] != len(envs)
+            or action.shape[0] != first.shape[0]
         ):
             continue
         for position, env in enumerate(envs):

@@ -24,14 +24,13 @@ import pydantic
 from checks.core import Phase, PhaseContext, Suite, SuiteOptions, TargetUnreachable
 from checks.plugrl import clauses as C
 from checks.plugrl.codec import DEFAULT_MAX_FRAME, pack
-from checks.plugrl.feedback_timeout_phase import phase_feedback_timeout
 from checks.plugrl.feedback_timeout_phase import PHASE_CLAUSES as FEEDBACK_TIMEOUT_CLAUSES
+from checks.plugrl.feedback_timeout_phase import phase_feedback_timeout
 from checks.plugrl.messages import FAULTS, feedback_message, infer_message
 from checks.plugrl.probe import Abort, Probe, together
 from checks.plugrl.reuse_phase import PHASE_CLAUSES, phase_reuse
 from checks.plugrl.rows import check_rows
 from checks.wire import Closed, HandshakeFailed, NoReply
-
 
 # The exchange phase's deadline, in timeouts: it takes 14 steps with the default 5 exchanges,
 # each of which a slow but conforming policy may spend most of a timeout on.
@@ -44,15 +43,21 @@ class PlugRLServerOptions(SuiteOptions):
     )
     state_key: str = pydantic.Field("obs", min_length=1, description="Name of the states array sent to the policy.")
     state_dim: int = pydantic.Field(3, ge=1, le=4096, description="Width of the states array.")
-    image_key: str | None = pydantic.Field(None, description="Name of a camera image to send too, if the policy needs one.")
+    image_key: str | None = pydantic.Field(
+        None, description="Name of a camera image to send too, if the policy needs one."
+    )
     image_size: int = pydantic.Field(224, ge=1, le=2048, description="Height and width of that image.")
     exchanges: int = pydantic.Field(
-        5, ge=1, le=1000,
+        5,
+        ge=1,
+        le=1000,
         description=f"Plain infer/feedback rounds at the end of exchange (the phase has {EXCHANGE_BUDGET_STEPS:g} "
         "timeouts in all, so many rounds need a fast policy).",
     )
     feedback_timeout: float = pydantic.Field(
-        C.FEEDBACK_TIMEOUT, gt=0, le=3600,
+        C.FEEDBACK_TIMEOUT,
+        gt=0,
+        le=3600,
         description="Seconds the server is expected to wait for a feedback before it closes (SPEC 7.3: 60, "
         "unless raised on both sides); the feedback-timeout phase waits this plus a timeout.",
     )
@@ -69,13 +74,29 @@ class PlugRLServerOptions(SuiteOptions):
 
 # Clauses any connection or any answered infer may decide.
 CONNECTION_CLAUSES = (
-    C.HANDSHAKE, C.SPEAKS_FIRST, C.BINARY_FRAMES, C.MSGPACK_MAP, C.NDARRAY_FORM,
-    C.FEATURES_LIST, C.DECLARED_INTS, C.PROTOCOL_VERSION,
+    C.HANDSHAKE,
+    C.SPEAKS_FIRST,
+    C.BINARY_FRAMES,
+    C.MSGPACK_MAP,
+    C.NDARRAY_FORM,
+    C.FEATURES_LIST,
+    C.DECLARED_INTS,
+    C.PROTOCOL_VERSION,
 )
 ACTION_CLAUSES = (
-    C.METADATA_ONCE, C.ANSWERED_WITH_ACTION, C.ACTION_ARRAY, C.ACTION_NUMERIC, C.TIME_MAJOR,
-    C.HORIZON_POSITIVE, C.ENV_IDS_FORM, C.ENV_IDS_ORDER, C.DECLARED_HORIZON, C.DECLARED_DIM,
-    C.SAME_DTYPE, C.SAME_SHAPE, C.FINITE_VALUES,
+    C.METADATA_ONCE,
+    C.ANSWERED_WITH_ACTION,
+    C.ACTION_ARRAY,
+    C.ACTION_NUMERIC,
+    C.TIME_MAJOR,
+    C.HORIZON_POSITIVE,
+    C.ENV_IDS_FORM,
+    C.ENV_IDS_ORDER,
+    C.DECLARED_HORIZON,
+    C.DECLARED_DIM,
+    C.SAME_DTYPE,
+    C.SAME_SHAPE,
+    C.FINITE_VALUES,
 )
 
 
@@ -194,7 +215,9 @@ async def _new_connection_after(ctx: PhaseContext, what: str) -> None:
         await fresh.open(at_stake=C.ACCEPTS_AFTER_ERROR)
     except (TargetUnreachable, Abort) as exc:
         ctx.report.failed(
-            C.ACCEPTS_AFTER_ERROR, f"a new connection after {what}, with metadata", f"it failed: {exc}",
+            C.ACCEPTS_AFTER_ERROR,
+            f"a new connection after {what}, with metadata",
+            f"it failed: {exc}",
             fresh.transcript,
         )
         raise Abort("the server takes no new connections") from None
@@ -237,15 +260,19 @@ async def phase_patience(ctx: PhaseContext) -> None:
             pass  # the quiet we wanted: nothing was due
         except Closed as closed:
             ctx.report.failed(
-                C.LATE_FEEDBACK, f"the connection open through a {options.patience:g}s pause",
-                f"closed during it: {closed}", probe.transcript,
+                C.LATE_FEEDBACK,
+                f"the connection open through a {options.patience:g}s pause",
+                f"closed during it: {closed}",
+                probe.transcript,
             )
             return
         else:
             kind, shown = probe.decoder.summarize(frame)
             ctx.report.failed(
-                C.LATE_FEEDBACK, "nothing from the server while the client steps",
-                f"a {kind} frame: {shown}", probe.transcript,
+                C.LATE_FEEDBACK,
+                "nothing from the server while the client steps",
+                f"a {kind} frame: {shown}",
+                probe.transcript,
             )
             return
         await probe.feedback([0, 1], at_stake=C.LATE_FEEDBACK)
@@ -280,12 +307,15 @@ async def phase_stop(ctx: PhaseContext) -> None:
                 )
                 return
             except NoReply as exc:
-                report.failed(C.STOP_CLOSE, "an answer or the stop", f"nothing arrived within {exc.timeout:g}s",
-                              probe.transcript)
+                report.failed(
+                    C.STOP_CLOSE, "an answer or the stop", f"nothing arrived within {exc.timeout:g}s", probe.transcript
+                )
                 return
         report.failed(
-            C.STOP_CLOSE, f"the stop within max_exchanges = {options.max_exchanges}",
-            "the server was still answering", probe.transcript,
+            C.STOP_CLOSE,
+            f"the stop within max_exchanges = {options.max_exchanges}",
+            "the server was still answering",
+            probe.transcript,
         )
     finally:
         await probe.close()
@@ -294,50 +324,93 @@ async def phase_stop(ctx: PhaseContext) -> None:
 # ---------------------------------------------------------------- the suite
 
 
-def _phase(name: str, body, own: tuple[str, ...], description: str, *, shared: tuple[str, ...] = (),
-           default: bool = True, budget: float = 6.0, named_only: bool = False, waits=None) -> Phase:
+def _phase(
+    name: str,
+    body,
+    own: tuple[str, ...],
+    description: str,
+    *,
+    shared: tuple[str, ...] = (),
+    default: bool = True,
+    budget: float = 6.0,
+    named_only: bool = False,
+    waits=None,
+) -> Phase:
     """A phase listing its own clauses; `shared` ones are decided on every connection, listed once."""
     return Phase(name, guarded(own, body), own + shared, description, default, budget, named_only, waits)
 
 
 PHASES = (
     _phase(
-        "exchange", phase_exchange,
-        (C.NO_COMPRESSION, C.NESTED_INFO, C.RAGGED_BATCHES, C.FEEDBACK_SET, C.LARGE_FRAME, C.KEEPS_OPEN,
-         C.ROWS_FOLLOW_ENVS),
+        "exchange",
+        phase_exchange,
+        (
+            C.NO_COMPRESSION,
+            C.NESTED_INFO,
+            C.RAGGED_BATCHES,
+            C.FEEDBACK_SET,
+            C.LARGE_FRAME,
+            C.KEEPS_OPEN,
+            C.ROWS_FOLLOW_ENVS,
+        ),
         "metadata, declined compression, ragged batches, differing feedback sets, a 2.25 MiB frame, "
         "the action's layout and rows",
         shared=CONNECTION_CLAUSES + ACTION_CLAUSES,
         budget=EXCHANGE_BUDGET_STEPS,
     ),
     _phase(
-        "errors", phase_errors,
-        (C.RESYNC_MALFORMED, C.RESYNC_WRONG_TYPE, C.RESYNC_NOT_MSGPACK, C.RESYNC_BAD_NDARRAY,
-         C.RESYNC_DOUBLE_INFER, C.RESYNC_UNSPLITTABLE_INFO, C.BYSTANDER_SURVIVES, C.ACCEPTS_AFTER_ERROR),
+        "errors",
+        phase_errors,
+        (
+            C.RESYNC_MALFORMED,
+            C.RESYNC_WRONG_TYPE,
+            C.RESYNC_NOT_MSGPACK,
+            C.RESYNC_BAD_NDARRAY,
+            C.RESYNC_DOUBLE_INFER,
+            C.RESYNC_UNSPLITTABLE_INFO,
+            C.BYSTANDER_SURVIVES,
+            C.ACCEPTS_AFTER_ERROR,
+        ),
         "seven malformed inputs, each closed with a resync while a bystander connection keeps being answered",
         shared=(C.CONCURRENT_CLIENTS,),
         budget=4.0 * len(FAULTS) + 2,
     ),
-    _phase("scoping", phase_scoping, (C.CONNECTION_SCOPED, C.CONCURRENT_CLIENTS),
-           "two connections open side by side, both using env index 0"),
     _phase(
-        "reuse", phase_reuse, PHASE_CLAUSES,
+        "scoping",
+        phase_scoping,
+        (C.CONNECTION_SCOPED, C.CONCURRENT_CLIENTS),
+        "two connections open side by side, both using env index 0",
+    ),
+    _phase(
+        "reuse",
+        phase_reuse,
+        PHASE_CLAUSES,
         "reuse-feedback-obs, when the server lists it: valid reuses answered, impossible and malformed ones "
         "resynced; when it does not, a reuse refused",
         shared=(C.CONCURRENT_CLIENTS,),
         budget=24.0,
     ),
-    _phase("patience", phase_patience, (C.LATE_FEEDBACK,), "a feedback sent `patience` seconds after its action",
-           budget=5.0, waits=lambda options: options.patience),
+    _phase(
+        "patience",
+        phase_patience,
+        (C.LATE_FEEDBACK,),
+        "a feedback sent `patience` seconds after its action",
+        budget=5.0,
+        waits=lambda options: options.patience,
+    ),
     # Before stop, which ends the run; only when named, as it waits over a minute by default.
     _phase(
-        "feedback-timeout", phase_feedback_timeout, FEEDBACK_TIMEOUT_CLAUSES,
+        "feedback-timeout",
+        phase_feedback_timeout,
+        FEEDBACK_TIMEOUT_CLAUSES,
         "an action left without feedback: the server waits about `feedback_timeout` seconds, then closes "
         "with 1001 Feedback timeout",
-        default=False, budget=6.0, named_only=True, waits=lambda options: options.feedback_timeout,
+        default=False,
+        budget=6.0,
+        named_only=True,
+        waits=lambda options: options.feedback_timeout,
     ),
-    _phase("stop", phase_stop, (C.STOP_CLOSE,), "exchange until the server ends the run", default=False,
-           budget=120.0),
+    _phase("stop", phase_stop, (C.STOP_CLOSE,), "exchange until the server ends the run", default=False, budget=120.0),
 )
 
 SUITE = Suite(

@@ -52,9 +52,7 @@ class ReuseCache:
         if reuse is None:
             return sent
         rows = iter(sent.tolist())
-        return np.asarray(
-            [self.features[env] if reused else next(rows) for env, reused in zip(envs, reuse.tolist())]
-        )
+        return np.asarray([self.features[env] if reused else next(rows) for env, reused in zip(envs, reuse.tolist())])
 
 
 def row_features(obs: dict[str, Any], rows: int) -> np.ndarray:

@@ -74,7 +74,9 @@ def summarize_request(request: env_pb2.JoinRequest) -> str:
     if kind == "step":
         body = request.step
         sizes = [len(leaf) for leaf in body.action.leaves[:6]] if body.HasField("action") else "absent"
-        return f"{head} action leaves={sizes} env_indices={list(body.env_indices)[:8]} episode_ids={len(body.episode_ids)}"
+        return (
+            f"{head} action leaves={sizes} env_indices={list(body.env_indices)[:8]} episode_ids={len(body.episode_ids)}"
+        )
     if kind == "render":
         return f"{head} env_indices={list(request.render.env_indices)[:8]}"
     if kind == "close":
@@ -94,9 +96,11 @@ def summarize_response(response: env_pb2.JoinResponse) -> str:
         body = response.step
         sizes = [len(leaf) for leaf in body.observation.leaves[:6]]
         done = [summarize_episode(e) for e in body.completed_episodes[:4]]
-        return (f"{head} obs leaves={sizes} rewards={[round(r, 4) for r in body.rewards[:8]]} "
-                f"terminated={list(body.terminated_mask[:8])} truncated={list(body.truncated_mask[:8])} "
-                f"env_indices={list(body.env_indices)[:8]} completed={done}")
+        return (
+            f"{head} obs leaves={sizes} rewards={[round(r, 4) for r in body.rewards[:8]]} "
+            f"terminated={list(body.terminated_mask[:8])} truncated={list(body.truncated_mask[:8])} "
+            f"env_indices={list(body.env_indices)[:8]} completed={done}"
+        )
     if kind == "render":
         body = response.render
         frame = f"{len(body.frame)} bytes" if body.HasField("frame") else "none"
@@ -111,8 +115,10 @@ def summarize_response(response: env_pb2.JoinResponse) -> str:
 def summarize_episode(episode: env_pb2.EpisodeMetadata) -> str:
     seed = episode.seed if episode.HasField("seed") else None
     flags = ("T" if episode.terminated else "") + ("t" if episode.truncated else "")
-    return (f"lane {episode.env_index} id={truncate(episode.episode_id, 24)!r} seed={seed} "
-            f"steps={episode.step_count} return={episode.cumulative_reward:.4g} {flags or '-'}")
+    return (
+        f"lane {episode.env_index} id={truncate(episode.episode_id, 24)!r} seed={seed} "
+        f"steps={episode.step_count} return={episode.cumulative_reward:.4g} {flags or '-'}"
+    )
 
 
 def unknown_tags(message: Any) -> list[int]:
@@ -153,29 +159,37 @@ class Endpoint:
         """Handshake with `generation` (None: send no `base` at all). Raises RpcFailed."""
         request = env_pb2.HandshakeRequest()
         if generation is not None:
-            request.base.CopyFrom(core_pb2.HandshakeRequest(
-                protocol_generation=generation,
-                peer_info=core_pb2.PeerInfo(component="rlconform", language="python"),
-                supported_workflow_editions=[EDITION],
-            ))
+            request.base.CopyFrom(
+                core_pb2.HandshakeRequest(
+                    protocol_generation=generation,
+                    peer_info=core_pb2.PeerInfo(component="rlconform", language="python"),
+                    supported_workflow_editions=[EDITION],
+                )
+            )
         shown = "no base" if generation is None else f"protocol_generation={generation!r}"
         response = await self._unary(
             self.stub.Handshake, request, transcript, f"Handshake {shown}", unavailable_is_unreachable
         )
         base = response.base
         contract = "with env_contract" if response.HasField("env_contract") else "no env_contract"
-        transcript.received("grpc", response.ByteSize(), (
-            f"Handshake compatible={base.compatible} {contract} capabilities={dict(base.capabilities)} "
-            f"component={truncate(base.peer_info.component, 40)!r} error_message={truncate(base.error_message, 120)!r}"
-        ))
+        transcript.received(
+            "grpc",
+            response.ByteSize(),
+            (
+                f"Handshake compatible={base.compatible} {contract} capabilities={dict(base.capabilities)} "
+                f"component={truncate(base.peer_info.component, 40)!r} error_message={truncate(base.error_message, 120)!r}"
+            ),
+        )
         return response
 
     async def shutdown(self, transcript: Transcript, reason: str) -> env_pb2.ShutdownResponse:
         request = env_pb2.ShutdownRequest(base=core_pb2.ShutdownRequest(reason=reason))
         response = await self._unary(self.stub.Shutdown, request, transcript, f"Shutdown reason={reason!r}", False)
-        transcript.received("grpc", response.ByteSize(), (
-            f"Shutdown accepted={response.base.accepted} message={truncate(response.base.message, 120)!r}"
-        ))
+        transcript.received(
+            "grpc",
+            response.ByteSize(),
+            (f"Shutdown accepted={response.base.accepted} message={truncate(response.base.message, 120)!r}"),
+        )
         return response
 
     async def health(self, transcript: Transcript) -> str:
@@ -208,8 +222,9 @@ class Endpoint:
             raise RpcFailed(grpc.StatusCode.INTERNAL, UNPARSABLE)
         return response
 
-    async def join(self, transcript: Transcript, first: env_pb2.JoinRequest,
-                   slot_wait: float | None = None) -> tuple[JoinSession, env_pb2.JoinResponse]:
+    async def join(
+        self, transcript: Transcript, first: env_pb2.JoinRequest, slot_wait: float | None = None
+    ) -> tuple[JoinSession, env_pb2.JoinResponse]:
         """Open a Join session and exchange its first request.
 
         A FAILED_PRECONDITION right away means the previous session's slot is
@@ -265,7 +280,7 @@ class JoinSession:
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
             # A write into a finished call fails with a local error; the call's own status says why.
             raise await self._read_status() from None
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             self.transcript.note(f"writing did not finish within {self.timeout:g}s")
             raise NoReply(f"writing did not finish within {self.timeout:g}s") from None
         return request.request_id
@@ -281,7 +296,7 @@ class JoinSession:
             await asyncio.wait_for(asyncio.shield(self.call.initial_metadata()), HEADER_WAIT)
             # A refusal's headers and status arrive together but are handled apart: give the status a moment.
             await asyncio.wait_for(asyncio.shield(self.call.code()), STATUS_WAIT)
-        except (TimeoutError, asyncio.TimeoutError, grpc.aio.AioRpcError):
+        except (TimeoutError, grpc.aio.AioRpcError):
             pass
         if self.call.done():
             raise await self._read_status()
@@ -297,8 +312,9 @@ class JoinSession:
             strays = len(self.stray)
             await self._read_one(end - loop.time())
             if len(self.stray) > strays and len(self.sent_at) - len(self.answered) <= 1:
-                raise StrayResponse(f"a response with id {truncate(self.stray[-1], 40)!r} came instead of "
-                                    f"one for {request_id!r}")
+                raise StrayResponse(
+                    f"a response with id {truncate(self.stray[-1], 40)!r} came instead of one for {request_id!r}"
+                )
         return self.arrived.pop(request_id)
 
     async def _read_one(self, left: float) -> None:
@@ -311,7 +327,7 @@ class JoinSession:
                 message = await self.call.read()
         except grpc.aio.AioRpcError as exc:
             raise self._end(exc.code(), exc.details()) from None
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             self.transcript.note(f"no response within {left:.3g}s")
             raise NoReply(f"no response within {self.timeout:g}s") from None
         if message is grpc.aio.EOF:
@@ -336,7 +352,7 @@ class JoinSession:
         try:
             code = await asyncio.wait_for(self.call.code(), timeout=self.timeout)
             details = await self.call.details()
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             code, details = grpc.StatusCode.UNKNOWN, "no status after the end of the stream"
         return self._end(code, details)
 

@@ -31,8 +31,20 @@ DTYPES: dict[int, np.dtype] = {
     spaces_pb2.DATA_TYPE_FLOAT64: np.dtype("<f8"),
 }
 # A same-kind dtype of another width, used to send a deliberately wrong dtype.
-OTHER_WIDTH = {"f2": "<f4", "f4": "<f8", "f8": "<f4", "i8": "<i4", "i4": "<i8", "i2": "<i4",
-               "i1": "<i2", "u1": "<u2", "u2": "<u1", "u4": "<u8", "u8": "<u4", "b1": "<u2"}
+OTHER_WIDTH = {
+    "f2": "<f4",
+    "f4": "<f8",
+    "f8": "<f4",
+    "i8": "<i4",
+    "i4": "<i8",
+    "i2": "<i4",
+    "i1": "<i2",
+    "u1": "<u2",
+    "u2": "<u1",
+    "u4": "<u8",
+    "u8": "<u4",
+    "b1": "<u2",
+}
 MAX_ELEMENTS = 1 << 24  # a contract declaring more per lane is refused, not allocated
 PROTOCOL_MAX_MESSAGE = 256 * 1024 * 1024  # rlmesh's own message limit: one lane must fit in it
 PRINTABLE = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -107,8 +119,10 @@ def space_from_proto(spec: spaces_pb2.SpaceSpec, path: str = "$", depth: int = 0
     dtype = DTYPES[spec.dtype]
     space = Space(kind, shape, dtype)
     if space.numel * dtype.itemsize > PROTOCOL_MAX_MESSAGE:
-        raise ContractError(f"{path}: shape {list(shape)[:8]} needs more bytes per lane than the protocol's "
-                            f"{PROTOCOL_MAX_MESSAGE} byte message limit")
+        raise ContractError(
+            f"{path}: shape {list(shape)[:8]} needs more bytes per lane than the protocol's "
+            f"{PROTOCOL_MAX_MESSAGE} byte message limit"
+        )
     if space.numel > MAX_ELEMENTS:
         raise BeyondChecker(f"{path}: {space.numel} elements per lane is beyond the checker's limit")
     if kind == "box":
@@ -157,9 +171,7 @@ def _box_bounds(box: spaces_pb2.BoxSpec, dtype: np.dtype, shape: tuple[int, ...]
     for name in ("low", "high"):
         got = len(getattr(bounds, name))
         if got != count * dtype.itemsize:
-            raise ContractError(
-                f"{path}: Box {which} {name} is {got} bytes, expected {count} x {dtype.itemsize}"
-            )
+            raise ContractError(f"{path}: Box {which} {name} is {got} bytes, expected {count} x {dtype.itemsize}")
     low = np.frombuffer(bounds.low, dtype=dtype)
     high = np.frombuffer(bounds.high, dtype=dtype)
     if count == 1:
@@ -216,14 +228,14 @@ def _decode_text(data: bytes, lanes: int, where: str) -> list[str]:
     count = int.from_bytes(data[:8], "little")
     if count != lanes:
         raise ValueMismatch(f"{where}: text leaf holds {count} strings for {lanes} lanes")
-    sizes = [int.from_bytes(data[8 + 8 * i: 16 + 8 * i], "little") for i in range(lanes)]
-    body = data[8 + 8 * lanes:]
+    sizes = [int.from_bytes(data[8 + 8 * i : 16 + 8 * i], "little") for i in range(lanes)]
+    body = data[8 + 8 * lanes :]
     if sum(sizes) != len(body):
         raise ValueMismatch(f"{where}: text lengths sum to {sum(sizes)} but the body is {len(body)} bytes")
     out, offset = [], 0
     for size in sizes:
         try:
-            out.append(body[offset: offset + size].decode("utf-8"))
+            out.append(body[offset : offset + size].decode("utf-8"))
         except UnicodeDecodeError:
             raise ValueMismatch(f"{where}: text is not valid UTF-8") from None
         offset += size
@@ -256,8 +268,10 @@ def _leaf_outside(leaf: Space, data: Any) -> str | None:
         if below.any() or above.any():
             index = np.argwhere(below | above)[0]
             lane, element = int(index[0]), tuple(int(i) for i in index[1:])
-            return (f"lane {lane} element {list(element)} = {array[tuple(index)]!r} outside "
-                    f"[{leaf.low[element]!r}, {leaf.high[element]!r}]")
+            return (
+                f"lane {lane} element {list(element)} = {array[tuple(index)]!r} outside "
+                f"[{leaf.low[element]!r}, {leaf.high[element]!r}]"
+            )
         return None
     if leaf.kind == "discrete":
         bad = (array < leaf.start) | (array >= leaf.start + leaf.n)

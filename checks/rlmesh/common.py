@@ -14,7 +14,15 @@ import pydantic
 from checks.core import PhaseContext, PhaseFunction, Report, SuiteOptions, Transcript, truncate
 from checks.rlmesh import codec
 from checks.rlmesh.client import (
-    EDITION, Endpoint, JoinSession, NoReply, OverLimit, RpcFailed, StrayResponse, StreamEnded, error_text,
+    EDITION,
+    Endpoint,
+    JoinSession,
+    NoReply,
+    OverLimit,
+    RpcFailed,
+    StrayResponse,
+    StreamEnded,
+    error_text,
 )
 from checks.rlmesh.proto import core_pb2, env_pb2
 
@@ -110,8 +118,12 @@ def guarded(run: PhaseFunction, clauses: tuple[str, ...]) -> PhaseFunction:
                 report.failed("rlmesh.e5.request-id-echo", "the response echoing the request's id", str(exc), evidence)
             elif isinstance(exc, StreamEnded) and exc.code is grpc.StatusCode.FAILED_PRECONDITION:
                 # Join retries a refusal while the previous session winds down, so this one outlasted that.
-                report.failed("rlmesh.c1.reopen", "a new session while rlconform holds no other",
-                              f"refused even after the previous session had time to wind down: {exc}", evidence)
+                report.failed(
+                    "rlmesh.c1.reopen",
+                    "a new session while rlconform holds no other",
+                    f"refused even after the previous session had time to wind down: {exc}",
+                    evidence,
+                )
             elif isinstance(exc, (StreamEnded, NoReply)) and not isinstance(exc, OverLimit):
                 exc = Unanswered(f"a valid request went unanswered: {exc}")
             not_judged(report, clauses, exc, evidence)
@@ -136,8 +148,13 @@ async def fetch_contract(target: Endpoint, transcript: Transcript) -> Contract:
     if not 1 <= contract.num_envs <= 4096:
         raise NoContract(f"num_envs {contract.num_envs} is unusable")
     return Contract(
-        response, int(contract.num_envs), int(contract.autoreset_mode), contract.render_mode,
-        dict(response.base.capabilities), obs, act,
+        response,
+        int(contract.num_envs),
+        int(contract.autoreset_mode),
+        contract.render_mode,
+        dict(response.base.capabilities),
+        obs,
+        act,
     )
 
 
@@ -155,10 +172,12 @@ def episode_ids(lanes: int) -> list[str]:
     return [f"rlconform-{batch}-{lane}" for lane in range(lanes)]
 
 
-def reset_request(seeds: list[int] | None = None, ids: list[str] | None = None,
-                  env_indices: list[int] | None = None) -> env_pb2.JoinRequest:
-    return env_pb2.JoinRequest(reset=env_pb2.ResetRequest(
-        seeds=seeds or [], episode_ids=ids or [], env_indices=env_indices or []))
+def reset_request(
+    seeds: list[int] | None = None, ids: list[str] | None = None, env_indices: list[int] | None = None
+) -> env_pb2.JoinRequest:
+    return env_pb2.JoinRequest(
+        reset=env_pb2.ResetRequest(seeds=seeds or [], episode_ids=ids or [], env_indices=env_indices or [])
+    )
 
 
 def configure_request(contract: Contract) -> tuple[str, env_pb2.JoinRequest]:
@@ -168,8 +187,9 @@ def configure_request(contract: Contract) -> tuple[str, env_pb2.JoinRequest]:
     return edition, env_pb2.JoinRequest(configure=env_pb2.ConfigureEnvRequest(selected_workflow_edition=edition))
 
 
-def step_request(action: Any, env_indices: list[int] | None = None,
-                 ids: list[str] | None = None) -> env_pb2.JoinRequest:
+def step_request(
+    action: Any, env_indices: list[int] | None = None, ids: list[str] | None = None
+) -> env_pb2.JoinRequest:
     step = env_pb2.StepRequest(env_indices=env_indices or [], episode_ids=ids or [])
     if action is not None:
         step.action.CopyFrom(action)
@@ -186,19 +206,26 @@ def describe(response: env_pb2.JoinResponse) -> str:
     return f"a {kind_of(response)} response"
 
 
-def observe(report: Report, contract: Contract, value: Any, lanes: int, where: str,
-            evidence: Transcript) -> list[Any] | None:
+def observe(
+    report: Report, contract: Contract, value: Any, lanes: int, where: str, evidence: Transcript
+) -> list[Any] | None:
     """Check one observation's layout and domain; the decoded leaves, or None if undecodable."""
     try:
         decoded = codec.decode(contract.obs, value, lanes)
     except codec.ValueMismatch as exc:
-        report.failed("rlmesh.v2.obs-layout", f"{contract.obs.describe()} for {lanes} lane(s)",
-                      f"{where}: {exc}", evidence)
+        report.failed(
+            "rlmesh.v2.obs-layout", f"{contract.obs.describe()} for {lanes} lane(s)", f"{where}: {exc}", evidence
+        )
         return None
     report.passed("rlmesh.v2.obs-layout", actual=f"{where}: {lanes} lane(s) decoded", evidence=evidence)
     reason = codec.outside(contract.obs, decoded)
-    report.check(reason is None, "rlmesh.v2.obs-in-space", f"inside {contract.obs.describe()}",
-                 f"{where}: {reason}" if reason else f"{where}: inside", evidence)
+    report.check(
+        reason is None,
+        "rlmesh.v2.obs-in-space",
+        f"inside {contract.obs.describe()}",
+        f"{where}: {reason}" if reason else f"{where}: inside",
+        evidence,
+    )
     return decoded
 
 
@@ -211,11 +238,20 @@ def check_infos(report: Report, infos: Any, where: str, evidence: Transcript) ->
     top = codec.map_to_python(infos) if infos is not None else {}
     per_lane = top.get("final_info")
     scopes = [top, *(per_lane if isinstance(per_lane, list) else [])]
-    entries = [entry for scope in scopes if isinstance(scope, dict) and isinstance(scope.get(WARNING_KEY), list)
-               for entry in scope[WARNING_KEY]]
+    entries = [
+        entry
+        for scope in scopes
+        if isinstance(scope, dict) and isinstance(scope.get(WARNING_KEY), list)
+        for entry in scope[WARNING_KEY]
+    ]
     observed = [w for w in entries if isinstance(w, dict) and w.get("kind") == "observation"]
-    report.check(not observed, "rlmesh.v2.no-conformance-warning", "no observation conformance warning",
-                 f"{where}: {truncate(repr(observed), 300)}" if observed else f"{where}: none", evidence)
+    report.check(
+        not observed,
+        "rlmesh.v2.no-conformance-warning",
+        "no observation conformance warning",
+        f"{where}: {truncate(repr(observed), 300)}" if observed else f"{where}: none",
+        evidence,
+    )
 
 
 def finish_session(report: Report, session: JoinSession, evidence: Transcript) -> None:
@@ -227,8 +263,13 @@ def finish_session(report: Report, session: JoinSession, evidence: Transcript) -
         problems.append(f"responses with unknown or repeated ids {[truncate(s, 30) for s in session.stray[:5]]}")
     if missing:
         problems.append(f"requests never answered {missing[:5]}")
-    report.check(not problems, "rlmesh.e5.request-id-echo", "one response per request, ids echoed",
-                 "; ".join(problems) or f"{len(session.answered)} responses matched their requests", evidence)
+    report.check(
+        not problems,
+        "rlmesh.e5.request-id-echo",
+        "one response per request, ids echoed",
+        "; ".join(problems) or f"{len(session.answered)} responses matched their requests",
+        evidence,
+    )
 
 
 def rng_for(ctx: PhaseContext, salt: int) -> np.random.Generator:

@@ -11,14 +11,30 @@ from checks.core import PhaseContext, Transcript, seconds
 from checks.rlmesh import codec
 from checks.rlmesh.client import Endpoint, JoinSession, NoReply, RpcFailed, StreamEnded, summarize_episode
 from checks.rlmesh.common import (
-    Contract, Unanswered, describe, endpoint, episode_ids, expect, fetch_contract, finish_session, kind_of,
-    not_judged, reset_request, rng_for, seeds_for, step_request,
+    Contract,
+    Unanswered,
+    describe,
+    endpoint,
+    episode_ids,
+    expect,
+    fetch_contract,
+    finish_session,
+    kind_of,
+    not_judged,
+    reset_request,
+    rng_for,
+    seeds_for,
+    step_request,
 )
 from checks.rlmesh.phase_errors import INVALID_ACTION, UNSUPPORTED, ensure_session, fatal_ends, recoverable
 from checks.rlmesh.proto import env_pb2
 
-RENDER_CLOSE_CLAUSES = ("rlmesh.r1.render-multi-lane", "rlmesh.r1.render", "rlmesh.r1.render-bad-lane",
-                        "rlmesh.c1.close")
+RENDER_CLOSE_CLAUSES = (
+    "rlmesh.r1.render-multi-lane",
+    "rlmesh.r1.render",
+    "rlmesh.r1.render-bad-lane",
+    "rlmesh.c1.close",
+)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PNG_FORMATS = (env_pb2.RENDER_FORMAT_UNSPECIFIED, env_pb2.RENDER_FORMAT_PNG)  # UNSPECIFIED reads as PNG
 
@@ -33,15 +49,25 @@ async def render_close_phase(ctx: PhaseContext) -> None:
         try:
             expect(first, "reset", "seeded reset")
             response = await session.request(env_pb2.JoinRequest(render=env_pb2.RenderRequest(env_indices=[0, 1])))
-            report.check(recoverable(response, UNSUPPORTED), "rlmesh.r1.render-multi-lane", "a recoverable UNSUPPORTED",
-                         f"render of lanes [0, 1]: {describe(response)}", t)
+            report.check(
+                recoverable(response, UNSUPPORTED),
+                "rlmesh.r1.render-multi-lane",
+                "a recoverable UNSUPPORTED",
+                f"render of lanes [0, 1]: {describe(response)}",
+                t,
+            )
             await fatal_ends(report, session, response, t)
             session = await ensure_session(ctx, target, session, contract, t)
             await render_lane_zero(ctx, session, contract, t)
             session = await ensure_session(ctx, target, session, contract, t)
             response = await session.request(env_pb2.JoinRequest(render=env_pb2.RenderRequest(env_indices=[lanes])))
-            report.check(recoverable(response, INVALID_ACTION), "rlmesh.r1.render-bad-lane", "a recoverable INVALID_ACTION",
-                         f"render of lane {lanes} (out of range): {describe(response)}", t)
+            report.check(
+                recoverable(response, INVALID_ACTION),
+                "rlmesh.r1.render-bad-lane",
+                "a recoverable INVALID_ACTION",
+                f"render of lane {lanes} (out of range): {describe(response)}",
+                t,
+            )
             await fatal_ends(report, session, response, t)
             session = await ensure_session(ctx, target, session, contract, t)
             await close(ctx, session, contract, t)
@@ -58,27 +84,46 @@ async def render_lane_zero(ctx: PhaseContext, session: JoinSession, contract: Co
     response = await session.request(env_pb2.JoinRequest(render=env_pb2.RenderRequest(env_indices=[0])))
     where = f"render of lane 0 (render_mode {contract.render_mode!r})"
     if await fatal_ends(report, session, response, t):
-        report.failed("rlmesh.r1.render", "a render response; the session goes on",
-                      f"{where}: {describe(response)}, and the session ended", t)
+        report.failed(
+            "rlmesh.r1.render",
+            "a render response; the session goes on",
+            f"{where}: {describe(response)}, and the session ended",
+            t,
+        )
         return
     body = response.render
     if kind_of(response) == "error":
         ok = not contract.render_mode
-        report.check(ok, "rlmesh.r1.render", "a frame" if contract.render_mode else "no frame or a recoverable error",
-                     f"{where}: {describe(response)}", t)
+        report.check(
+            ok,
+            "rlmesh.r1.render",
+            "a frame" if contract.render_mode else "no frame or a recoverable error",
+            f"{where}: {describe(response)}",
+            t,
+        )
         return
     if kind_of(response) != "render":
         report.failed("rlmesh.r1.render", "a render response", f"{where}: {describe(response)}", t)
         return
     if not contract.render_mode:
-        report.check(not body.HasField("frame"), "rlmesh.r1.render", "no frame", f"{where}: " + (
-            f"a {len(body.frame)}-byte frame" if body.HasField("frame") else "no frame"), t)
+        report.check(
+            not body.HasField("frame"),
+            "rlmesh.r1.render",
+            "no frame",
+            f"{where}: " + (f"a {len(body.frame)}-byte frame" if body.HasField("frame") else "no frame"),
+            t,
+        )
         return
     if not body.HasField("frame"):
         report.failed("rlmesh.r1.render", "a frame", f"{where}: no frame", t)
     elif body.format in PNG_FORMATS:
-        report.check(body.frame.startswith(PNG_MAGIC), "rlmesh.r1.render", "a PNG frame (PNG format)",
-                     f"{where}: {len(body.frame)} bytes starting {body.frame[:8]!r}", t)
+        report.check(
+            body.frame.startswith(PNG_MAGIC),
+            "rlmesh.r1.render",
+            "a PNG frame (PNG format)",
+            f"{where}: {len(body.frame)} bytes starting {body.frame[:8]!r}",
+            t,
+        )
     else:
         report.passed("rlmesh.r1.render", actual=f"{where}: unknown format {body.format} skipped", evidence=t)
 
@@ -104,9 +149,13 @@ async def close(ctx: PhaseContext, session: JoinSession, contract: Contract, t: 
     except NoReply:
         end, clean = "the stream stayed open after the close response", False
         session.cancel()
-    report.check(got == expected and all_truncated and clean, "rlmesh.c1.close",
-                 f"final_episodes for lanes {list(range(lanes))[:8]} with ids {ids[:4]}, all truncated; then status OK",
-                 f"final_episodes {[summarize_episode(e) for e in finals[:6]]}; {end}", t)
+    report.check(
+        got == expected and all_truncated and clean,
+        "rlmesh.c1.close",
+        f"final_episodes for lanes {list(range(lanes))[:8]} with ids {ids[:4]}, all truncated; then status OK",
+        f"final_episodes {[summarize_episode(e) for e in finals[:6]]}; {end}",
+        t,
+    )
 
 
 async def reopen(ctx: PhaseContext, target: Endpoint, contract: Contract, seeds: list[int]) -> None:
@@ -117,15 +166,25 @@ async def reopen(ctx: PhaseContext, target: Endpoint, contract: Contract, seeds:
     except StreamEnded as exc:
         report.failed("rlmesh.c1.reopen", "a new session", str(exc), t)
         return
-    report.check(kind_of(response) in ("reset", "error"), "rlmesh.c1.reopen", "an answer to the first request",
-                 f"the new session's seeded reset: {describe(response)}", t)
+    report.check(
+        kind_of(response) in ("reset", "error"),
+        "rlmesh.c1.reopen",
+        "an answer to the first request",
+        f"the new session's seeded reset: {describe(response)}",
+        t,
+    )
     finish_session(report, session, t)
     await session.close()
     again = await target.handshake(t)
     before = contract.response.env_contract.SerializeToString(deterministic=True)
     same = again.env_contract.SerializeToString(deterministic=True) == before
-    report.check(same, "rlmesh.h3.contract-stable", "the env_contract of the phase's first Handshake",
-                 "identical after the sessions" if same else "the env_contract changed after the sessions", t)
+    report.check(
+        same,
+        "rlmesh.h3.contract-stable",
+        "the env_contract of the phase's first Handshake",
+        "identical after the sessions" if same else "the env_contract changed after the sessions",
+        t,
+    )
 
 
 async def shutdown_phase(ctx: PhaseContext) -> None:
@@ -142,8 +201,13 @@ async def shutdown_phase(ctx: PhaseContext) -> None:
         base = response.base
         if not base.accepted:
             await target.handshake(t, unavailable_is_unreachable=False)
-            report.check(bool(base.message.strip()), "rlmesh.c2.shutdown", "refused with a message, still serving",
-                         f"accepted=false, message {base.message[:120]!r}; a later Handshake was answered", t)
+            report.check(
+                bool(base.message.strip()),
+                "rlmesh.c2.shutdown",
+                "refused with a message, still serving",
+                f"accepted=false, message {base.message[:120]!r}; a later Handshake was answered",
+                t,
+            )
             return
         started = time.monotonic()
         while time.monotonic() - started < ctx.timeout:
@@ -151,10 +215,18 @@ async def shutdown_phase(ctx: PhaseContext) -> None:
                 await target.handshake(t, unavailable_is_unreachable=False)
             except RpcFailed as exc:
                 gone = exc.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-                report.check(gone, "rlmesh.c2.shutdown",
-                             f"the endpoint gone within {ctx.timeout:g}s",
-                             f"accepted; {seconds(time.monotonic() - started)} later a Handshake got {exc}", t)
+                report.check(
+                    gone,
+                    "rlmesh.c2.shutdown",
+                    f"the endpoint gone within {ctx.timeout:g}s",
+                    f"accepted; {seconds(time.monotonic() - started)} later a Handshake got {exc}",
+                    t,
+                )
                 return
             await asyncio.sleep(0.2)
-        report.failed("rlmesh.c2.shutdown", f"the endpoint gone within {ctx.timeout:g}s",
-                      f"accepted, yet still answering Handshakes {ctx.timeout:g}s later", t)
+        report.failed(
+            "rlmesh.c2.shutdown",
+            f"the endpoint gone within {ctx.timeout:g}s",
+            f"accepted, yet still answering Handshakes {ctx.timeout:g}s later",
+            t,
+        )

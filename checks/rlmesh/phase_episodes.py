@@ -9,18 +9,45 @@ from dataclasses import dataclass
 from checks.core import PhaseContext, Report, Transcript, percentile, seconds, truncate
 from checks.rlmesh import codec
 from checks.rlmesh.client import (
-    Endpoint, JoinSession, NoReply, OverLimit, StrayResponse, StreamEnded, summarize_episode,
+    Endpoint,
+    JoinSession,
+    NoReply,
+    OverLimit,
+    StrayResponse,
+    StreamEnded,
+    summarize_episode,
 )
 from checks.rlmesh.common import (
-    Contract, check_infos, configure_request, describe, endpoint, episode_ids, fetch_contract, finish_session, kind_of,
-    lanes_to_exercise, not_judged, observe, reset_request, rng_for, seeds_for, step_request,
+    Contract,
+    check_infos,
+    configure_request,
+    describe,
+    endpoint,
+    episode_ids,
+    fetch_contract,
+    finish_session,
+    kind_of,
+    lanes_to_exercise,
+    not_judged,
+    observe,
+    reset_request,
+    rng_for,
+    seeds_for,
+    step_request,
 )
 from checks.rlmesh.phase_errors import fatal_ends
 from checks.rlmesh.proto import env_pb2
 
 WARM_UP_STEPS = 3
-EPISODE_CLAUSES = ("rlmesh.s1.answered", "rlmesh.v2.obs-layout", "rlmesh.v2.obs-in-space", "rlmesh.s1.step-shape",
-                   "rlmesh.s1.reward-finite", "rlmesh.s2.episode-accounting", "rlmesh.s3.autoreset")
+EPISODE_CLAUSES = (
+    "rlmesh.s1.answered",
+    "rlmesh.v2.obs-layout",
+    "rlmesh.v2.obs-in-space",
+    "rlmesh.s1.step-shape",
+    "rlmesh.s1.reward-finite",
+    "rlmesh.s2.episode-accounting",
+    "rlmesh.s3.autoreset",
+)
 
 
 @dataclass
@@ -69,12 +96,14 @@ async def episodes_phase(ctx: PhaseContext) -> None:
             finish_session(report, session, t)
             await session.close()
         record_latency(ctx, session, t)
-        report.info("rlmesh.h5.unknown-fields", f"undeclared JoinResponse tags seen: {sorted(session.unknown)}",
-                    evidence=t)
+        report.info(
+            "rlmesh.h5.unknown-fields", f"undeclared JoinResponse tags seen: {sorted(session.unknown)}", evidence=t
+        )
 
 
-async def run_episodes(ctx: PhaseContext, contract: Contract, session: JoinSession,
-                       episodes: list[Episode], t: Transcript) -> None:
+async def run_episodes(
+    ctx: PhaseContext, contract: Contract, session: JoinSession, episodes: list[Episode], t: Transcript
+) -> None:
     report, options = ctx.report, ctx.options
     lanes = contract.num_envs
     watched = lanes_to_exercise(ctx, contract)
@@ -94,29 +123,46 @@ async def run_episodes(ctx: PhaseContext, contract: Contract, session: JoinSessi
         body = response.step
         if not step_shape_ok(report, body, lanes, where, t):
             return
-        report.check(codec.is_finite(body.rewards), "rlmesh.s1.reward-finite", "finite rewards",
-                     f"{where}: rewards {list(body.rewards)[:8]}", t)
+        report.check(
+            codec.is_finite(body.rewards),
+            "rlmesh.s1.reward-finite",
+            "finite rewards",
+            f"{where}: rewards {list(body.rewards)[:8]}",
+            t,
+        )
         observe(report, contract, body.observation, lanes, where, t)
         check_infos(report, body.infos, where, t)
         completions: dict[int, list[env_pb2.EpisodeMetadata]] = {}
         for episode in body.completed_episodes:
             completions.setdefault(episode.env_index, []).append(episode)
         for lane in range(lanes):
-            reward, terminated, truncated = body.rewards[lane], bool(body.terminated_mask[lane]), bool(body.truncated_mask[lane])
+            reward, terminated, truncated = (
+                body.rewards[lane],
+                bool(body.terminated_mask[lane]),
+                bool(body.truncated_mask[lane]),
+            )
             reported = completions.pop(lane, [])
             if lane in autoreset_next:
-                report.check(reward == 0 and not terminated and not truncated and not reported, "rlmesh.s3.autoreset",
-                             "NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
-                             f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
-                             f"completions {[summarize_episode(e) for e in reported]}", t)
+                report.check(
+                    reward == 0 and not terminated and not truncated and not reported,
+                    "rlmesh.s3.autoreset",
+                    "NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
+                    f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
+                    f"completions {[summarize_episode(e) for e in reported]}",
+                    t,
+                )
                 episodes[lane] = Episode(pushed[lane], None)
                 continue
             episode = episodes[lane]
             if episode.ended_at is not None:
-                report.check((terminated or truncated) and not reported, "rlmesh.s3.autoreset",
-                             "DISABLED: an ended lane stays ended, with no new episode, until reset",
-                             f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
-                             f"completions {[summarize_episode(e) for e in reported]}", t)
+                report.check(
+                    (terminated or truncated) and not reported,
+                    "rlmesh.s3.autoreset",
+                    "DISABLED: an ended lane stays ended, with no new episode, until reset",
+                    f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
+                    f"completions {[summarize_episode(e) for e in reported]}",
+                    t,
+                )
                 continue
             episode.steps += 1
             episode.total += reward
@@ -125,18 +171,32 @@ async def run_episodes(ctx: PhaseContext, contract: Contract, session: JoinSessi
                 finished[lane] += 1
                 episode.ended_at = None if contract.next_step else step_number
             elif reported:
-                report.failed("rlmesh.s2.episode-accounting", "no completion for a lane that did not end",
-                              f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}", t)
+                report.failed(
+                    "rlmesh.s2.episode-accounting",
+                    "no completion for a lane that did not end",
+                    f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}",
+                    t,
+                )
         for lane, reported in completions.items():
-            report.failed("rlmesh.s2.episode-accounting", "completions only for lanes of this endpoint",
-                          f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}", t)
-        autoreset_next = {lane for lane in range(lanes) if contract.next_step
-                          and (body.terminated_mask[lane] or body.truncated_mask[lane]) and lane not in autoreset_next}
+            report.failed(
+                "rlmesh.s2.episode-accounting",
+                "completions only for lanes of this endpoint",
+                f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}",
+                t,
+            )
+        autoreset_next = {
+            lane
+            for lane in range(lanes)
+            if contract.next_step
+            and (body.terminated_mask[lane] or body.truncated_mask[lane])
+            and lane not in autoreset_next
+        }
         if not contract.next_step:
             await reset_ended(ctx, contract, session, episodes, t, step_number)
     if not any(finished):
-        report.info("rlmesh.s2.episode-accounting", f"no lane ended within the step budget of {options.step_budget}",
-                    evidence=t)
+        report.info(
+            "rlmesh.s2.episode-accounting", f"no lane ended within the step budget of {options.step_budget}", evidence=t
+        )
 
 
 def same_float(a: float, b: float) -> bool:
@@ -146,38 +206,74 @@ def same_float(a: float, b: float) -> bool:
 
 def step_shape_ok(report: Report, body: env_pb2.StepResponse, lanes: int, where: str, t: Transcript) -> bool:
     masks = bytes(body.terminated_mask) + bytes(body.truncated_mask)
-    ok = (len(body.rewards) == lanes and len(body.terminated_mask) == lanes and len(body.truncated_mask) == lanes
-          and all(b in (0, 1) for b in masks) and not body.env_indices)
-    report.check(ok, "rlmesh.s1.step-shape", f"{lanes} rewards and mask bytes (0/1), no env_indices",
-                 f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
-                 f"{list(body.truncated_mask[:8])}, env_indices {list(body.env_indices)[:8]}", t)
+    ok = (
+        len(body.rewards) == lanes
+        and len(body.terminated_mask) == lanes
+        and len(body.truncated_mask) == lanes
+        and all(b in (0, 1) for b in masks)
+        and not body.env_indices
+    )
+    report.check(
+        ok,
+        "rlmesh.s1.step-shape",
+        f"{lanes} rewards and mask bytes (0/1), no env_indices",
+        f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
+        f"{list(body.truncated_mask[:8])}, env_indices {list(body.env_indices)[:8]}",
+        t,
+    )
     return ok
 
 
-def check_completion(report: Report, episode: Episode, reported: list[env_pb2.EpisodeMetadata], lane: int,
-                     terminated: bool, truncated: bool, where: str, t: Transcript) -> None:
-    expected = (f"one completion: lane {lane}, id {episode.episode_id!r}, seed {episode.seed}, "
-                f"{episode.steps} steps, return {episode.total:.6g}, terminated {terminated}, truncated {truncated}")
+def check_completion(
+    report: Report,
+    episode: Episode,
+    reported: list[env_pb2.EpisodeMetadata],
+    lane: int,
+    terminated: bool,
+    truncated: bool,
+    where: str,
+    t: Transcript,
+) -> None:
+    expected = (
+        f"one completion: lane {lane}, id {episode.episode_id!r}, seed {episode.seed}, "
+        f"{episode.steps} steps, return {episode.total:.6g}, terminated {terminated}, truncated {truncated}"
+    )
     if len(reported) != 1:
-        report.failed("rlmesh.s2.episode-accounting", expected,
-                      f"{where}: {len(reported)} completions for lane {lane}", t)
+        report.failed(
+            "rlmesh.s2.episode-accounting", expected, f"{where}: {len(reported)} completions for lane {lane}", t
+        )
         return
     got = reported[0]
     seed = got.seed if got.HasField("seed") else None
-    problems = [name for name, ok in (
-        ("episode_id", got.episode_id == episode.episode_id),
-        ("seed", seed == episode.seed),
-        ("step_count", got.step_count == episode.steps),
-        ("cumulative_reward", same_float(got.cumulative_reward, episode.total)),
-        ("terminated/truncated", got.terminated == terminated and got.truncated == truncated),
-        ("timestamps", got.start_timestamp_ns <= got.end_timestamp_ns),
-    ) if not ok]
-    report.check(not problems, "rlmesh.s2.episode-accounting", expected,
-                 f"{where}: {summarize_episode(got)}" + (f" (wrong {', '.join(problems)})" if problems else ""), t)
+    problems = [
+        name
+        for name, ok in (
+            ("episode_id", got.episode_id == episode.episode_id),
+            ("seed", seed == episode.seed),
+            ("step_count", got.step_count == episode.steps),
+            ("cumulative_reward", same_float(got.cumulative_reward, episode.total)),
+            ("terminated/truncated", got.terminated == terminated and got.truncated == truncated),
+            ("timestamps", got.start_timestamp_ns <= got.end_timestamp_ns),
+        )
+        if not ok
+    ]
+    report.check(
+        not problems,
+        "rlmesh.s2.episode-accounting",
+        expected,
+        f"{where}: {summarize_episode(got)}" + (f" (wrong {', '.join(problems)})" if problems else ""),
+        t,
+    )
 
 
-async def reset_ended(ctx: PhaseContext, contract: Contract, session: JoinSession, episodes: list[Episode],
-                      t: Transcript, step_number: int) -> None:
+async def reset_ended(
+    ctx: PhaseContext,
+    contract: Contract,
+    session: JoinSession,
+    episodes: list[Episode],
+    t: Transcript,
+    step_number: int,
+) -> None:
     """Under DISABLED, reset lanes that ended before this step (each had one more step to prove it stays ended)."""
     lanes = contract.num_envs
     stale = [lane for lane, e in enumerate(episodes) if e.ended_at is not None and e.ended_at < step_number]
@@ -204,8 +300,9 @@ async def reset_ended(ctx: PhaseContext, contract: Contract, session: JoinSessio
     episodes[:] = [Episode(ids[i], seeds[i]) for i in range(lanes)]
 
 
-async def configured_session(ctx: PhaseContext, target: Endpoint, contract: Contract, first: env_pb2.JoinRequest,
-                             t: Transcript) -> tuple[JoinSession, env_pb2.JoinResponse]:
+async def configured_session(
+    ctx: PhaseContext, target: Endpoint, contract: Contract, first: env_pb2.JoinRequest, t: Transcript
+) -> tuple[JoinSession, env_pb2.JoinResponse]:
     """Open a Join as the runtime does, pinning the workflow edition first, then exchange `first`.
 
     When the pin ends the session (or goes unanswered), `first` opens a new one without it.
@@ -216,11 +313,20 @@ async def configured_session(ctx: PhaseContext, target: Endpoint, contract: Cont
         session, response = await target.join(t, configure)
     except NoReply as exc:
         opened = await target.join(t, first)  # if this goes unanswered too, nothing is answered: not the pin's fault
-        report.failed("rlmesh.h2.configure-edition", "a configure response",
-                      f"configure {truncate(edition, 40)!r}: {exc}, while a Join opened with a reset is answered", t)
+        report.failed(
+            "rlmesh.h2.configure-edition",
+            "a configure response",
+            f"configure {truncate(edition, 40)!r}: {exc}, while a Join opened with a reset is answered",
+            t,
+        )
         return opened
-    report.check(kind_of(response) == "configure", "rlmesh.h2.configure-edition", "a configure response",
-                 f"configure {truncate(edition, 40)!r}: {describe(response)}", t)
+    report.check(
+        kind_of(response) == "configure",
+        "rlmesh.h2.configure-edition",
+        "a configure response",
+        f"configure {truncate(edition, 40)!r}: {describe(response)}",
+        t,
+    )
     if await fatal_ends(report, session, response, t):
         finish_session(report, session, t)
         return await target.join(t, first)

@@ -11,8 +11,17 @@ from checks.core import PhaseContext, Report, Transcript, seconds
 from checks.rlmesh import codec
 from checks.rlmesh.client import Endpoint, JoinSession, NoReply, OverLimit, RpcFailed, StrayResponse, StreamEnded
 from checks.rlmesh.common import (
-    Contract, describe, endpoint, episode_ids, fetch_contract, finish_session, kind_of, reset_request, rng_for,
-    seeds_for, step_request,
+    Contract,
+    describe,
+    endpoint,
+    episode_ids,
+    fetch_contract,
+    finish_session,
+    kind_of,
+    reset_request,
+    rng_for,
+    seeds_for,
+    step_request,
 )
 from checks.rlmesh.proto import env_pb2, spaces_pb2
 
@@ -36,8 +45,12 @@ async def fatal_ends(report: Report, session: JoinSession, response: env_pb2.Joi
         ended = await session.wait_end()
         report.passed("rlmesh.e2.fatal-ends-stream", actual=f"the stream ended with gRPC {ended.code.name}", evidence=t)
     except NoReply:
-        report.failed("rlmesh.e2.fatal-ends-stream", "the end of the stream",
-                      "the stream stayed open after a non-recoverable error", t)
+        report.failed(
+            "rlmesh.e2.fatal-ends-stream",
+            "the end of the stream",
+            "the stream stayed open after a non-recoverable error",
+            t,
+        )
         session.cancel()
     return True
 
@@ -79,41 +92,73 @@ async def errors_phase(ctx: PhaseContext) -> None:
             for _ in range(2):
                 await session.request(reset_request(seeds, episode_ids(lanes)))
                 reference.append(await session.request(step_request(valid)))
-            deterministic = (kind_of(reference[0]) == kind_of(reference[1]) == "step"
-                             and reference[0].step.observation == reference[1].step.observation)
+            deterministic = (
+                kind_of(reference[0]) == kind_of(reference[1]) == "step"
+                and reference[0].step.observation == reference[1].step.observation
+            )
             for label, request in malformed_actions(contract, rng_for(ctx, 34)):
                 session = await ensure_session(ctx, target, session, contract, t)
                 await session.request(reset_request(seeds, episode_ids(lanes)))
                 response = await session.request(request)
-                report.check(recoverable(response, INVALID_ACTION), "rlmesh.v3.bad-action-rejected",
-                             "a recoverable INVALID_ACTION", f"{label}: {describe(response)}", t)
+                report.check(
+                    recoverable(response, INVALID_ACTION),
+                    "rlmesh.v3.bad-action-rejected",
+                    "a recoverable INVALID_ACTION",
+                    f"{label}: {describe(response)}",
+                    t,
+                )
                 if await fatal_ends(report, session, response, t):
                     continue
                 after = await session.request(step_request(valid))
-                report.check(kind_of(after) == "step", "rlmesh.e2.session-usable", "a step response",
-                             f"valid step after {label}: {describe(after)}", t)
+                report.check(
+                    kind_of(after) == "step",
+                    "rlmesh.e2.session-usable",
+                    "a step response",
+                    f"valid step after {label}: {describe(after)}",
+                    t,
+                )
                 if deterministic and kind_of(after) == "step" and kind_of(response) == "error":
                     same = after.step.observation == reference[0].step.observation
-                    report.check(same, "rlmesh.v3.state-unchanged", "the observation of a replay without the bad action",
-                                 f"after {label}: " + ("unchanged" if same else "the env state moved"), t)
+                    report.check(
+                        same,
+                        "rlmesh.v3.state-unchanged",
+                        "the observation of a replay without the bad action",
+                        f"after {label}: " + ("unchanged" if same else "the env state moved"),
+                        t,
+                    )
             if not deterministic:
-                report.info("rlmesh.v3.state-unchanged", "the env is not deterministic under a seed; not judged", evidence=t)
+                report.info(
+                    "rlmesh.v3.state-unchanged", "the env is not deterministic under a seed; not judged", evidence=t
+                )
             session = await bad_indices(ctx, target, session, contract, t)
             session = await ensure_session(ctx, target, session, contract, t)
             response = await session.request(env_pb2.JoinRequest())
-            report.check(recoverable(response, UNSUPPORTED), "rlmesh.e2.empty-request", "a recoverable UNSUPPORTED",
-                         f"empty JoinRequest: {describe(response)}", t)
+            report.check(
+                recoverable(response, UNSUPPORTED),
+                "rlmesh.e2.empty-request",
+                "a recoverable UNSUPPORTED",
+                f"empty JoinRequest: {describe(response)}",
+                t,
+            )
             if not await fatal_ends(report, session, response, t):
                 after = await session.request(step_request(valid))
-                report.check(kind_of(after) == "step", "rlmesh.e2.empty-request", "the stream still answers a step",
-                             f"step after the empty request: {describe(after)}", t)
+                report.check(
+                    kind_of(after) == "step",
+                    "rlmesh.e2.empty-request",
+                    "the stream still answers a step",
+                    f"step after the empty request: {describe(after)}",
+                    t,
+                )
             session = await ensure_session(ctx, target, session, contract, t)
             await step_timeout(ctx, session, contract, valid, t)
             session = await ensure_session(ctx, target, session, contract, t)
             await second_join(ctx, target, session, valid, t)
         except (StreamEnded, NoReply) as exc:
-            why = "a message exceeded the max_message_bytes option" if isinstance(exc, OverLimit) \
+            why = (
+                "a message exceeded the max_message_bytes option"
+                if isinstance(exc, OverLimit)
                 else "the malformed-request session broke off"
+            )
             report.error("rlmesh.e2.session-usable", f"{why}: {exc}", t)
         finally:
             finish_session(report, session, t)
@@ -126,8 +171,13 @@ async def errors_phase(ctx: PhaseContext) -> None:
         except (RpcFailed, StreamEnded, NoReply) as exc:
             report.failed("rlmesh.e1.survives", "a Handshake and an answer on a new Join", str(exc), t)
             return
-        report.check(kind_of(response) in ("reset", "error"), "rlmesh.e1.survives",
-                     "a Handshake and an answer on a new Join", f"new session's reset: {describe(response)}", t)
+        report.check(
+            kind_of(response) in ("reset", "error"),
+            "rlmesh.e1.survives",
+            "a Handshake and an answer on a new Join",
+            f"new session's reset: {describe(response)}",
+            t,
+        )
         await fresh.close()
 
 
@@ -139,15 +189,21 @@ async def step_before_reset(ctx: PhaseContext, target: Endpoint, contract: Contr
         actual = "the step was accepted (env state carried over from an earlier session)"
     else:
         actual = describe(response)
-    report.check(recoverable(response, NOT_READY), "rlmesh.e2.step-before-reset", "a recoverable NOT_READY",
-                 f"first request of a session is a step: {actual}", t)
+    report.check(
+        recoverable(response, NOT_READY),
+        "rlmesh.e2.step-before-reset",
+        "a recoverable NOT_READY",
+        f"first request of a session is a step: {actual}",
+        t,
+    )
     await fatal_ends(report, session, response, t)
     finish_session(report, session, t)
     await session.close()
 
 
-async def ensure_session(ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract,
-                         t: Transcript) -> JoinSession:
+async def ensure_session(
+    ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract, t: Transcript
+) -> JoinSession:
     """The session if it is still open, else a fresh one (a non-recoverable error ends a stream)."""
     if session.ended is None:
         return session
@@ -156,8 +212,9 @@ async def ensure_session(ctx: PhaseContext, target: Endpoint, session: JoinSessi
     return fresh
 
 
-async def bad_indices(ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract,
-                      t: Transcript) -> JoinSession:
+async def bad_indices(
+    ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract, t: Transcript
+) -> JoinSession:
     report, lanes = ctx.report, contract.num_envs
     codes = (INVALID_ACTION,) if contract.subset_step else (INVALID_ACTION, UNSUPPORTED)
     one = codec.sample(contract.act, rng_for(ctx, 32), 1)
@@ -170,9 +227,13 @@ async def bad_indices(ctx: PhaseContext, target: Endpoint, session: JoinSession,
     for label, request in probes:
         session = await ensure_session(ctx, target, session, contract, t)
         response = await session.request(request)
-        report.check(recoverable(response, *codes), "rlmesh.l1.bad-index",
-                     " or ".join(env_pb2.EnvErrorCode.Name(c).removeprefix("ENV_ERROR_CODE_") for c in codes)
-                     + ", recoverable", f"{label}: {describe(response)}", t)
+        report.check(
+            recoverable(response, *codes),
+            "rlmesh.l1.bad-index",
+            " or ".join(env_pb2.EnvErrorCode.Name(c).removeprefix("ENV_ERROR_CODE_") for c in codes) + ", recoverable",
+            f"{label}: {describe(response)}",
+            t,
+        )
         await fatal_ends(report, session, response, t)
     return session
 
@@ -192,13 +253,17 @@ async def step_timeout(ctx: PhaseContext, session: JoinSession, contract: Contra
         times.append(time.monotonic() - started)
     step_time = min(times)
     if step_time < TIMEOUT_FLOOR:
-        report.info("rlmesh.e3.timeout", f"a step takes {seconds(step_time)}: too fast to give it a shorter "
-                    "deadline than it needs", evidence=t)
+        report.info(
+            "rlmesh.e3.timeout",
+            f"a step takes {seconds(step_time)}: too fast to give it a shorter deadline than it needs",
+            evidence=t,
+        )
         return
     deadline_ms = max(1, int(step_time * 1000 / 4))
     started = time.monotonic()
-    response = await session.request(env_pb2.JoinRequest(step=env_pb2.StepRequest(
-        action=valid, timeout_ms=deadline_ms)))
+    response = await session.request(
+        env_pb2.JoinRequest(step=env_pb2.StepRequest(action=valid, timeout_ms=deadline_ms))
+    )
     took = time.monotonic() - started
     timing = f"after {seconds(took)}, for a {deadline_ms} ms deadline on a step that takes {seconds(step_time)}"
     ok = recoverable(response, TIMEOUT)
@@ -210,8 +275,13 @@ async def step_timeout(ctx: PhaseContext, session: JoinSession, contract: Contra
     except StrayResponse as exc:  # most likely the timed-out step answered after all: one request, two answers
         report.failed("rlmesh.e3.timeout", "one answer (the TIMEOUT) for the timed-out step", str(exc), t)
         return
-    report.check(kind_of(after) == "step", "rlmesh.e3.timeout", "the stream still answers a step",
-                 f"step after the TIMEOUT: {describe(after)}", t)
+    report.check(
+        kind_of(after) == "step",
+        "rlmesh.e3.timeout",
+        "the stream still answers a step",
+        f"step after the TIMEOUT: {describe(after)}",
+        t,
+    )
 
 
 async def second_join(ctx: PhaseContext, target: Endpoint, session: JoinSession, valid, t: Transcript) -> None:
@@ -219,12 +289,26 @@ async def second_join(ctx: PhaseContext, target: Endpoint, session: JoinSession,
     t2 = report.transcript("Join: a second, concurrent session")
     try:
         other, response = await target.join(t2, reset_request(seeds_for(ctx, 1), []), slot_wait=0)
-        report.failed("rlmesh.e4.single-session", "gRPC FAILED_PRECONDITION",
-                      f"a second Join was served: {describe(response)}", [t, t2])
+        report.failed(
+            "rlmesh.e4.single-session",
+            "gRPC FAILED_PRECONDITION",
+            f"a second Join was served: {describe(response)}",
+            [t, t2],
+        )
         other.cancel()
     except StreamEnded as ended:
-        report.check(ended.code is grpc.StatusCode.FAILED_PRECONDITION, "rlmesh.e4.single-session",
-                     "gRPC FAILED_PRECONDITION", f"second Join ended with gRPC {ended.code.name}", [t, t2])
+        report.check(
+            ended.code is grpc.StatusCode.FAILED_PRECONDITION,
+            "rlmesh.e4.single-session",
+            "gRPC FAILED_PRECONDITION",
+            f"second Join ended with gRPC {ended.code.name}",
+            [t, t2],
+        )
     after = await session.request(step_request(valid))
-    report.check(kind_of(after) == "step", "rlmesh.e4.single-session", "the first session still answers",
-                 f"first session's step after the second Join: {describe(after)}", [t, t2])
+    report.check(
+        kind_of(after) == "step",
+        "rlmesh.e4.single-session",
+        "the first session still answers",
+        f"first session's step after the second Join: {describe(after)}",
+        [t, t2],
+    )

@@ -12,7 +12,12 @@ from checks.rlmesh.client import RpcFailed, unknown_tags
 from checks.rlmesh.common import endpoint
 from checks.rlmesh.proto import core_pb2
 
-CONTRACT_CLAUSES = ("rlmesh.h1.num-envs", "rlmesh.h1.autoreset-mode", "rlmesh.h1.spaces", "rlmesh.h1.render-mode-declared")
+CONTRACT_CLAUSES = (
+    "rlmesh.h1.num-envs",
+    "rlmesh.h1.autoreset-mode",
+    "rlmesh.h1.spaces",
+    "rlmesh.h1.render-mode-declared",
+)
 USABLE_AUTORESET = {core_pb2.AUTORESET_MODE_NEXT_STEP: "NEXT_STEP", core_pb2.AUTORESET_MODE_DISABLED: "DISABLED"}
 
 
@@ -28,25 +33,42 @@ async def handshake_phase(ctx: PhaseContext) -> None:
             if exc.code is not grpc.StatusCode.RESOURCE_EXHAUSTED:  # that one is our own size limit
                 report.failed("rlmesh.h1.compatible", "compatible=true with an env_contract", str(exc), t)
             raise
-        report.info("rlmesh.o1.handshake-latency", f"first Handshake took {seconds(time.monotonic() - started)}",
-                    evidence=t)
+        report.info(
+            "rlmesh.o1.handshake-latency", f"first Handshake took {seconds(time.monotonic() - started)}", evidence=t
+        )
         base, has_contract = response.base, response.HasField("env_contract")
-        report.check(base.compatible and has_contract, "rlmesh.h1.compatible",
-                     "compatible=true with an env_contract",
-                     f"compatible={base.compatible}, env_contract {'present' if has_contract else 'absent'}, "
-                     f"error_message={truncate(base.error_message, 120)!r}", t)
-        report.check(bool(base.peer_info.component.strip()), "rlmesh.h1.peer-info", "a non-empty component",
-                     f"component={truncate(base.peer_info.component, 60)!r}", t)
+        report.check(
+            base.compatible and has_contract,
+            "rlmesh.h1.compatible",
+            "compatible=true with an env_contract",
+            f"compatible={base.compatible}, env_contract {'present' if has_contract else 'absent'}, "
+            f"error_message={truncate(base.error_message, 120)!r}",
+            t,
+        )
+        report.check(
+            bool(base.peer_info.component.strip()),
+            "rlmesh.h1.peer-info",
+            "a non-empty component",
+            f"component={truncate(base.peer_info.component, 60)!r}",
+            t,
+        )
         if not has_contract:
             for clause in CONTRACT_CLAUSES:
                 report.error(clause, "not judged: the Handshake returned no env_contract", t)
         contract = response.env_contract
-        report.check(contract.num_envs >= 1, "rlmesh.h1.num-envs", "num_envs >= 1",
-                     f"num_envs={contract.num_envs}", t)
-        mode = core_pb2.AutoresetMode.Name(contract.autoreset_mode) if contract.autoreset_mode in \
-            core_pb2.AutoresetMode.values() else str(contract.autoreset_mode)
-        report.check(contract.autoreset_mode in USABLE_AUTORESET, "rlmesh.h1.autoreset-mode",
-                     "NEXT_STEP or DISABLED", f"autoreset_mode={mode}", t)
+        report.check(contract.num_envs >= 1, "rlmesh.h1.num-envs", "num_envs >= 1", f"num_envs={contract.num_envs}", t)
+        mode = (
+            core_pb2.AutoresetMode.Name(contract.autoreset_mode)
+            if contract.autoreset_mode in core_pb2.AutoresetMode.values()
+            else str(contract.autoreset_mode)
+        )
+        report.check(
+            contract.autoreset_mode in USABLE_AUTORESET,
+            "rlmesh.h1.autoreset-mode",
+            "NEXT_STEP or DISABLED",
+            f"autoreset_mode={mode}",
+            t,
+        )
         problems = []
         for name in ("action_space", "observation_space"):
             if not contract.spec.HasField(name):
@@ -70,15 +92,23 @@ async def handshake_phase(ctx: PhaseContext) -> None:
         declared = metadata.get("render_modes")
         if contract.render_mode:
             listed = isinstance(declared, list) and contract.render_mode in declared
-            report.check(listed, "rlmesh.h1.render-mode-declared", "render_mode among metadata render_modes",
-                         f"render_mode={truncate(contract.render_mode, 40)!r}, render_modes={truncate(repr(declared), 120)}", t)
+            report.check(
+                listed,
+                "rlmesh.h1.render-mode-declared",
+                "render_mode among metadata render_modes",
+                f"render_mode={truncate(contract.render_mode, 40)!r}, render_modes={truncate(repr(declared), 120)}",
+                t,
+            )
         else:
             report.passed("rlmesh.h1.render-mode-declared", actual="no render_mode declared", evidence=t)
 
         tags = unknown_tags(response.base)
-        report.info("rlmesh.h5.unknown-fields",
-                    f"undeclared HandshakeResponse.base tags {tags}, top-level tags {unknown_tags(response)}; "
-                    f"capabilities {dict(base.capabilities)}", evidence=t)
+        report.info(
+            "rlmesh.h5.unknown-fields",
+            f"undeclared HandshakeResponse.base tags {tags}, top-level tags {unknown_tags(response)}; "
+            f"capabilities {dict(base.capabilities)}",
+            evidence=t,
+        )
         contract_bytes = contract.SerializeToString(deterministic=True)
 
         # Other generations must be turned away in-band, without a contract.
@@ -87,30 +117,48 @@ async def handshake_phase(ctx: PhaseContext) -> None:
             try:
                 other = await target.handshake(t, generation)
             except RpcFailed as exc:
-                report.failed("rlmesh.h2.generation-gate", "compatible=false in a HandshakeResponse",
-                              f"generation {generation!r}: {exc}", t)
+                report.failed(
+                    "rlmesh.h2.generation-gate",
+                    "compatible=false in a HandshakeResponse",
+                    f"generation {generation!r}: {exc}",
+                    t,
+                )
                 continue
             report.check(
-                not other.base.compatible and bool(other.base.error_message.strip())
+                not other.base.compatible
+                and bool(other.base.error_message.strip())
                 and not other.HasField("env_contract"),
-                "rlmesh.h2.generation-gate", "compatible=false, an error_message, no env_contract",
+                "rlmesh.h2.generation-gate",
+                "compatible=false, an error_message, no env_contract",
                 f"generation {generation!r}: compatible={other.base.compatible}, "
                 f"error_message={truncate(other.base.error_message, 120)!r}, "
-                f"env_contract {'present' if other.HasField('env_contract') else 'absent'}", t)
+                f"env_contract {'present' if other.HasField('env_contract') else 'absent'}",
+                t,
+            )
 
         t = report.transcript("Handshake without base")
         try:
             await target.handshake(t, None)
             report.failed("rlmesh.h2.missing-base", "gRPC INVALID_ARGUMENT", "a HandshakeResponse", t)
         except RpcFailed as exc:
-            report.check(exc.code is grpc.StatusCode.INVALID_ARGUMENT, "rlmesh.h2.missing-base",
-                         "gRPC INVALID_ARGUMENT", str(exc), t)
+            report.check(
+                exc.code is grpc.StatusCode.INVALID_ARGUMENT,
+                "rlmesh.h2.missing-base",
+                "gRPC INVALID_ARGUMENT",
+                str(exc),
+                t,
+            )
 
         t = report.transcript("Handshake again")
         again = await target.handshake(t)
         same = again.env_contract.SerializeToString(deterministic=True) == contract_bytes
-        report.check(same, "rlmesh.h3.contract-stable", "a byte-identical env_contract",
-                     "identical" if same else "the env_contract changed between two Handshakes", t)
+        report.check(
+            same,
+            "rlmesh.h3.contract-stable",
+            "a byte-identical env_contract",
+            "identical" if same else "the env_contract changed between two Handshakes",
+            t,
+        )
 
         t = report.transcript("grpc.health.v1 Check")
         report.info("rlmesh.o1.health", f"health for service '': {await target.health(t)}", evidence=t)

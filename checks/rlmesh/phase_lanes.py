@@ -9,16 +9,35 @@ from checks.core import PhaseContext, Transcript, seconds
 from checks.rlmesh import codec
 from checks.rlmesh.client import JoinSession, NoReply, StreamEnded
 from checks.rlmesh.common import (
-    Contract, Unanswered, describe, endpoint, episode_ids, expect, fetch_contract, finish_session, kind_of,
-    lanes_to_exercise, not_judged, observe, reset_request, rng_for, seeds_for, step_request,
+    Contract,
+    Unanswered,
+    describe,
+    endpoint,
+    episode_ids,
+    expect,
+    fetch_contract,
+    finish_session,
+    kind_of,
+    lanes_to_exercise,
+    not_judged,
+    observe,
+    reset_request,
+    rng_for,
+    seeds_for,
+    step_request,
 )
 from checks.rlmesh.proto import env_pb2
 
 OVERLAP_FLOOR = 0.020  # lane steps faster than this cannot show overlap above scheduling noise
 TIMING_ROUNDS = 5
 OVERLAP_SHARE = 0.8
-LANE_CLAUSES = ("rlmesh.h4.capability-honest", "rlmesh.l1.subset-step", "rlmesh.l1.partial-reset",
-                "rlmesh.l2.lanes-overlap", "rlmesh.l3.lane-fifo")
+LANE_CLAUSES = (
+    "rlmesh.h4.capability-honest",
+    "rlmesh.l1.subset-step",
+    "rlmesh.l1.partial-reset",
+    "rlmesh.l2.lanes-overlap",
+    "rlmesh.l3.lane-fifo",
+)
 PIPELINE_DEPTH = 4
 
 
@@ -44,21 +63,39 @@ async def lanes_phase(ctx: PhaseContext) -> None:
             response = await session.request(step_request(codec.sample(contract.act, rng, 1), [chosen[0]]))
             if not contract.subset_step:
                 error = response.error
-                report.check(kind_of(response) == "error" and error.code == env_pb2.ENV_ERROR_CODE_UNSUPPORTED
-                             and error.is_recoverable, "rlmesh.h4.capability-honest",
-                             "no subset_step advertised: a recoverable UNSUPPORTED",
-                             f"subset step on lane {chosen[0]}: {describe(response)}", t)
+                report.check(
+                    kind_of(response) == "error"
+                    and error.code == env_pb2.ENV_ERROR_CODE_UNSUPPORTED
+                    and error.is_recoverable,
+                    "rlmesh.h4.capability-honest",
+                    "no subset_step advertised: a recoverable UNSUPPORTED",
+                    f"subset step on lane {chosen[0]}: {describe(response)}",
+                    t,
+                )
                 for clause in ("rlmesh.l1.subset-step", "rlmesh.l1.partial-reset", "rlmesh.l2.lanes-overlap"):
                     report.unsupported(clause, "the endpoint does not advertise subset_step", t)
             else:
                 if kind_of(response) == "error" and response.error.code != env_pb2.ENV_ERROR_CODE_UNSUPPORTED:
                     raise Unanswered(f"subset step on lane {chosen[0]}: {describe(response)}")
                 body = response.step
-                ok = (kind_of(response) == "step" and list(body.env_indices) == [chosen[0]]
-                      and len(body.rewards) == 1 and len(body.terminated_mask) == 1)
-                report.check(ok, "rlmesh.h4.capability-honest", f"a one-lane step response echoing [{chosen[0]}]",
-                             f"subset step on lane {chosen[0]}: {describe(response)}"
-                             + (f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards" if kind_of(response) == "step" else ""), t)
+                ok = (
+                    kind_of(response) == "step"
+                    and list(body.env_indices) == [chosen[0]]
+                    and len(body.rewards) == 1
+                    and len(body.terminated_mask) == 1
+                )
+                report.check(
+                    ok,
+                    "rlmesh.h4.capability-honest",
+                    f"a one-lane step response echoing [{chosen[0]}]",
+                    f"subset step on lane {chosen[0]}: {describe(response)}"
+                    + (
+                        f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards"
+                        if kind_of(response) == "step"
+                        else ""
+                    ),
+                    t,
+                )
                 if not ok:
                     raise Refused("the subset step itself is broken (see rlmesh.h4.capability-honest)")
                 if observe(report, contract, body.observation, 1, f"subset step on lane {chosen[0]}", t) is None:
@@ -78,8 +115,9 @@ async def lanes_phase(ctx: PhaseContext) -> None:
             await session.close()
 
 
-async def partial_reset(ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], lane: int,
-                        t: Transcript) -> None:
+async def partial_reset(
+    ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], lane: int, t: Transcript
+) -> None:
     lanes = contract.num_envs
     full = await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded full reset")
     response = await session.request(reset_request([seeds[lane]], episode_ids(1), [lane]))
@@ -91,25 +129,51 @@ async def partial_reset(ctx: PhaseContext, session: JoinSession, contract: Contr
         raise Refused(f"{where}: the observation does not decode (see rlmesh.v2.obs-layout)")
     expected = codec.lane_bytes(contract.obs, full.reset.observation, lanes, lane)
     got = codec.lane_bytes(contract.obs, response.reset.observation, 1, 0)
-    ctx.report.check(got == expected, "rlmesh.l1.partial-reset", "the lane's observation from a full reset",
-                     f"{where}: " + ("identical" if got == expected else (
-                         f"{codec.lane_summary(contract.obs, response.reset.observation, 1, 0)} vs full reset "
-                         f"{codec.lane_summary(contract.obs, full.reset.observation, lanes, lane)}")), t)
+    ctx.report.check(
+        got == expected,
+        "rlmesh.l1.partial-reset",
+        "the lane's observation from a full reset",
+        f"{where}: "
+        + (
+            "identical"
+            if got == expected
+            else (
+                f"{codec.lane_summary(contract.obs, response.reset.observation, 1, 0)} vs full reset "
+                f"{codec.lane_summary(contract.obs, full.reset.observation, lanes, lane)}"
+            )
+        ),
+        t,
+    )
 
 
-async def subset_step(ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int],
-                      chosen: list[int], t: Transcript) -> None:
+async def subset_step(
+    ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], chosen: list[int], t: Transcript
+) -> None:
     report, lanes = ctx.report, contract.num_envs
     a, b = chosen[0], chosen[1]
     rng = rng_for(ctx, 21)
     response = await session.request(step_request(codec.sample(contract.act, rng, 2), [a, b]))
     body = response.step
-    aligned = (kind_of(response) == "step" and list(body.env_indices) == [a, b] and len(body.rewards) == 2
-               and len(body.terminated_mask) == 2 and len(body.truncated_mask) == 2)
-    report.check(aligned, "rlmesh.l1.subset-step", f"two-lane fields with env_indices [{a}, {b}]",
-                 f"subset step on [{a}, {b}]: {describe(response)}" + (
-                     f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards, "
-                     f"{len(body.terminated_mask)}/{len(body.truncated_mask)} mask bytes" if kind_of(response) == "step" else ""), t)
+    aligned = (
+        kind_of(response) == "step"
+        and list(body.env_indices) == [a, b]
+        and len(body.rewards) == 2
+        and len(body.terminated_mask) == 2
+        and len(body.truncated_mask) == 2
+    )
+    report.check(
+        aligned,
+        "rlmesh.l1.subset-step",
+        f"two-lane fields with env_indices [{a}, {b}]",
+        f"subset step on [{a}, {b}]: {describe(response)}"
+        + (
+            f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards, "
+            f"{len(body.terminated_mask)}/{len(body.truncated_mask)} mask bytes"
+            if kind_of(response) == "step"
+            else ""
+        ),
+        t,
+    )
     if not aligned or observe(report, contract, body.observation, 2, f"subset step on [{a}, {b}]", t) is None:
         return
     # Lane b after "step a, then step b" must equal lane b after "step b" alone.
@@ -120,14 +184,23 @@ async def subset_step(ctx: PhaseContext, session: JoinSession, contract: Contrac
         step = await exchange(session, step_request(act_b, [b]), "step", f"subset step on [{b}]")
         alone.append(codec.lane_bytes(contract.obs, step.step.observation, 1, 0))
     if alone[0] != alone[1]:
-        report.info("rlmesh.l1.subset-step", f"lane {b} is not deterministic under a seed; untouched lanes not judged", evidence=t)
+        report.info(
+            "rlmesh.l1.subset-step",
+            f"lane {b} is not deterministic under a seed; untouched lanes not judged",
+            evidence=t,
+        )
         return
     await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
     await exchange(session, step_request(act_a, [a]), "step", f"subset step on [{a}]")
     after = await exchange(session, step_request(act_b, [b]), "step", f"subset step on [{b}]")
     got = codec.lane_bytes(contract.obs, after.step.observation, 1, 0)
-    report.check(got == alone[0], "rlmesh.l1.subset-step", f"lane {b} not advanced by a step of lane {a}",
-                 "untouched" if got == alone[0] else f"lane {b} moved when only lane {a} was stepped", t)
+    report.check(
+        got == alone[0],
+        "rlmesh.l1.subset-step",
+        f"lane {b} not advanced by a step of lane {a}",
+        "untouched" if got == alone[0] else f"lane {b} moved when only lane {a} was stepped",
+        t,
+    )
     if got != alone[0]:
         return
     # The lanes named in descending order: each action and each result row belongs to the lane at its position.
@@ -144,13 +217,18 @@ async def subset_step(ctx: PhaseContext, session: JoinSession, contract: Contrac
     wrong = [lane for lane, row in ((b, rows[0]), (a, rows[1])) if row != solo[lane]]
     echoed = list(both.step.env_indices)
     rows_text = "rows match their lanes" if not wrong else f"the rows for lanes {wrong} differ from those lanes alone"
-    report.check(not wrong and echoed == [b, a], "rlmesh.l1.subset-step",
-                 f"env_indices [{b}, {a}] echoed in that order, each row what that lane gives stepped alone",
-                 f"env_indices {echoed[:8]}; {rows_text}", t)
+    report.check(
+        not wrong and echoed == [b, a],
+        "rlmesh.l1.subset-step",
+        f"env_indices [{b}, {a}] echoed in that order, each row what that lane gives stepped alone",
+        f"env_indices {echoed[:8]}; {rows_text}",
+        t,
+    )
 
 
-async def overlap(ctx: PhaseContext, session: JoinSession, contract: Contract, chosen: list[int],
-                  t: Transcript) -> None:
+async def overlap(
+    ctx: PhaseContext, session: JoinSession, contract: Contract, chosen: list[int], t: Transcript
+) -> None:
     """Time each lane alone, then both in flight at once; overlap means the pair costs about the longer one."""
     a, b = chosen[0], chosen[1]
     rng = rng_for(ctx, 22)
@@ -159,7 +237,9 @@ async def overlap(ctx: PhaseContext, session: JoinSession, contract: Contract, c
     for _ in range(TIMING_ROUNDS):
         for lane in (a, b):
             started = time.monotonic()
-            await exchange(session, step_request(codec.sample(contract.act, rng, 1), [lane]), "step", f"step lane {lane}")
+            await exchange(
+                session, step_request(codec.sample(contract.act, rng, 1), [lane]), "step", f"step lane {lane}"
+            )
             alone[lane].append(time.monotonic() - started)
         started = time.monotonic()
         first = await session.send(step_request(codec.sample(contract.act, rng, 1), [a]))
@@ -169,17 +249,25 @@ async def overlap(ctx: PhaseContext, session: JoinSession, contract: Contract, c
         pairs.append(time.monotonic() - started)
     # The best pair round against typical single steps: a serializing server can never beat the sum.
     ra, rb, pair = statistics.median(alone[a]), statistics.median(alone[b]), min(pairs)
-    text = (f"lane {a} alone {seconds(ra)}, lane {b} alone {seconds(rb)}, both in flight at best {seconds(pair)} "
-            f"(one after the other: about {seconds(ra + rb)})")
+    text = (
+        f"lane {a} alone {seconds(ra)}, lane {b} alone {seconds(rb)}, both in flight at best {seconds(pair)} "
+        f"(one after the other: about {seconds(ra + rb)})"
+    )
     if min(ra, rb) < OVERLAP_FLOOR:
         ctx.report.info("rlmesh.l2.lanes-overlap", f"{text}; too fast to tell overlap from noise", evidence=t)
         return
-    ctx.report.check(pair < OVERLAP_SHARE * (ra + rb), "rlmesh.l2.lanes-overlap",
-                     f"the pair in under {OVERLAP_SHARE:.0%} of the two steps' time", text, t)
+    ctx.report.check(
+        pair < OVERLAP_SHARE * (ra + rb),
+        "rlmesh.l2.lanes-overlap",
+        f"the pair in under {OVERLAP_SHARE:.0%} of the two steps' time",
+        text,
+        t,
+    )
 
 
-async def lane_order(ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], lane: int,
-                     t: Transcript) -> None:
+async def lane_order(
+    ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], lane: int, t: Transcript
+) -> None:
     """Pipelined steps for one lane against a sequential replay of the same actions."""
     report, lanes = ctx.report, contract.num_envs
     width = 1 if contract.subset_step else lanes
@@ -204,6 +292,12 @@ async def lane_order(ctx: PhaseContext, session: JoinSession, contract: Contract
         return
     got = await states(True)
     wrong = [k + 1 for k in range(PIPELINE_DEPTH) if got[k] != reference[k]]
-    report.check(not wrong, "rlmesh.l3.lane-fifo", f"{PIPELINE_DEPTH} pipelined steps match a sequential replay",
-                 f"responses {wrong} of {PIPELINE_DEPTH} differ from the sequential replay (applied out of order)"
-                 if wrong else "in order", t)
+    report.check(
+        not wrong,
+        "rlmesh.l3.lane-fifo",
+        f"{PIPELINE_DEPTH} pipelined steps match a sequential replay",
+        f"responses {wrong} of {PIPELINE_DEPTH} differ from the sequential replay (applied out of order)"
+        if wrong
+        else "in order",
+        t,
+    )

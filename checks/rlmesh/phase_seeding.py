@@ -8,14 +8,31 @@ from checks.core import PhaseContext, Transcript
 from checks.rlmesh import codec
 from checks.rlmesh.client import Endpoint, JoinSession, NoReply, StreamEnded, error_text
 from checks.rlmesh.common import (
-    Contract, Unanswered, describe, endpoint, episode_ids, expect, fetch_contract, finish_session, kind_of,
-    not_judged, reset_request, rng_for, seeds_for, step_request,
+    Contract,
+    Unanswered,
+    describe,
+    endpoint,
+    episode_ids,
+    expect,
+    fetch_contract,
+    finish_session,
+    kind_of,
+    not_judged,
+    reset_request,
+    rng_for,
+    seeds_for,
+    step_request,
 )
 from checks.rlmesh.proto import env_pb2
 
 REPLAY_STEPS = 3
-SEEDING_CLAUSES = ("rlmesh.s4.seeded-replay", "rlmesh.s4.seed-chain", "rlmesh.s4.seed-matters",
-                   "rlmesh.s4.seed-all-lanes", "rlmesh.s5.seed-length")
+SEEDING_CLAUSES = (
+    "rlmesh.s4.seeded-replay",
+    "rlmesh.s4.seed-chain",
+    "rlmesh.s4.seed-matters",
+    "rlmesh.s4.seed-all-lanes",
+    "rlmesh.s5.seed-length",
+)
 INVALID_ACTION = env_pb2.ENV_ERROR_CODE_INVALID_ACTION
 
 
@@ -38,9 +55,15 @@ async def rollout(session: JoinSession, contract: Contract, seeds: list[int], ac
         response = expect(await session.request(step_request(action, ids=[])), "step", f"replay step {number}")
         body = response.step
         # Rewards compared as bytes, so NaN equals NaN: replay is about sameness, finiteness is judged elsewhere.
-        trace.append((f"step {number}", lane_states(contract, body.observation, lanes),
-                      np.array(body.rewards, dtype=np.float64).tobytes(),
-                      bytes(body.terminated_mask), bytes(body.truncated_mask)))
+        trace.append(
+            (
+                f"step {number}",
+                lane_states(contract, body.observation, lanes),
+                np.array(body.rewards, dtype=np.float64).tobytes(),
+                bytes(body.terminated_mask),
+                bytes(body.truncated_mask),
+            )
+        )
     return trace
 
 
@@ -69,9 +92,13 @@ async def seeding_phase(ctx: PhaseContext) -> None:
             one = await rollout(session, contract, seeds, actions)
             two = await rollout(session, contract, seeds, actions)
             difference = first_difference(one, two, lanes)
-            report.check(difference is None, "rlmesh.s4.seeded-replay",
-                         f"identical observations, rewards and masks on all {lanes} lane(s) for seeds {seeds[:8]}",
-                         difference or f"identical over a reset and {REPLAY_STEPS} steps", t)
+            report.check(
+                difference is None,
+                "rlmesh.s4.seeded-replay",
+                f"identical observations, rewards and masks on all {lanes} lane(s) for seeds {seeds[:8]}",
+                difference or f"identical over a reset and {REPLAY_STEPS} steps",
+                t,
+            )
 
             # gymnasium's chain: seeded reset, then unseeded reset, repeats.
             chains = []
@@ -79,14 +106,23 @@ async def seeding_phase(ctx: PhaseContext) -> None:
                 await reset(session, contract, seeds)
                 unseeded = await reset(session, contract, [])
                 chains.append(lane_states(contract, unseeded.reset.observation, lanes))
-            report.check(chains[0] == chains[1], "rlmesh.s4.seed-chain",
-                         "reset(seeds) then reset() gives the same observation twice",
-                         "identical" if chains[0] == chains[1] else "the unseeded reset after a seeded one differed", t)
+            report.check(
+                chains[0] == chains[1],
+                "rlmesh.s4.seed-chain",
+                "reset(seeds) then reset() gives the same observation twice",
+                "identical" if chains[0] == chains[1] else "the unseeded reset after a seeded one differed",
+                t,
+            )
 
             other = await reset(session, contract, seeds_for(ctx, lanes, 1000))
             moved = lane_states(contract, other.reset.observation, lanes) != one[0][1]
-            report.check(moved, "rlmesh.s4.seed-matters", "another seed list changes some lane's first observation",
-                         "changed" if moved else f"seeds {seeds_for(ctx, lanes, 1000)[:8]} gave the same observations", t)
+            report.check(
+                moved,
+                "rlmesh.s4.seed-matters",
+                "another seed list changes some lane's first observation",
+                "changed" if moved else f"seeds {seeds_for(ctx, lanes, 1000)[:8]} gave the same observations",
+                t,
+            )
 
             if lanes > 1:
                 session = await seed_broadcast(ctx, target, session, contract, t)
@@ -100,16 +136,20 @@ async def seeding_phase(ctx: PhaseContext) -> None:
             await session.close()
 
 
-async def seed_broadcast(ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract,
-                         t: Transcript) -> JoinSession:
+async def seed_broadcast(
+    ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract, t: Transcript
+) -> JoinSession:
     """One seed for N lanes, twice: every lane must repeat (or the request must be refused)."""
     report, lanes, seed = ctx.report, contract.num_envs, ctx.options.seed
     responses = []
     for _ in range(2):
         response = await session.request(reset_request([seed], episode_ids(lanes)))
         if kind_of(response) == "error":
-            report.passed("rlmesh.s4.seed-all-lanes", actual=f"a single seed was refused: {error_text(response.error)}",
-                          evidence=t)
+            report.passed(
+                "rlmesh.s4.seed-all-lanes",
+                actual=f"a single seed was refused: {error_text(response.error)}",
+                evidence=t,
+            )
             return await reopen(ctx, target, session, contract, t)
         responses.append(expect(response, "reset", "reset with one seed").reset.observation)
     states = [lane_states(contract, value, lanes) for value in responses]
@@ -118,31 +158,49 @@ async def seed_broadcast(ctx: PhaseContext, target: Endpoint, session: JoinSessi
         same = states[0][lane] == states[1][lane]
         if not same:
             unseeded.append(lane)
-        lines.append(f"lane {lane}: " + ("identical" if same else (
-            f"differs - first {codec.lane_summary(contract.obs, responses[0], lanes, lane)}, "
-            f"second {codec.lane_summary(contract.obs, responses[1], lanes, lane)}")))
-    report.check(not unseeded, "rlmesh.s4.seed-all-lanes",
-                 f"reset(seeds=[{seed}]) twice gives identical observations on all {lanes} lanes",
-                 (f"lanes {unseeded} were left unseeded by reset(seeds=[{seed}]): " if unseeded else "") + "; ".join(lines),
-                 t)
+        lines.append(
+            f"lane {lane}: "
+            + (
+                "identical"
+                if same
+                else (
+                    f"differs - first {codec.lane_summary(contract.obs, responses[0], lanes, lane)}, "
+                    f"second {codec.lane_summary(contract.obs, responses[1], lanes, lane)}"
+                )
+            )
+        )
+    report.check(
+        not unseeded,
+        "rlmesh.s4.seed-all-lanes",
+        f"reset(seeds=[{seed}]) twice gives identical observations on all {lanes} lanes",
+        (f"lanes {unseeded} were left unseeded by reset(seeds=[{seed}]): " if unseeded else "") + "; ".join(lines),
+        t,
+    )
     return session
 
 
-async def seed_length(ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract,
-                      t: Transcript) -> JoinSession:
+async def seed_length(
+    ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract, t: Transcript
+) -> JoinSession:
     lanes = contract.num_envs
     seeds = seeds_for(ctx, lanes + 1)
     response = await session.request(reset_request(seeds, []))
     ok = kind_of(response) == "error" and response.error.code == INVALID_ACTION and response.error.is_recoverable
-    ctx.report.check(ok, "rlmesh.s5.seed-length", "a recoverable INVALID_ACTION",
-                     f"{lanes + 1} seeds for {lanes} lane(s): {describe(response)}", t)
+    ctx.report.check(
+        ok,
+        "rlmesh.s5.seed-length",
+        "a recoverable INVALID_ACTION",
+        f"{lanes + 1} seeds for {lanes} lane(s): {describe(response)}",
+        t,
+    )
     if kind_of(response) == "error" and not response.error.is_recoverable:
         return await reopen(ctx, target, session, contract, t)
     return session
 
 
-async def reopen(ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract,
-                 t: Transcript) -> JoinSession:
+async def reopen(
+    ctx: PhaseContext, target: Endpoint, session: JoinSession, contract: Contract, t: Transcript
+) -> JoinSession:
     """A fresh session after one that may have ended (a non-recoverable error ends the stream)."""
     finish_session(ctx.report, session, t)
     await session.close()

@@ -63,8 +63,13 @@ def add_run(
     for (phase, clause_id), verdict in verdicts.items():
         session.add(
             ClauseResultRow(
-                run_id=run.id, phase=phase, clause_id=clause_id, level="MUST", verdict=verdict,
-                expected="a proper reply", actual=f"{verdict} reply",
+                run_id=run.id,
+                phase=phase,
+                clause_id=clause_id,
+                level="MUST",
+                verdict=verdict,
+                expected="a proper reply",
+                actual=f"{verdict} reply",
             )
         )
     session.commit()

@@ -62,14 +62,19 @@ def test_the_image_command_serves_and_its_healthcheck_passes(tmp_path: Path) -> 
     command = [str(executable), *("127.0.0.1" if arg == "0.0.0.0" else arg for arg in command[1:])]
     healthcheck = [sys.executable if healthcheck[0] == "python" else healthcheck[0], *healthcheck[1:]]
     port = free_port()
-    env = os.environ | image_env() | {
-        "RLCONFORM_DATABASE_URL": f"sqlite:///{tmp_path / 'data' / 'rlconform.db'}",
-        "RLCONFORM_PORT": str(port),
-    }
+    env = (
+        os.environ
+        | image_env()
+        | {
+            "RLCONFORM_DATABASE_URL": f"sqlite:///{tmp_path / 'data' / 'rlconform.db'}",
+            "RLCONFORM_PORT": str(port),
+        }
+    )
     env.pop("RLCONFORM_API_TOKEN", None)
     (tmp_path / "data").mkdir()
     process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
+
         def healthy() -> bool:
             assert process.poll() is None, process.stderr.read().decode()[-2000:]
             try:

@@ -22,7 +22,8 @@ def test_history_grid_marks_transitions_and_flaky_clauses(client: TestClient, se
     harness_down = ["pass", "error", "pass", "error"]
     for index in range(4):
         add_run(
-            session, target,
+            session,
+            target,
             {
                 ("a", "c.flaky"): flaky[index],
                 ("a", "c.broke"): broke_once[index],
@@ -51,7 +52,7 @@ def test_history_grid_marks_transitions_and_flaky_clauses(client: TestClient, se
     assert html.count('class="cell transition"') == 2 + 1 + 3 + 1  # an error is a transition, not a flip
     assert 'class="is-flaky"' in html and "1 flaky" in html
     assert f'href="/runs/{history["runs"][3]["id"]}/clauses/a/c.multi"' in html
-    assert "<svg class=\"trend\"" in html
+    assert '<svg class="trend"' in html
 
 
 def test_history_uses_one_aggregated_query_whatever_the_window(client: TestClient, session: Session) -> None:
@@ -76,15 +77,27 @@ def test_history_uses_one_aggregated_query_whatever_the_window(client: TestClien
 def test_diff_sorts_clauses_into_categories(client: TestClient, session: Session) -> None:
     target = add_target(session)
     base = add_run(
-        session, target,
-        {("a", "c.regress"): "pass", ("a", "c.fixed"): "fail", ("a", "c.same"): "pass",
-         ("a", "c.worse"): "fail", ("a", "c.gone"): "pass"},
+        session,
+        target,
+        {
+            ("a", "c.regress"): "pass",
+            ("a", "c.fixed"): "fail",
+            ("a", "c.same"): "pass",
+            ("a", "c.worse"): "fail",
+            ("a", "c.gone"): "pass",
+        },
         harness="0.1.0",
     )
     head = add_run(
-        session, target,
-        {("a", "c.regress"): "fail", ("a", "c.fixed"): "pass", ("a", "c.same"): "pass",
-         ("a", "c.worse"): "error", ("b", "c.new"): "warn"},
+        session,
+        target,
+        {
+            ("a", "c.regress"): "fail",
+            ("a", "c.fixed"): "pass",
+            ("a", "c.same"): "pass",
+            ("a", "c.worse"): "error",
+            ("b", "c.new"): "warn",
+        },
         harness="0.2.0",
     )
     diff = diff_runs(session, base, head)
@@ -110,14 +123,17 @@ def test_diff_against_baseline_uses_the_last_passing_run(client: TestClient, ses
     assert last_passing_run(session, target, before=red).id == green.id
     assert last_passing_run(session, target, before=green) is None
     html = client.get(f"/runs/{red.id}/diff?against=baseline").text
-    assert f"Diff <a href=\"/runs/{green.id}\">#{green.id}</a>" in html
+    assert f'Diff <a href="/runs/{green.id}">#{green.id}</a>' in html
     assert client.get(f"/runs/{green.id}/diff?against=baseline").status_code == 404
     assert client.get(f"/runs/{green.id}/diff?against=previous").status_code == 404
 
 
 def test_sparkline_reads_without_colour() -> None:
-    svg = sparkline([{"id": 1, "status": "finished", "outcome": "pass"},
-                     {"id": 2, "status": "finished", "outcome": "fail"}], width=120, height=24)
+    svg = sparkline(
+        [{"id": 1, "status": "finished", "outcome": "pass"}, {"id": 2, "status": "finished", "outcome": "fail"}],
+        width=120,
+        height=24,
+    )
     bars = re.findall(r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"', svg)
     (pass_y, pass_h), (fail_y, _) = bars
     assert float(pass_y) + float(pass_h) == pytest.approx(12)  # the pass bar ends at the baseline, above it

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session
 
 from app.main import create_app
-from app.request_guard import MAX_BODY_BYTES
 from app.models import Target
+from app.request_guard import MAX_BODY_BYTES
 from app.settings import Settings
 from app.textsafe import storable, xml_safe
 from tests.app.helpers import make_target, service_settings, wait_for_run
@@ -156,7 +156,9 @@ def test_too_many_expected_failures_is_one_error_not_one_per_item(client: TestCl
 
 
 def test_a_target_sending_nul_surrogates_and_controls_keeps_every_result(client: TestClient, fake_kind: str) -> None:
-    make_target(client, "hostile", fake_kind, URL, options={"reply_codepoints": UNSTORABLE_REPLY, "fail": ["fake.2.echoes"]})
+    make_target(
+        client, "hostile", fake_kind, URL, options={"reply_codepoints": UNSTORABLE_REPLY, "fail": ["fake.2.echoes"]}
+    )
     started = client.post("/api/v1/targets/hostile/runs", json={}).json()
     run = wait_for_run(client, started["id"])
     assert (run["status"], run["outcome"]) == ("finished", "fail"), run["message"]
@@ -182,7 +184,9 @@ def test_text_helpers_escape_only_what_they_must() -> None:
     assert xml_safe("a\x1b\x0b\ufffe\tb\n") == "a\\x1b\\x0b\\ufffe\tb\n"
 
 
-def test_api_writes_from_another_sites_page_are_refused_even_without_a_token(client: TestClient, fake_kind: str) -> None:
+def test_api_writes_from_another_sites_page_are_refused_even_without_a_token(
+    client: TestClient, fake_kind: str
+) -> None:
     make_target(client, "csrf", fake_kind, URL)
     evil = {"origin": "http://evil.example"}
     # A body-less POST needs no CORS preflight, so a hostile page could send it through a visitor's browser.

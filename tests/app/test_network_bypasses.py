@@ -99,8 +99,15 @@ def test_a_handshake_redirect_cannot_lead_a_run_outside_the_allowed_networks(tmp
 
 @pytest.mark.parametrize(
     "host",
-    ["2852039166", "0251.0376.0251.0376", "0xa9.0xfe.0xa9.0xfe", "169.254.43518", "::ffff:169.254.169.254",
-     "::ffff:a9fe:a9fe", "::169.254.169.254"],
+    [
+        "2852039166",
+        "0251.0376.0251.0376",
+        "0xa9.0xfe.0xa9.0xfe",
+        "169.254.43518",
+        "::ffff:169.254.169.254",
+        "::ffff:a9fe:a9fe",
+        "::169.254.169.254",
+    ],
 )
 def test_other_spellings_of_the_metadata_address_are_refused(host: str) -> None:
     with pytest.raises(NetworkRefused):

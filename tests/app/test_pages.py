@@ -52,7 +52,7 @@ def test_overview_lists_targets_with_sparkline_and_run_button(client: TestClient
     html = client.get("/").text
     assert 'href="/targets/alpha"' in html
     assert 'action="/targets/alpha/run"' in html
-    assert html.count('<rect') == 2 and "run #2: fail" in html
+    assert html.count("<rect") == 2 and "run #2: fail" in html
 
 
 def test_hostile_target_strings_are_escaped_everywhere(client: TestClient, session: Session) -> None:
@@ -66,12 +66,25 @@ def test_hostile_target_strings_are_escaped_everywhere(client: TestClient, sessi
         session.add(result)
     frames = [{"direction": "received", "t": 0.01, "size": 30, "kind": "text", "summary": HOSTILE}]
     session.add(
-        TranscriptRow(run_id=run.id, number=1, phase="hello", label=HOSTILE, frames=frames,
-                      close_code=4000, close_reason=HOSTILE, closed_by="target")
+        TranscriptRow(
+            run_id=run.id,
+            number=1,
+            phase="hello",
+            label=HOSTILE,
+            frames=frames,
+            close_code=4000,
+            close_reason=HOSTILE,
+            closed_by="target",
+        )
     )
     session.commit()
-    pages = ["/", "/targets/evil", f"/runs/{run.id}", f"/runs/{run.id}/matrix",
-             f"/runs/{run.id}/clauses/hello/fake.1.greets"]
+    pages = [
+        "/",
+        "/targets/evil",
+        f"/runs/{run.id}",
+        f"/runs/{run.id}/matrix",
+        f"/runs/{run.id}/clauses/hello/fake.1.greets",
+    ]
     for page in pages:
         response = client.get(page)
         assert response.status_code == 200, page
@@ -84,7 +97,8 @@ def test_hostile_target_strings_are_escaped_everywhere(client: TestClient, sessi
 def test_run_page_filters_by_verdict_and_phase_in_the_url(client: TestClient, session: Session) -> None:
     target = add_target(session)
     run = add_run(
-        session, target,
+        session,
+        target,
         {("one", "c.pass"): "pass", ("one", "c.fail"): "fail", ("two", "c.warn"): "warn", ("two", "c.fail2"): "fail"},
     )
     all_rows = run_page_rows(client.get(f"/runs/{run.id}").text)
@@ -159,8 +173,14 @@ def test_new_target_form_is_generated_from_the_options_schema(client: TestClient
 def test_bad_input_comes_back_with_messages_beside_fields(client: TestClient, fake_kind: str) -> None:
     response = client.post(
         "/targets/new",
-        data={"name": "bad name!", "kind": "fake", "url": "http://x", "opt.delay": "soon", "opt.timeout": "-1",
-              "description": HOSTILE},
+        data={
+            "name": "bad name!",
+            "kind": "fake",
+            "url": "http://x",
+            "opt.delay": "soon",
+            "opt.timeout": "-1",
+            "description": HOSTILE,
+        },
     )
     assert response.status_code == 422
     html = response.text
@@ -185,9 +205,17 @@ def test_bad_input_comes_back_with_messages_beside_fields(client: TestClient, fa
 def test_target_lifecycle_through_the_forms(client: TestClient, session: Session, fake_kind: str) -> None:
     created = client.post(
         "/targets/new",
-        data={"name": "web", "kind": "fake", "url": "ws://127.0.0.1:9", "opt.delay": "0", "opt.token": "s3cret",
-              "opt.fail": "fake.2.echoes", "expected_failures": "fake.2.fast", "gate": "strict",
-              "schedule_minutes": ""},
+        data={
+            "name": "web",
+            "kind": "fake",
+            "url": "ws://127.0.0.1:9",
+            "opt.delay": "0",
+            "opt.token": "s3cret",
+            "opt.fail": "fake.2.echoes",
+            "expected_failures": "fake.2.fast",
+            "gate": "strict",
+            "schedule_minutes": "",
+        },
         follow_redirects=False,
     )
     assert created.status_code == 303 and created.headers["location"] == "/targets/web"
@@ -256,9 +284,15 @@ def test_browser_writes_need_the_token_when_one_is_set(settings: Settings, fake_
     settings = settings.model_copy(update={"api_token": SecretStr("letmein")})
     with TestClient(create_app(settings)) as client:
         headers = {"Authorization": "Bearer letmein"}
-        assert client.post("/api/v1/targets", json={"name": "t", "kind": "fake", "url": "ws://h:1"},
-                           headers=headers).status_code == 201
-        blocked = client.post("/targets/t/run", follow_redirects=False, headers={"Referer": "http://testserver/targets/t"})
+        assert (
+            client.post(
+                "/api/v1/targets", json={"name": "t", "kind": "fake", "url": "ws://h:1"}, headers=headers
+            ).status_code
+            == 201
+        )
+        blocked = client.post(
+            "/targets/t/run", follow_redirects=False, headers={"Referer": "http://testserver/targets/t"}
+        )
         assert blocked.status_code == 303 and blocked.headers["location"] == "/login?next=/targets/t"
         assert client.post("/login", data={"token": "wrong", "next": "/"}).status_code == 400
         login = client.post("/login", data={"token": "letmein", "next": "//evil.example"}, follow_redirects=False)

@@ -7,8 +7,15 @@ from checks.formats import render_junit, render_text
 
 
 def result(phase, clause_id, verdict, expected="", actual="", level="MUST"):
-    return {"phase": phase, "clause_id": clause_id, "verdict": verdict, "expected": expected,
-            "actual": actual, "level": level, "duration": 0.25}
+    return {
+        "phase": phase,
+        "clause_id": clause_id,
+        "verdict": verdict,
+        "expected": expected,
+        "actual": actual,
+        "level": level,
+        "duration": 0.25,
+    }
 
 
 RESULTS = [

@@ -92,8 +92,9 @@ class Episode:
         self.state.step_count += 1
         correct = action.answer.strip().lower() == TASKS[self.task][1]
         feedback = ("correct" if correct else "wrong") + "." * self.quirks.feedback_padding
-        return QuizObservation(prompt="", feedback=feedback, nonce=self.rng.random(), done=True,
-                               reward=1.0 if correct else 0.0)
+        return QuizObservation(
+            prompt="", feedback=feedback, nonce=self.rng.random(), done=True, reward=1.0 if correct else 0.0
+        )
 
 
 def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
@@ -129,8 +130,11 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
 
     @app.get("/schema")
     def schema() -> dict[str, Any]:
-        return {"action": QuizAction.model_json_schema(), "observation": QuizObservation.model_json_schema(),
-                "state": QuizState.model_json_schema()}
+        return {
+            "action": QuizAction.model_json_schema(),
+            "observation": QuizObservation.model_json_schema(),
+            "state": QuizState.model_json_schema(),
+        }
 
     @app.post("/reset")
     def http_reset(body: dict[str, Any]) -> dict[str, Any]:
@@ -156,8 +160,11 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
         await websocket.accept()
         if slots["active"] >= quirks.capacity:
             if quirks.capacity_frame:
-                await websocket.send_text(error("CAPACITY_REACHED", "at capacity", active_sessions=slots["active"],
-                                                max_sessions=quirks.capacity))
+                await websocket.send_text(
+                    error(
+                        "CAPACITY_REACHED", "at capacity", active_sessions=slots["active"], max_sessions=quirks.capacity
+                    )
+                )
                 await websocket.close(1000)
             else:
                 await websocket.close(1013)

@@ -95,6 +95,7 @@ from tests.zoo.plugrl_faults_reuse import (
     TakesFirstRows,
 )
 
+
 @dataclass(frozen=True)
 class ZooEntry:
     """One broken server and how the suite must see it."""
@@ -113,9 +114,15 @@ def _clauses(*ids: str) -> frozenset[str]:
 
 
 RESYNC_CASES = _clauses(
-    "plugrl.7.2.resync-malformed", "plugrl.7.2.resync-wrong-type", "plugrl.7.2.resync-not-msgpack",
-    "plugrl.7.2.resync-bad-ndarray", "plugrl.4.2.resync-double-infer", "plugrl.5.4.resync-unsplittable-info",
-    "plugrl.10.1.reuse-connection-scoped", "plugrl.10.1.reuse-unknown-env", "plugrl.10.1.reuse-after-terminal",
+    "plugrl.7.2.resync-malformed",
+    "plugrl.7.2.resync-wrong-type",
+    "plugrl.7.2.resync-not-msgpack",
+    "plugrl.7.2.resync-bad-ndarray",
+    "plugrl.4.2.resync-double-infer",
+    "plugrl.5.4.resync-unsplittable-info",
+    "plugrl.10.1.reuse-connection-scoped",
+    "plugrl.10.1.reuse-unknown-env",
+    "plugrl.10.1.reuse-after-terminal",
     "plugrl.10.1.reuse-malformed",
 )
 STOP_AFTER_FIVE = {"stop_after": 5}
@@ -165,9 +172,7 @@ ZOO: dict[str, ZooEntry] = {
         FeaturesAsString, "plugrl.5.1.features-list", knock_on=_clauses("plugrl.10.1.reuse-unoffered")
     ),
     "horizon-as-string": ZooEntry(HorizonAsString, "plugrl.5.1.declared-ints"),
-    "requires-api-key": ZooEntry(
-        RequiresApiKey, "plugrl.1.websocket-handshake", phases=("exchange",), may_error=True
-    ),
+    "requires-api-key": ZooEntry(RequiresApiKey, "plugrl.1.websocket-handshake", phases=("exchange",), may_error=True),
     "protocol-version-2": ZooEntry(ProtocolVersionTwo, "plugrl.10.protocol-version"),
     # protocol errors
     "traceback-then-1011": ZooEntry(TracebackThen1011, "plugrl.2.binary-frames", knock_on=RESYNC_CASES),
@@ -213,9 +218,7 @@ ZOO: dict[str, ZooEntry] = {
     ),
     "one-connection-at-a-time": ZooEntry(OneConnectionAtATime, "plugrl.6.concurrent-clients", may_error=True),
     "negotiates-deflate": ZooEntry(NegotiatesDeflate, "plugrl.1.1.no-compression"),
-    "impatient-feedback-timeout": ZooEntry(
-        ImpatientFeedback, "plugrl.7.3.late-feedback", options={"patience": 1.5}
-    ),
+    "impatient-feedback-timeout": ZooEntry(ImpatientFeedback, "plugrl.7.3.late-feedback", options={"patience": 1.5}),
     "counts-gone-clients": ZooEntry(
         CountsGoneClients, "plugrl.5.3.answered-with-action", phases=("exchange",), may_error=True
     ),
@@ -256,7 +259,10 @@ ZOO: dict[str, ZooEntry] = {
         StopsWith1000, "plugrl.7.1.stop-close", phases=("stop",), server_options=STOP_AFTER_FIVE
     ),
     "never-stops": ZooEntry(
-        NeverStops, "plugrl.7.1.stop-close", phases=("stop",), server_options=STOP_AFTER_FIVE,
+        NeverStops,
+        "plugrl.7.1.stop-close",
+        phases=("stop",),
+        server_options=STOP_AFTER_FIVE,
         options={"max_exchanges": 20},
     ),
 }

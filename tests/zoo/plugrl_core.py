@@ -133,9 +133,7 @@ class ZooServer:
         self.stopped.set()
         assert self.server is not None
         self.server.close(close_connections=False)
-        await asyncio.gather(
-            *(ws.close(code, reason) for ws in list(self.connections)), return_exceptions=True
-        )
+        await asyncio.gather(*(ws.close(code, reason) for ws in list(self.connections)), return_exceptions=True)
 
     # -- hooks a fault may override
 
@@ -303,9 +301,7 @@ class ZooServer:
         rewards = data["rewards"]
         if not isinstance(rewards, np.ndarray) or rewards.dtype.kind != "f" or rewards.shape != (m,):
             raise ProtocolError("feedback", f"rewards is not a float array of length {m}")
-        done = flag_vector(data["terminated"], "terminated", m) | flag_vector(
-            data["truncated"], "truncated", m
-        )
+        done = flag_vector(data["terminated"], "terminated", m) | flag_vector(data["truncated"], "truncated", m)
         found = observation_rows(data["obs"], "feedback")
         if found is not None and found != m:
             raise ProtocolError("feedback", f"obs has {found} rows, expected {m}")

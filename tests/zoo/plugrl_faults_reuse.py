@@ -143,8 +143,9 @@ class ReusesByPosition(ZooServer):
         reuse = message.get("reuse")
         flags = reuse.tolist() if reuse is not None else [False] * len(env_ids)
         stored = self.fed_back.get(connection.ws, [])
-        if any(reused and (position >= len(stored) or stored[position] is None)
-               for position, reused in enumerate(flags)):
+        if any(
+            reused and (position >= len(stored) or stored[position] is None) for position, reused in enumerate(flags)
+        ):
             raise ProtocolError("reuse", "no observation at that position to reuse")
         self.answering[connection.ws] = np.asarray(
             [stored[position] if reused else next(sent) for position, reused in enumerate(flags)]

@@ -52,9 +52,7 @@ def frame(payload: bytes, opcode: int = 0x2) -> bytes:
     return frame_header(len(payload), opcode) + payload
 
 
-METADATA = frame(
-    msgpack.packb({"message_type": "metadata", "data": {"protocol_version": 1}}, use_bin_type=True)
-)
+METADATA = frame(msgpack.packb({"message_type": "metadata", "data": {"protocol_version": 1}}, use_bin_type=True))
 
 
 async def stream(writer: asyncio.StreamWriter, total: int) -> None:
@@ -138,7 +136,10 @@ async def shape_bomb(reader, writer) -> None:
     await writer.drain()
     await reader.read(1)  # the client has sent something: answer it with the bomb
     action = {
-        b"__ndarray__": True, b"data": b"\0" * 8, b"dtype": "<f8", b"shape": [100000, 100000],
+        b"__ndarray__": True,
+        b"data": b"\0" * 8,
+        b"dtype": "<f8",
+        b"shape": [100000, 100000],
     }
     message = {"message_type": "action", "data": {"env_ids": [0, 1, 2], "action": action}}
     writer.write(frame(msgpack.packb(message, use_bin_type=True)))

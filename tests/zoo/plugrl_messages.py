@@ -141,6 +141,7 @@ def info_rows(info: Any) -> int:
 
 def row(obs: dict, index: int) -> dict:
     """One env's row of a batched observation, kept batched (leading dimension 1)."""
+
     def cut(value: Any) -> Any:
         return value[index : index + 1] if isinstance(value, (np.ndarray, list)) else value
 

@@ -60,13 +60,15 @@ class Counter(gym.Env):
 class Composite(Counter):
     """A conforming env on composite spaces: a Dict observation holding every leaf kind, MultiDiscrete actions."""
 
-    observation_space = spaces.Dict({
-        "zpos": spaces.Box(-10.0, 10.0, (2,), np.float32),
-        "count": spaces.Discrete(10, start=1),
-        "flags": spaces.MultiBinary(3),
-        "pair": spaces.Tuple((spaces.Discrete(4), spaces.Box(0, 255, (2, 2), np.uint8))),
-        "label": spaces.Text(min_length=1, max_length=6, charset="abc"),
-    })
+    observation_space = spaces.Dict(
+        {
+            "zpos": spaces.Box(-10.0, 10.0, (2,), np.float32),
+            "count": spaces.Discrete(10, start=1),
+            "flags": spaces.MultiBinary(3),
+            "pair": spaces.Tuple((spaces.Discrete(4), spaces.Box(0, 255, (2, 2), np.uint8))),
+            "label": spaces.Text(min_length=1, max_length=6, charset="abc"),
+        }
+    )
     action_space = spaces.MultiDiscrete([3, 2])
 
     def observation(self):
@@ -159,8 +161,11 @@ def main(argv: list[str]) -> int:
 
     name = argv[0]
     allow_shutdown = "--allow-shutdown" in argv
-    server = EnvServer(ENVS[name](), "127.0.0.1:0",
-                       options=ServeOptions(workflow_edition="2026.06", allow_remote_shutdown=allow_shutdown))
+    server = EnvServer(
+        ENVS[name](),
+        "127.0.0.1:0",
+        options=ServeOptions(workflow_edition="2026.06", allow_remote_shutdown=allow_shutdown),
+    )
     server.start()
     print(server.address.removeprefix("tcp://"), flush=True)
     server.wait()

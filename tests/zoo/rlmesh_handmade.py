@@ -119,9 +119,15 @@ class Lane:
 
     def metadata(self, index: int, terminated: bool, truncated: bool, extra_steps: int = 0) -> env_pb2.EpisodeMetadata:
         episode = env_pb2.EpisodeMetadata(
-            episode_id=self.episode_id, env_index=index, step_count=self.count + extra_steps,
-            cumulative_reward=self.total, terminated=terminated, truncated=truncated,
-            start_timestamp_ns=self.started, end_timestamp_ns=time.time_ns())
+            episode_id=self.episode_id,
+            env_index=index,
+            step_count=self.count + extra_steps,
+            cumulative_reward=self.total,
+            terminated=terminated,
+            truncated=truncated,
+            start_timestamp_ns=self.started,
+            end_timestamp_ns=time.time_ns(),
+        )
         if self.seed is not None:
             episode.seed = self.seed
         return episode
@@ -147,26 +153,36 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
     # -- unary calls
 
     def contract(self) -> core_pb2.EnvContract:
-        box = spaces_pb2.SpaceSpec(shape=[2], dtype=spaces_pb2.DATA_TYPE_FLOAT32, box=spaces_pb2.BoxSpec(
-            uniform=spaces_pb2.UniformBounds(low=np.float32(LOW).tobytes(), high=np.float32(HIGH).tobytes())))
+        box = spaces_pb2.SpaceSpec(
+            shape=[2],
+            dtype=spaces_pb2.DATA_TYPE_FLOAT32,
+            box=spaces_pb2.BoxSpec(
+                uniform=spaces_pb2.UniformBounds(low=np.float32(LOW).tobytes(), high=np.float32(HIGH).tobytes())
+            ),
+        )
         if "impossible-shape" in self.faults:
             box.shape[:] = [2**62 + 1, 4]  # its element count wraps to 4 in 64-bit arithmetic
-        discrete = spaces_pb2.SpaceSpec(dtype=spaces_pb2.DATA_TYPE_INT64,
-                                        discrete=spaces_pb2.DiscreteSpec(n=ACTIONS, start=self.first_action))
+        discrete = spaces_pb2.SpaceSpec(
+            dtype=spaces_pb2.DATA_TYPE_INT64, discrete=spaces_pb2.DiscreteSpec(n=ACTIONS, start=self.first_action)
+        )
         mode = core_pb2.AUTORESET_MODE_NEXT_STEP if self.next_step else core_pb2.AUTORESET_MODE_DISABLED
         if "unspecified-autoreset" in self.faults:
             mode = core_pb2.AUTORESET_MODE_UNSPECIFIED
-        return core_pb2.EnvContract(spec=core_pb2.EnvSpec(id="HandmadeWalk-v0", action_space=discrete,
-                                                          observation_space=box),
-                                    num_envs=0 if "zero-lanes" in self.faults else len(self.lanes),
-                                    autoreset_mode=mode)
+        return core_pb2.EnvContract(
+            spec=core_pb2.EnvSpec(id="HandmadeWalk-v0", action_space=discrete, observation_space=box),
+            num_envs=0 if "zero-lanes" in self.faults else len(self.lanes),
+            autoreset_mode=mode,
+        )
 
     async def Handshake(self, request, context):
         if not request.HasField("base"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "handshake request missing base")
         generation = request.base.protocol_generation.strip()
-        base = core_pb2.HandshakeResponse(peer_info=core_pb2.PeerInfo(component="handmade-env"),
-                                          capabilities={"subset_step": "true"}, supported_workflow_editions=["2026.06"])
+        base = core_pb2.HandshakeResponse(
+            peer_info=core_pb2.PeerInfo(component="handmade-env"),
+            capabilities={"subset_step": "true"},
+            supported_workflow_editions=["2026.06"],
+        )
         if generation != GENERATION and "any-generation" not in self.faults:
             base.compatible = False
             base.error_message = f"protocol generation {generation} not compatible with {GENERATION}"
@@ -233,7 +249,8 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
                     response.step.observation.leaves[0] = bytes(HUGE_REPLY)
                 yield response
                 if response.WhichOneof("kind") == "close" or (
-                        response.WhichOneof("kind") == "error" and not response.error.is_recoverable):
+                    response.WhichOneof("kind") == "error" and not response.error.is_recoverable
+                ):
                     return
         finally:
             reader.cancel()
@@ -250,8 +267,11 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
             if kind == "render":
                 return self.render(request.render)
             if kind == "close":
-                finals = [] if "forgets-on-close" in self.faults else [
-                    lane.metadata(i, False, True) for i, lane in enumerate(self.lanes) if lane.active]
+                finals = (
+                    []
+                    if "forgets-on-close" in self.faults
+                    else [lane.metadata(i, False, True) for i, lane in enumerate(self.lanes) if lane.active]
+                )
                 for lane in self.lanes:
                     lane.active = False
                 return env_pb2.JoinResponse(close=env_pb2.CloseEnvsResponse(final_episodes=finals))
@@ -358,20 +378,29 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
 
 def lane_warning_infos(lanes: int) -> spaces_pb2.MetaMap:
     """Per-lane infos packed gymnasium-style, the last lane's carrying an observation conformance warning."""
+
     def meta_map(entries: dict[str, spaces_pb2.MetaValue]) -> spaces_pb2.MetaValue:
         return spaces_pb2.MetaValue(map_value=spaces_pb2.MetaMap(entries=entries))
 
-    warning = meta_map({"kind": spaces_pb2.MetaValue(string_value="observation"),
-                        "path": spaces_pb2.MetaValue(string_value="$"),
-                        "detail": spaces_pb2.MetaValue(string_value="$: element 0 above high bound")})
+    warning = meta_map(
+        {
+            "kind": spaces_pb2.MetaValue(string_value="observation"),
+            "path": spaces_pb2.MetaValue(string_value="$"),
+            "detail": spaces_pb2.MetaValue(string_value="$: element 0 above high bound"),
+        }
+    )
     per_lane = [meta_map({}) for _ in range(lanes - 1)]
-    per_lane.append(meta_map({"rlmesh.conformance.warning": spaces_pb2.MetaValue(
-        list_value=spaces_pb2.MetaList(items=[warning]))}))
-    return spaces_pb2.MetaMap(entries={
-        "final_info": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(items=per_lane)),
-        "_final_info": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(
-            items=[spaces_pb2.MetaValue(bool_value=True)] * lanes)),
-    })
+    per_lane.append(
+        meta_map({"rlmesh.conformance.warning": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(items=[warning]))})
+    )
+    return spaces_pb2.MetaMap(
+        entries={
+            "final_info": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(items=per_lane)),
+            "_final_info": spaces_pb2.MetaValue(
+                list_value=spaces_pb2.MetaList(items=[spaces_pb2.MetaValue(bool_value=True)] * lanes)
+            ),
+        }
+    )
 
 
 class _RawWire(grpc.GenericRpcHandler):
@@ -412,8 +441,12 @@ class _Locks:
             lock.release()
 
 
-async def start(lanes: int = 2, faults: set[str] | frozenset[str] = frozenset(), step_delay: float = 0.0,
-                allow_shutdown: bool = False) -> tuple[grpc.aio.Server, HandmadeEnvService, str]:
+async def start(
+    lanes: int = 2,
+    faults: set[str] | frozenset[str] = frozenset(),
+    step_delay: float = 0.0,
+    allow_shutdown: bool = False,
+) -> tuple[grpc.aio.Server, HandmadeEnvService, str]:
     """Start a server on a free loopback port in the running loop: (server, service, "127.0.0.1:PORT")."""
     service = HandmadeEnvService(lanes, set(faults), step_delay, allow_shutdown)
     server = grpc.aio.server()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from fastapi import FastAPI
 from openenv.core.env_server.http_server import HTTPEnvServer, create_fastapi_app
@@ -48,8 +48,9 @@ class QuizEnv(Environment[QuizAction, QuizObservation, State]):
         self._task = "t1"
         self._rng = random.Random(0)
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: str = "t1",
-              **kwargs: Any) -> QuizObservation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, task_id: str = "t1", **kwargs: Any
+    ) -> QuizObservation:
         self._task = task_id if task_id in TASKS else "t1"
         self._rng = random.Random(seed if seed is not None else 0)
         self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
@@ -61,13 +62,14 @@ class QuizEnv(Environment[QuizAction, QuizObservation, State]):
     def score(self, answer: str) -> float:
         return TASKS[self._task][1].get(answer.strip().lower(), 0.0)
 
-    def step(self, action: QuizAction, timeout_s: Optional[float] = None, **kwargs: Any) -> QuizObservation:
+    def step(self, action: QuizAction, timeout_s: float | None = None, **kwargs: Any) -> QuizObservation:
         if action.answer == CRASH_ANSWER:
             raise RuntimeError("simulated env crash")
         self._state.step_count += 1
         reward = self.score(action.answer)
-        return QuizObservation(prompt="", feedback="correct" if reward else "wrong", nonce=self._rng.random(),
-                               done=True, reward=reward)
+        return QuizObservation(
+            prompt="", feedback="correct" if reward else "wrong", nonce=self._rng.random(), done=True, reward=reward
+        )
 
     @property
     def state(self) -> State:
@@ -89,11 +91,11 @@ class EchoEnv(Environment[EchoAction, EchoObservation, State]):
         super().__init__()
         self._state = State(episode_id=None, step_count=0)
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, **kwargs: Any) -> EchoObservation:
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> EchoObservation:
         self._state = State(episode_id=episode_id or "echo", step_count=0)
         return EchoObservation(echo="", reward=None)
 
-    def step(self, action: EchoAction, timeout_s: Optional[float] = None, **kwargs: Any) -> EchoObservation:
+    def step(self, action: EchoAction, timeout_s: float | None = None, **kwargs: Any) -> EchoObservation:
         self._state.step_count += 1
         return EchoObservation(echo=action.text, done=True, reward=1.0 if action.text == "hello" else 0.0)
 
@@ -122,19 +124,19 @@ class WalkEnv(Environment[WalkAction, WalkObservation, State]):
         self._state = State(episode_id=None, step_count=0)
         self._position, self._goal = 0, 3
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task_id: str = "near",
-              **kwargs: Any) -> WalkObservation:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, task_id: str = "near", **kwargs: Any
+    ) -> WalkObservation:
         self._position, self._goal = 0, 5 if task_id == "far" else 3
         self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
         return WalkObservation(position=0, goal=self._goal)
 
-    def step(self, action: WalkAction, timeout_s: Optional[float] = None, **kwargs: Any) -> WalkObservation:
+    def step(self, action: WalkAction, timeout_s: float | None = None, **kwargs: Any) -> WalkObservation:
         self._state.step_count += 1
         self._position += 1 if action.direction == "right" else -1
         reached = self._position == self._goal
         done = reached or self._state.step_count >= self.MAX_STEPS
-        return WalkObservation(position=self._position, goal=self._goal, done=done,
-                               reward=1.0 if reached else 0.0)
+        return WalkObservation(position=self._position, goal=self._goal, done=done, reward=1.0 if reached else 0.0)
 
     @property
     def state(self) -> State:
@@ -148,13 +150,13 @@ class Move(BaseModel):
 
 class MoveAction(Action):
     move: Move
-    note: Optional[str] = None
+    note: str | None = None
     weight: float = Field(0.5, gt=0, lt=1)
 
 
 class MoveObservation(Observation):
     board: list[list[int]] = Field(default_factory=list)
-    last: Optional[Move] = None
+    last: Move | None = None
 
 
 class MoveEnv(Environment[MoveAction, MoveObservation, State]):
@@ -166,14 +168,18 @@ class MoveEnv(Environment[MoveAction, MoveObservation, State]):
         super().__init__()
         self._state = State(episode_id=None, step_count=0)
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, **kwargs: Any) -> MoveObservation:
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> MoveObservation:
         self._state = State(episode_id=episode_id or "move", step_count=0)
         return MoveObservation(board=[[0] * 3 for _ in range(3)])
 
-    def step(self, action: MoveAction, timeout_s: Optional[float] = None, **kwargs: Any) -> MoveObservation:
+    def step(self, action: MoveAction, timeout_s: float | None = None, **kwargs: Any) -> MoveObservation:
         self._state.step_count += 1
-        return MoveObservation(board=[[len(action.move.squares)] * 3 for _ in range(3)], last=action.move,
-                               done=True, reward=1 if action.move.piece == "rook" else 0)
+        return MoveObservation(
+            board=[[len(action.move.squares)] * 3 for _ in range(3)],
+            last=action.move,
+            done=True,
+            reward=1 if action.move.piece == "rook" else 0,
+        )
 
     @property
     def state(self) -> State:
@@ -207,8 +213,13 @@ def production_quiz_app():
 QUIZ_OPTIONS: dict[str, Any] = {
     "reset": {"task_id": "t1", "seed": 7},
     "contrast_task_id": "t2",
-    "actions": [{"answer": "paris"}, {"answer": ""}, {"answer": "x", "bogus": 1}, {"confidence": 3},
-                {"answer": "x", "confidence": 101}],
+    "actions": [
+        {"answer": "paris"},
+        {"answer": ""},
+        {"answer": "x", "bogus": 1},
+        {"confidence": 3},
+        {"answer": "x", "confidence": 101},
+    ],
     "expected_reward": 1.0,
     "crash_action": {"answer": CRASH_ANSWER},
     "timeout": 5.0,
@@ -223,10 +234,23 @@ SEED_OPTIONS: dict[str, Any] = {
     "timeout": 5.0,
     "latency_rounds": 5,
 }
-ECHO_OPTIONS: dict[str, Any] = {"group_size": 1, "actions": [{"text": "hello"}, {"text": 5}],
-                                "expected_reward": 1.0, "timeout": 5.0, "latency_rounds": 5}
+ECHO_OPTIONS: dict[str, Any] = {
+    "group_size": 1,
+    "actions": [{"text": "hello"}, {"text": 5}],
+    "expected_reward": 1.0,
+    "timeout": 5.0,
+    "latency_rounds": 5,
+}
 # No actions listed: the suite generates a valid one and invalid variants from the nested schema.
 MOVE_OPTIONS: dict[str, Any] = {"timeout": 5.0, "latency_rounds": 5}
-WALK_OPTIONS: dict[str, Any] = {"reset": {"task_id": "near"}, "contrast_task_id": "far", "group_size": 3,
-                                "max_steps": 8, "unscored_steps": False, "timeout": 5.0, "latency_rounds": 5,
-                                "actions": [{"direction": "right"}, {"direction": "up"}], "expected_reward": 1.0}
+WALK_OPTIONS: dict[str, Any] = {
+    "reset": {"task_id": "near"},
+    "contrast_task_id": "far",
+    "group_size": 3,
+    "max_steps": 8,
+    "unscored_steps": False,
+    "timeout": 5.0,
+    "latency_rounds": 5,
+    "actions": [{"direction": "right"}, {"direction": "up"}],
+    "expected_reward": 1.0,
+}

@@ -19,8 +19,9 @@ def serve_in_thread(app, ready_path: str = "/openapi.json") -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="critical", lifespan="off", timeout_graceful_shutdown=1,
-                            ws_max_size=16 * 1024 * 1024)
+    config = uvicorn.Config(
+        app, log_level="critical", lifespan="off", timeout_graceful_shutdown=1, ws_max_size=16 * 1024 * 1024
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

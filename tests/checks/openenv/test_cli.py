@@ -18,9 +18,23 @@ def run_cli(url: str, options: dict, tmp_path: Path) -> subprocess.CompletedProc
     options_file = tmp_path / "options.json"
     options_file.write_text(json.dumps(options))
     return subprocess.run(
-        [sys.executable, "-m", "app.cli", "check", "openenv", url, "--options-file", str(options_file),
-         "--quiet", "--junit", str(tmp_path / "junit.xml")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "check",
+            "openenv",
+            url,
+            "--options-file",
+            str(options_file),
+            "--quiet",
+            "--junit",
+            str(tmp_path / "junit.xml"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from checks.openenv.judging import (
-    code_problem, envelope_problem, error_problem, reward_problem, signature, state_problem, unprompted_problem,
+    code_problem,
+    envelope_problem,
+    error_problem,
+    reward_problem,
+    signature,
+    state_problem,
+    unprompted_problem,
 )
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.schemas import UNEXPECTED_KEY, invalid_actions, is_valid, schema_errors, valid_action
@@ -25,19 +31,22 @@ ACTION = {
 }
 
 
-@pytest.mark.parametrize("value, valid", [
-    ({"answer": "x", "mode": "fast"}, True),
-    ({"answer": "x", "mode": "fast", "confidence": 100, "note": None}, True),
-    ({"answer": "x", "mode": "fast", "confidence": 5.0}, True),  # 5.0 is an integer in JSON
-    ({"answer": "", "mode": "fast"}, False),
-    ({"answer": "x", "mode": "medium"}, False),
-    ({"answer": "x", "mode": "fast", "confidence": 101}, False),
-    ({"answer": "x", "mode": "fast", "confidence": True}, False),
-    ({"answer": "x", "mode": "fast", "note": 3}, False),
-    ({"answer": "x", "mode": "fast", "extra": 1}, False),
-    ({"mode": "fast"}, False),
-    (["answer"], False),
-])
+@pytest.mark.parametrize(
+    "value, valid",
+    [
+        ({"answer": "x", "mode": "fast"}, True),
+        ({"answer": "x", "mode": "fast", "confidence": 100, "note": None}, True),
+        ({"answer": "x", "mode": "fast", "confidence": 5.0}, True),  # 5.0 is an integer in JSON
+        ({"answer": "", "mode": "fast"}, False),
+        ({"answer": "x", "mode": "medium"}, False),
+        ({"answer": "x", "mode": "fast", "confidence": 101}, False),
+        ({"answer": "x", "mode": "fast", "confidence": True}, False),
+        ({"answer": "x", "mode": "fast", "note": 3}, False),
+        ({"answer": "x", "mode": "fast", "extra": 1}, False),
+        ({"mode": "fast"}, False),
+        (["answer"], False),
+    ],
+)
 def test_schema_subset_validates_what_pydantic_emits(value, valid):
     assert is_valid(value, ACTION) is valid, schema_errors(value, ACTION)
 
@@ -51,8 +60,13 @@ def test_generated_action_is_valid_and_each_variant_breaks_the_schema():
     base = valid_action(ACTION)
     assert base == {"answer": "a", "mode": "fast"}
     variants = dict(invalid_actions(ACTION, base))
-    assert set(variants) == {"missing required 'answer'", "wrong type for 'answer'", "bound broken for 'answer'",
-                             "unexpected key", "step data not an object"}
+    assert set(variants) == {
+        "missing required 'answer'",
+        "wrong type for 'answer'",
+        "bound broken for 'answer'",
+        "unexpected key",
+        "step data not an object",
+    }
     assert variants["unexpected key"] == {**base, UNEXPECTED_KEY: 1}
     assert not any(is_valid(action, ACTION) for action in variants.values())
 
@@ -91,8 +105,9 @@ def test_reward_judgement():
 def test_error_and_state_judgements():
     refused = frame({"type": "error", "data": {"code": "VALIDATION_ERROR", "message": "Invalid message", "errors": []}})
     assert error_problem(refused, "VALIDATION_ERROR", needs_errors_list=True) is None
-    assert "not VALIDATION_ERROR" in error_problem(frame({"type": "error", "data": {"code": "X", "message": ""}}),
-                                                   "VALIDATION_ERROR")
+    assert "not VALIDATION_ERROR" in error_problem(
+        frame({"type": "error", "data": {"code": "X", "message": ""}}), "VALIDATION_ERROR"
+    )
     assert "seven" in code_problem(frame({"type": "error", "data": {"code": "INVALID_ACTION", "message": "m"}}))
     assert state_problem(frame({"type": "state", "data": {"step_count": 0}})) is None
     assert state_problem(frame({"type": "state", "data": {"step_count": -1}})) is not None

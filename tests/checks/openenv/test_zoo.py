@@ -15,13 +15,14 @@ import pytest
 
 import tests.zoo
 from checks.core import Verdict
-from tests.checks.openenv.helpers import check, verdict_of, verdicts
 from tests.checks.openenv.envs import QUIZ_OPTIONS
+from tests.checks.openenv.helpers import check, verdict_of, verdicts
 from tests.checks.openenv.serving import serve_in_thread, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[3]
 ZOO = sorted(
-    name for _, name, _ in pkgutil.iter_modules(tests.zoo.__path__)
+    name
+    for _, name, _ in pkgutil.iter_modules(tests.zoo.__path__)
     if name.startswith("openenv_") and name != "openenv_handmade"
 )
 
@@ -33,8 +34,14 @@ def test_the_zoo_has_at_least_twelve_broken_servers():
 @contextlib.contextmanager
 def serve_process(module: str) -> Iterator[str]:
     """Run a zoo module as its own process (it may exit on hostile input); it prints its port."""
-    process = subprocess.Popen([sys.executable, "-m", f"tests.zoo.{module}"], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    process = subprocess.Popen(
+        [sys.executable, "-m", f"tests.zoo.{module}"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         port = int(process.stdout.readline().strip())
         url = f"http://127.0.0.1:{port}"

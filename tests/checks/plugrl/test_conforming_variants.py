@@ -34,13 +34,26 @@ from tests.zoo.plugrl_variants import (
 
 VARIANT_OPTIONS: dict[str, Any] = {"timeout": 2.0, "patience": 0.3}
 REUSE_CLAUSES = (
-    C.REUSE_OFFERED, C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_AFTER_TERMINAL, C.REUSE_UNKNOWN_ENV,
-    C.REUSE_CONNECTION_SCOPED, C.REUSE_MALFORMED, C.REUSE_ROWS,
+    C.REUSE_OFFERED,
+    C.REUSE_ANSWERED,
+    C.REUSE_ALL_ROWS,
+    C.REUSE_AFTER_TERMINAL,
+    C.REUSE_UNKNOWN_ENV,
+    C.REUSE_CONNECTION_SCOPED,
+    C.REUSE_MALFORMED,
+    C.REUSE_ROWS,
 )
 # Decided on every answered infer, so a full run must have passed each of them.
 ACTION_CLAUSES = (
-    C.SPEAKS_FIRST, C.ANSWERED_WITH_ACTION, C.TIME_MAJOR, C.ENV_IDS_FORM, C.ENV_IDS_ORDER, C.ACTION_NUMERIC,
-    C.SAME_DTYPE, C.SAME_SHAPE, C.ROWS_FOLLOW_ENVS,
+    C.SPEAKS_FIRST,
+    C.ANSWERED_WITH_ACTION,
+    C.TIME_MAJOR,
+    C.ENV_IDS_FORM,
+    C.ENV_IDS_ORDER,
+    C.ACTION_NUMERIC,
+    C.SAME_DTYPE,
+    C.SAME_SHAPE,
+    C.ROWS_FOLLOW_ENVS,
 )
 STOP_AFTER = 100  # feedbacks: more than the default phases send, far fewer than max_exchanges
 
@@ -86,8 +99,10 @@ class RandomPolicyServer(ZooServer):
     """A sampling policy: the same observation gets a different chunk each time, which SPEC allows."""
 
     def action(self, connection, env_ids):
-        return np.random.default_rng().uniform(-1, 1, (self.horizon, len(env_ids), self.action_dim)).astype(
-            self.action_dtype
+        return (
+            np.random.default_rng()
+            .uniform(-1, 1, (self.horizon, len(env_ids), self.action_dim))
+            .astype(self.action_dtype)
         )
 
 
@@ -129,8 +144,11 @@ async def test_a_policy_that_takes_most_of_each_deadline_still_passes_the_exchan
     """Every step is on time, so the phase as a whole must be too: no `error` for overrunning it."""
     async with running(ZooServer, policy_delay=SLOW_POLICY, batching=True) as server:
         report = await run_suite(SUITE, server.url, {"timeout": 1.0}, phases=["exchange"])
-    wrong = [f"{r.clause_id} {r.verdict}: {r.actual}" for r in report.results.values()
-             if r.phase == "exchange" and r.verdict is not Verdict.PASS]
+    wrong = [
+        f"{r.clause_id} {r.verdict}: {r.actual}"
+        for r in report.results.values()
+        if r.phase == "exchange" and r.verdict is not Verdict.PASS
+    ]
     assert not wrong, "\n".join(wrong)
     assert report.results[("exchange", C.LARGE_FRAME)].verdict is Verdict.PASS
 

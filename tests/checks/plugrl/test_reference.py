@@ -20,8 +20,13 @@ from .conftest import free_port
 
 DEFAULT_PHASES = [p.name for p in SUITE.phases if p.default]
 REUSE_CLAUSES = [
-    C.REUSE_ANSWERED, C.REUSE_ALL_ROWS, C.REUSE_CONNECTION_SCOPED, C.REUSE_UNKNOWN_ENV, C.REUSE_AFTER_TERMINAL,
-    C.REUSE_MALFORMED, C.REUSE_ROWS,
+    C.REUSE_ANSWERED,
+    C.REUSE_ALL_ROWS,
+    C.REUSE_CONNECTION_SCOPED,
+    C.REUSE_UNKNOWN_ENV,
+    C.REUSE_AFTER_TERMINAL,
+    C.REUSE_MALFORMED,
+    C.REUSE_ROWS,
 ]
 
 
@@ -145,7 +150,10 @@ def reference_server_process(*flags: str) -> Iterator[str]:
     port = free_port()
     server = subprocess.Popen(
         [*RLCONFORM, "reference-server", "plugrl", "--port", str(port), *flags],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=CLI_ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=CLI_ENV,
     )
     try:
         assert server.stdout is not None
@@ -162,23 +170,35 @@ def reference_server_process(*flags: str) -> Iterator[str]:
 
 
 def rlconform_check(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    check = subprocess.run([*RLCONFORM, "check", "plugrl-server", *args],
-                           capture_output=True, text=True, timeout=timeout, env=CLI_ENV)
+    check = subprocess.run(
+        [*RLCONFORM, "check", "plugrl-server", *args], capture_output=True, text=True, timeout=timeout, env=CLI_ENV
+    )
     assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
     return check
 
 
 def test_cli_until_stop_exits_0_against_the_reference_server_subprocess(tmp_path):
     with reference_server_process("--stop-after", "200") as url:
-        check = rlconform_check(url, "--until-stop", "--timeout", "5", "--option", "patience=0.3",
-                                "--json", str(tmp_path / "report.json"), timeout=120)
+        check = rlconform_check(
+            url,
+            "--until-stop",
+            "--timeout",
+            "5",
+            "--option",
+            "patience=0.3",
+            "--json",
+            str(tmp_path / "report.json"),
+            timeout=120,
+        )
         assert "plugrl.7.1.stop-close" in check.stdout
 
 
 def test_reference_cli_rejects_bad_flags():
     result = subprocess.run(
         [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--horizon", "0"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2 and "--horizon" in result.stderr
 
@@ -238,8 +258,9 @@ def test_the_waiting_phases_get_their_waits_on_top_of_their_deadlines():
 
 def test_cli_checks_the_feedback_timeout_of_a_reference_server_subprocess():
     with reference_server_process("--feedback-timeout", "2") as url:
-        check = rlconform_check(url, "--phase", "feedback-timeout", "--option", "feedback_timeout=2",
-                                "--timeout", "2", timeout=60)
+        check = rlconform_check(
+            url, "--phase", "feedback-timeout", "--option", "feedback_timeout=2", "--timeout", "2", timeout=60
+        )
     lines = check.stdout.splitlines()
     for clause in FEEDBACK_TIMEOUT_CLAUSES:
         assert any(line.split()[:2] == ["ok", clause] for line in lines), check.stdout
@@ -248,6 +269,8 @@ def test_cli_checks_the_feedback_timeout_of_a_reference_server_subprocess():
 def test_reference_cli_rejects_a_bad_feedback_timeout():
     result = subprocess.run(
         [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--feedback-timeout", "0"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2 and "--feedback-timeout" in result.stderr

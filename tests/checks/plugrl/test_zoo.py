@@ -108,8 +108,17 @@ async def test_cli_exits_1_and_names_the_clause(name: str):
     entry = ZOO[name]
     async with running(entry.factory, **entry.server_options) as server:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "app.cli", "check", "plugrl-server", server.url, *CLI_CASES[name],
-            "--timeout", str(ZOO_OPTIONS["timeout"]), "--option", f"patience={ZOO_OPTIONS['patience']}",
+            sys.executable,
+            "-m",
+            "app.cli",
+            "check",
+            "plugrl-server",
+            server.url,
+            *CLI_CASES[name],
+            "--timeout",
+            str(ZOO_OPTIONS["timeout"]),
+            "--option",
+            f"patience={ZOO_OPTIONS['patience']}",
             "--quiet",
             cwd=REPO_ROOT,
             stdout=asyncio.subprocess.PIPE,

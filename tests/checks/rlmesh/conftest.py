@@ -24,7 +24,11 @@ class ServedEnv:
             env["RLMESH_TEST_STEP_DELAY"] = str(step_delay)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.zoo.rlmesh_envs", name, *flags],
-            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
         self.address = self._read_address()
 

@@ -37,9 +37,17 @@ async def test_cartpole_passes(cartpole):
     assert report.outcome() is Outcome.PASS
     # Every default phase decided its core clauses on this server.
     passed = verdicts(report, Verdict.PASS)
-    assert {"rlmesh.h1.compatible", "rlmesh.s2.episode-accounting", "rlmesh.s3.autoreset",
-            "rlmesh.s4.seeded-replay", "rlmesh.v3.bad-action-rejected", "rlmesh.e4.single-session",
-            "rlmesh.c1.close", "rlmesh.r1.render", "rlmesh.h2.configure-edition"} <= passed
+    assert {
+        "rlmesh.h1.compatible",
+        "rlmesh.s2.episode-accounting",
+        "rlmesh.s3.autoreset",
+        "rlmesh.s4.seeded-replay",
+        "rlmesh.v3.bad-action-rejected",
+        "rlmesh.e4.single-session",
+        "rlmesh.c1.close",
+        "rlmesh.r1.render",
+        "rlmesh.h2.configure-edition",
+    } <= passed
     # 0.1.0 divergences graded as warnings: surplus seeds accepted, step before reset not NOT_READY,
     # an out-of-range render lane a fatal INTERNAL.
     assert {"rlmesh.s5.seed-length", "rlmesh.r1.render-bad-lane"} <= verdicts(report, Verdict.WARN)
@@ -59,8 +67,12 @@ async def test_lane_server_fails_only_the_seed_broadcast_divergence(lanes):
     assert "lane 0: identical" in evidence.actual and "lane 1: differs - first [" in evidence.actual
     assert evidence.transcript_ids, "the failing clause must point at its transcript"
     # The lanes step concurrently, the subset step and partial reset work, order holds one at a time.
-    assert {"rlmesh.h4.capability-honest", "rlmesh.l1.subset-step", "rlmesh.l1.partial-reset",
-            "rlmesh.l2.lanes-overlap"} <= verdicts(report, Verdict.PASS)
+    assert {
+        "rlmesh.h4.capability-honest",
+        "rlmesh.l1.subset-step",
+        "rlmesh.l1.partial-reset",
+        "rlmesh.l2.lanes-overlap",
+    } <= verdicts(report, Verdict.PASS)
     # A 0.12 s step given a 30 ms deadline: 0.1.0 answers TIMEOUT (late, once the env returns), recoverably.
     timeout = result(report, "rlmesh.e3.timeout")
     assert timeout.verdict is Verdict.PASS and "TIMEOUT (recoverable)" in timeout.actual
@@ -74,9 +86,11 @@ async def test_vector_env_fails_only_the_render_divergence(vector):
     assert "INTERNAL (non-recoverable)" in render.actual and "the session ended" in render.actual
     # NEXT_STEP autoreset and a seed broadcast gymnasium expands to every lane are both honoured.
     assert {"rlmesh.s3.autoreset", "rlmesh.s4.seed-all-lanes", "rlmesh.s2.episode-accounting"} <= verdicts(
-        report, Verdict.PASS)
+        report, Verdict.PASS
+    )
     assert result(report, "rlmesh.h4.capability-honest").actual.endswith(
-        "'subset stepping (StepRequest.env_indices) is not supported by this environment'")
+        "'subset stepping (StepRequest.env_indices) is not supported by this environment'"
+    )
 
 
 async def test_composite_spaces_pass(serve_env):
@@ -86,8 +100,14 @@ async def test_composite_spaces_pass(serve_env):
     assert verdicts(report, Verdict.ERROR) == set()
     # The Dict observation (with Tuple, Text, MultiBinary and offset Discrete leaves) and the MultiDiscrete
     # action were decoded, sampled and judged, not skipped.
-    assert {"rlmesh.h1.spaces", "rlmesh.v2.obs-layout", "rlmesh.v2.obs-in-space", "rlmesh.s4.seeded-replay",
-            "rlmesh.v3.bad-action-rejected", "rlmesh.v3.state-unchanged"} <= verdicts(report, Verdict.PASS)
+    assert {
+        "rlmesh.h1.spaces",
+        "rlmesh.v2.obs-layout",
+        "rlmesh.v2.obs-in-space",
+        "rlmesh.s4.seeded-replay",
+        "rlmesh.v3.bad-action-rejected",
+        "rlmesh.v3.state-unchanged",
+    } <= verdicts(report, Verdict.PASS)
     assert "dict(count: Discrete(n=10, start=1)" in result(report, "rlmesh.h1.spaces").actual
 
 
@@ -112,8 +132,13 @@ def free_port() -> int:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(Path(sys.executable).with_name("rlconform")), "check", "rlmesh", *args, "--quiet"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(Path(sys.executable).with_name("rlconform")), "check", "rlmesh", *args, "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("peer, code", [("cartpole", 0), ("lanes", 1)])

@@ -29,8 +29,11 @@ async def test_handmade_server_without_faults_passes_everything():
         report = await run_suite(SUITE, address, OPTIONS, include_optional=True)
     finally:
         await server.stop(0)
-    bad = {r.clause_id: r.actual for r in report.results.values()
-           if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)}
+    bad = {
+        r.clause_id: r.actual
+        for r in report.results.values()
+        if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)
+    }
     assert bad == {}
     assert "rlmesh.l2.lanes-overlap" in clauses_with(report, Verdict.PASS)
 
@@ -66,11 +69,19 @@ async def test_legal_but_unusual_server_passes_everything(variant):
         report = await run_suite(SUITE, address, OPTIONS)
     finally:
         await server.stop(0)
-    bad = {r.clause_id: r.actual for r in report.results.values()
-           if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)}
+    bad = {
+        r.clause_id: r.actual
+        for r in report.results.values()
+        if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)
+    }
     assert bad == {}
-    assert {"rlmesh.s2.episode-accounting", "rlmesh.s3.autoreset", "rlmesh.v3.bad-action-rejected",
-            "rlmesh.l1.subset-step", "rlmesh.e3.timeout"} <= clauses_with(report, Verdict.PASS)
+    assert {
+        "rlmesh.s2.episode-accounting",
+        "rlmesh.s3.autoreset",
+        "rlmesh.v3.bad-action-rejected",
+        "rlmesh.l1.subset-step",
+        "rlmesh.e3.timeout",
+    } <= clauses_with(report, Verdict.PASS)
 
 
 async def test_replies_later_than_the_timeout_fail_within_the_deadlines():
@@ -117,8 +128,9 @@ async def test_broken_env_on_the_real_server_is_flagged(name, serve_env):
     expected, consequences = SERVED_ZOO[name]
     served = serve_env(name, step_delay=0)
     report = await run_suite(SUITE, served.address, OPTIONS)
-    flagged = next(r for r in report.results.values() if r.clause_id == expected
-                   and r.verdict in (Verdict.FAIL, Verdict.WARN))
+    flagged = next(
+        r for r in report.results.values() if r.clause_id == expected and r.verdict in (Verdict.FAIL, Verdict.WARN)
+    )
     assert flagged.verdict is (Verdict.FAIL if SUITE.catalogue[expected].level == "MUST" else Verdict.WARN)
     assert flagged.actual and flagged.transcript_ids
     assert clauses_with(report, Verdict.FAIL) - {expected} <= consequences
