@@ -459,8 +459,12 @@ class Suite:
         raise KeyError(name)
 
     def select(self, names: Sequence[str] | None = None, include_optional: bool = False) -> list[Phase]:
-        """The phases to run, in suite order; unknown names raise ValueError."""
+        """The phases to run, in suite order; unknown names raise ValueError.
+
+        Phase names are hyphenated; `render_close` is read as `render-close`.
+        """
         if names:
+            names = [name.replace("_", "-") for name in names]
             known = {p.name for p in self.phases}
             unknown = [n for n in names if n not in known]
             if unknown:
