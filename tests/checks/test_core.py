@@ -14,6 +14,7 @@ from checks.core import (
     Outcome,
     Phase,
     PhaseContext,
+    PhaseStopped,
     Report,
     Suite,
     SuiteOptions,
@@ -32,6 +33,9 @@ catalogue.should("toy.1.quick", "The toy answers quickly.")
 catalogue.info("toy.1.latency", "How long the toy took.")
 catalogue.must("toy.2.hangs", "A phase that never ends is cut at its deadline.")
 catalogue.must("toy.3.opt", "An opt-in phase.")
+catalogue.must("toy.4.first", "The first stateful phase.")
+catalogue.must("toy.4.after-stop", "Decided only if the first phase goes on.")
+catalogue.must("toy.4.second", "The second phase sees what the first one learned.")
 
 
 class ToyOptions(SuiteOptions):
@@ -45,10 +49,10 @@ async def phase_answer(ctx: PhaseContext) -> None:
         raise TargetUnreachable("connection refused")
     transcript = ctx.report.transcript("toy connection")
     transcript.sent("binary", 3, "hello")
-    ctx.report.check(True, "toy.1.answers", "an answer", "an answer", evidence=transcript)
-    ctx.report.check(ctx.options.answer, "toy.1.answers", "an answer", "silence", evidence=transcript)
-    ctx.report.check(False, "toy.1.quick", "under 1 ms", "3 ms")
-    ctx.report.info("toy.1.latency", "3 ms")
+    ctx.report.check(True, "toy.1.answers", expected="an answer", actual="an answer", evidence=transcript)
+    ctx.report.check(ctx.options.answer, "toy.1.answers", expected="an answer", actual="silence", evidence=transcript)
+    ctx.report.check(False, "toy.1.quick", expected="under 1 ms", actual="3 ms")
+    ctx.report.info("toy.1.latency", actual="3 ms")
 
 
 async def phase_hang(ctx: PhaseContext) -> None:
@@ -59,6 +63,28 @@ async def phase_hang(ctx: PhaseContext) -> None:
 
 async def phase_opt(ctx: PhaseContext) -> None:
     ctx.report.passed("toy.3.opt")
+
+
+class ToyState:
+    def __init__(self) -> None:
+        self.phases_seen: list[str] = []
+
+
+async def phase_first(ctx: PhaseContext[SuiteOptions, ToyState]) -> None:
+    ctx.state.phases_seen.append("first")
+    transcript = ctx.report.transcript("the connection that stopped")
+    ctx.report.failed("toy.4.first", expected="an answer", actual="the connection closed", evidence=transcript)
+    raise PhaseStopped("the connection closed", transcript)
+
+
+async def phase_second(ctx: PhaseContext[SuiteOptions, ToyState]) -> None:
+    ctx.state.phases_seen.append("second")
+    ctx.report.check(
+        ctx.state.phases_seen == ["first", "second"],
+        "toy.4.second",
+        expected="state kept",
+        actual=str(ctx.state.phases_seen),
+    )
 
 
 TOY = Suite(
@@ -233,3 +259,46 @@ async def test_wire_client_records_a_handshake_redirect_instead_of_following_it(
     finally:
         redirector.close()
         target_of_redirect.close()
+
+
+STATEFUL = Suite(
+    kind="stateful",
+    title="Stateful toy",
+    url_schemes=("ws",),
+    options_model=SuiteOptions,
+    phases=(
+        Phase("first-phase", phase_first, ("toy.4.first", "toy.4.after-stop")),
+        Phase("second-phase", phase_second, ("toy.4.second",)),
+    ),
+    catalogue=catalogue,
+    new_state=ToyState,
+)
+
+
+async def test_phase_stopped_errors_the_undecided_clauses_with_its_reason_and_evidence():
+    report = await run_suite(STATEFUL, "ws://127.0.0.1:1")
+    first = report.results[("first-phase", "toy.4.first")]
+    stopped = report.results[("first-phase", "toy.4.after-stop")]
+    assert first.verdict is Verdict.FAIL
+    assert stopped.verdict is Verdict.ERROR
+    assert stopped.actual == "not exercised: the connection closed"
+    assert stopped.transcript_ids == first.transcript_ids == [1]
+    # a stopped phase does not stop the run, and the state outlives the phase
+    assert report.results[("second-phase", "toy.4.second")].verdict is Verdict.PASS
+
+
+async def test_each_run_gets_its_own_state():
+    for _ in range(2):
+        report = await run_suite(STATEFUL, "ws://127.0.0.1:1")
+        assert report.results[("second-phase", "toy.4.second")].verdict is Verdict.PASS
+
+
+def test_phase_names_accept_underscores_for_hyphens():
+    assert [p.name for p in STATEFUL.select(["second_phase"])] == ["second-phase"]
+    with pytest.raises(ValueError, match="unknown phase"):
+        STATEFUL.select(["third_phase"])
+
+
+def test_gate_failing_verdicts():
+    assert Gate.DEFAULT.failing() == {Verdict.FAIL}
+    assert Gate.STRICT.failing() == {Verdict.FAIL, Verdict.WARN}
