@@ -120,6 +120,7 @@ class Catalogue:
 
     def __init__(self) -> None:
         self._clauses: dict[str, Clause] = {}
+        self._aliases: dict[str, str] = {}
 
     def add(self, clause_id: str, level: Level | str, statement: str) -> Clause:
         if clause_id in self._clauses:
@@ -136,6 +137,26 @@ class Catalogue:
 
     def info(self, clause_id: str, statement: str) -> Clause:
         return self.add(clause_id, Level.INFO, statement)
+
+    def alias(self, old_id: str, new_id: str) -> None:
+        """Keep accepting `old_id` (a clause whose meaning changed) as the clause that now covers it."""
+        if old_id in self._clauses or old_id in self._aliases:
+            raise ValueError(f"{old_id} is already a clause or an alias")
+        if new_id not in self._clauses:
+            raise ValueError(f"alias {old_id} names unknown clause {new_id}")
+        self._aliases[old_id] = new_id
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        return dict(self._aliases)
+
+    def resolve(self, clause_id: str) -> str:
+        """The current id of `clause_id`: itself, or the clause an old id is an alias of."""
+        return self._aliases.get(clause_id, clause_id)
+
+    def knows(self, clause_id: str) -> bool:
+        """A current clause id or an alias of one."""
+        return clause_id in self._clauses or clause_id in self._aliases
 
     def __getitem__(self, clause_id: str) -> Clause:
         return self._clauses[clause_id]

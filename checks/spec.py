@@ -8,6 +8,7 @@ from pathlib import Path
 
 SPEC_PATH = Path(__file__).resolve().parent.parent / "SPEC.md"
 CLAUSE_LINE = re.compile(r"^- \*\*(MUST|SHOULD|INFO)\*\* `([^`]+)`: (.+)$")
+ALIAS_LINE = re.compile(r"^- alias `([^`]+)` → `([^`]+)`: (.+)$")
 
 
 @dataclass(frozen=True)
@@ -36,3 +37,20 @@ def parse_spec(text: str) -> dict[str, SpecClause]:
 
 def load_spec(path: Path = SPEC_PATH) -> dict[str, SpecClause]:
     return parse_spec(path.read_text(encoding="utf-8"))
+
+
+def parse_aliases(text: str) -> dict[str, str]:
+    """Old clause id -> the id of the clause that now covers it."""
+    aliases: dict[str, str] = {}
+    for line in text.splitlines():
+        match = ALIAS_LINE.match(line.strip())
+        if match:
+            old, new, _ = match.groups()
+            if old in aliases:
+                raise ValueError(f"SPEC.md aliases {old} twice")
+            aliases[old] = new
+    return aliases
+
+
+def load_aliases(path: Path = SPEC_PATH) -> dict[str, str]:
+    return parse_aliases(path.read_text(encoding="utf-8"))

@@ -2,8 +2,9 @@
 
 import pytest
 
+from checks.core import Catalogue
 from checks.registry import KINDS, get_suite
-from checks.spec import load_spec
+from checks.spec import load_aliases, load_spec, parse_aliases
 
 
 @pytest.fixture(scope="module")
@@ -32,3 +33,20 @@ def test_every_phase_clause_is_catalogued(kind):
 def test_spec_has_no_clause_that_no_suite_reports(spec):
     reported = {clause.id for kind in KINDS for clause in get_suite(kind).catalogue}
     assert set(spec) - reported == set()
+
+
+def test_aliases_in_spec_match_the_catalogues():
+    declared = {old: new for kind in KINDS for old, new in get_suite(kind).catalogue.aliases.items()}
+    assert load_aliases() == declared
+
+
+def test_alias_lines_parse_and_resolve():
+    text = "- alias `toy.1.old` → `toy.1.new`: the clause was split\n- **MUST** `toy.1.new`: New."
+    assert parse_aliases(text) == {"toy.1.old": "toy.1.new"}
+    catalogue = Catalogue()
+    catalogue.must("toy.1.new", "New.")
+    catalogue.alias("toy.1.old", "toy.1.new")
+    assert catalogue.resolve("toy.1.old") == "toy.1.new"
+    assert catalogue.knows("toy.1.old") and "toy.1.old" not in catalogue
+    with pytest.raises(ValueError):
+        catalogue.alias("toy.1.other", "toy.1.missing")
