@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.core import PhaseContext, Transcript
+from checks.core import Transcript, summarize
 from checks.openenv.judging import is_done, reward_of, signature
+from checks.openenv.options import Ctx
 from checks.openenv.session import JsonSession, Reply, open_session, settle_all
 
 SLOT_GRACE_TRIES = 6
@@ -73,9 +74,7 @@ async def play(session: JsonSession, reset: dict[str, Any], actions: Sequence[An
     return run
 
 
-async def play_alone(
-    ctx: PhaseContext, label: str, reset: dict[str, Any], actions: Sequence[Any], max_steps: int
-) -> EpisodeRun:
+async def play_alone(ctx: Ctx, label: str, reset: dict[str, Any], actions: Sequence[Any], max_steps: int) -> EpisodeRun:
     session = await open_session(ctx, label)
     try:
         return await play(session, reset, actions, max_steps)
@@ -84,7 +83,7 @@ async def play_alone(
 
 
 async def play_group(
-    ctx: PhaseContext, label: str, resets: Sequence[dict[str, Any]], scripts: Sequence[Sequence[Any]], max_steps: int
+    ctx: Ctx, label: str, resets: Sequence[dict[str, Any]], scripts: Sequence[Sequence[Any]], max_steps: int
 ) -> list[EpisodeRun]:
     """All sessions open together; each round sends one message to every live session, then reads them all.
 
@@ -95,17 +94,17 @@ async def play_group(
     try:
         for index in range(len(resets)):
             sessions.append(await open_session(ctx, f"{label} session {index + 1}"))
-        resets_sent = await settle_all(*(s.reset(r) for s, r in zip(sessions, resets)))
-        runs = [EpisodeRun(s.transcript, reply) for s, reply in zip(sessions, resets_sent)]
+        resets_sent = await settle_all(*(s.reset(r) for s, r in zip(sessions, resets, strict=True)))
+        runs = [EpisodeRun(s.transcript, reply) for s, reply in zip(sessions, resets_sent, strict=True)]
         for round_index in range(max_steps):
             live = [i for i, run in enumerate(runs) if _continues(run, scripts[i])]
             if not live:
                 break
             replies = await settle_all(*(sessions[i].step(scripts[i][round_index % len(scripts[i])]) for i in live))
-            for i, reply in zip(live, replies):
+            for i, reply in zip(live, replies, strict=True):
                 runs[i].steps.append(reply)
         states = await settle_all(*(s.state() for s in sessions))
-        for run, state in zip(runs, states):
+        for run, state in zip(runs, states, strict=True):
             run.state = state
         return runs
     finally:
@@ -119,7 +118,7 @@ def _continues(run: EpisodeRun, script: Sequence[Any]) -> bool:
 
 
 async def session_with_grace(
-    ctx: PhaseContext, label: str, reset: dict[str, Any]
+    ctx: Ctx, label: str, reset: dict[str, Any]
 ) -> tuple[JsonSession | None, Reply, list[Transcript]]:
     """A session whose reset succeeded, retrying briefly: a server frees a dropped slot asynchronously."""
     evidence: list[Transcript] = []
@@ -133,3 +132,15 @@ async def session_with_grace(
         await ws.close()
         await asyncio.sleep(SLOT_GRACE_PAUSE)
     return None, reply, evidence
+
+
+def difference(a: EpisodeRun, b: EpisodeRun, with_state: bool = False) -> str:
+    """The first way two runs differ, for people; "identical" when they do not."""
+    for index, (x, y) in enumerate(zip(a.frames(), b.frames(), strict=False)):
+        if x != y:
+            return f"frame {index + 1} differs: {summarize(x, 150)} vs {summarize(y, 150)}"
+    if len(a.frames()) != len(b.frames()):
+        return f"{len(a.frames())} vs {len(b.frames())} frames"
+    if with_state and a.state_summary() != b.state_summary():
+        return f"state (episode_id, step_count) {a.state_summary()} vs {b.state_summary()}"
+    return "identical"

@@ -1,38 +1,15 @@
-"""What one run has learned about its target, shared between phases.
-
-Each phase can still run alone: a fact that is not known yet is fetched by
-the phase that needs it, with its own transcript.
-"""
+"""Fetching the facts a phase needs when no earlier phase of the run learned them, and the action plan."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
-from checks.core import PhaseContext, Report
 from checks.openenv.http_probe import HttpProbe
-from checks.openenv.options import OpenEnvOptions
+from checks.openenv.options import Ctx, OpenEnvOptions
 from checks.openenv.schemas import invalid_actions, is_valid, valid_action
 
 SCHEMA_KEYS = ("action", "observation", "state")
-
-
-@dataclass
-class Facts:
-    schema: dict[str, Any] | None = None
-    schema_fetched: bool = False
-    openapi_paths: set[str] | None = None
-    openapi_fetched: bool = False
-    capacity: int | None = None  # sessions accepted at once when a limit was found
-    greets: bool = False  # every new /ws session gets a frame before it sends anything
-
-
-_FACTS: WeakKeyDictionary[Report, Facts] = WeakKeyDictionary()
-
-
-def facts(ctx: PhaseContext) -> Facts:
-    return _FACTS.setdefault(ctx.report, Facts())
 
 
 def usable_schema(body: Any) -> dict[str, Any] | None:
@@ -41,8 +18,8 @@ def usable_schema(body: Any) -> dict[str, Any] | None:
     return None
 
 
-async def load_schema(ctx: PhaseContext) -> dict[str, Any] | None:
-    known = facts(ctx)
+async def load_schema(ctx: Ctx) -> dict[str, Any] | None:
+    known = ctx.state
     if not known.schema_fetched:
         async with HttpProbe(ctx.url, ctx.report.transcript("GET /schema"), ctx.timeout) as http:
             reply = await http.get("/schema")
@@ -51,8 +28,8 @@ async def load_schema(ctx: PhaseContext) -> dict[str, Any] | None:
     return known.schema
 
 
-async def load_openapi_paths(ctx: PhaseContext) -> set[str] | None:
-    known = facts(ctx)
+async def load_openapi_paths(ctx: Ctx) -> set[str] | None:
+    known = ctx.state
     if not known.openapi_fetched:
         async with HttpProbe(ctx.url, ctx.report.transcript("GET /openapi.json"), ctx.timeout) as http:
             reply = await http.get("/openapi.json")

@@ -138,34 +138,45 @@ def judge_observation(
     if not report.check(
         problem is None,
         "openenv.ws.envelope",
-        f"an observation frame answering {what}",
-        problem or summarize(reply.message, 200),
-        evidence,
+        expected=f"an observation frame answering {what}",
+        actual=problem or summarize(reply.message, 200),
+        evidence=evidence,
     ):
         return False
     reward = reward_of(reply)
     report.check(
         reward_problem(reward, on_reset, options) is None,
         "openenv.ws.reward",
-        "a finite numeric reward" + (" or null" if on_reset else ""),
-        reward_problem(reward, on_reset, options) or f"reward {reward!r} on {what}",
-        evidence,
+        expected="a finite numeric reward" + (" or null" if on_reset else ""),
+        actual=reward_problem(reward, on_reset, options) or f"reward {reward!r} on {what}",
+        evidence=evidence,
     )
     if not on_reset:
         report.check(
             range_problem(reward, options) is None,
             "openenv.ws.reward-range",
-            f"reward within {list(options.reward_range)}",
-            range_problem(reward, options) or f"reward {reward!r}",
-            evidence,
+            expected=f"reward within {list(options.reward_range)}",
+            actual=range_problem(reward, options) or f"reward {reward!r}",
+            evidence=evidence,
         )
     if schema is not None:
         problem = observation_schema_problem(reply, schema)
         report.check(
             problem is None,
             "openenv.schema.observation-valid",
-            "the observation validates against /schema.observation",
-            problem or "validates",
-            evidence,
+            expected="the observation validates against /schema.observation",
+            actual=problem or "validates",
+            evidence=evidence,
         )
     return True
+
+
+def judge_error_code(report: Report, reply: Reply, evidence: Transcript) -> None:
+    """Decide openenv.errors.codes on a reply that should be an error frame."""
+    report.check(
+        code_problem(reply) is None,
+        "openenv.errors.codes",
+        expected="a known error code and a message",
+        actual=code_problem(reply) or reply.describe(),
+        evidence=evidence,
+    )

@@ -1,8 +1,9 @@
-"""What a target tells the OpenEnv suite about itself."""
+"""What a target tells the OpenEnv suite about itself, and what one run learns about it."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any
 
 import pydantic
 from pydantic import Field
@@ -55,5 +56,20 @@ class OpenEnvOptions(SuiteOptions):
         return value
 
 
-def options_of(ctx: PhaseContext) -> OpenEnvOptions:
-    return cast(OpenEnvOptions, ctx.options)
+@dataclass
+class Facts:
+    """What one run has learned about its target, shared between its phases.
+
+    Each phase can still run alone: a fact not known yet is fetched by the
+    phase that needs it, with its own transcript (see checks.openenv.facts).
+    """
+
+    schema: dict[str, Any] | None = None
+    schema_fetched: bool = False
+    openapi_paths: set[str] | None = None
+    openapi_fetched: bool = False
+    capacity: int | None = None  # sessions accepted at once when a limit was found
+    greets: bool = False  # every new /ws session gets a frame before it sends anything
+
+
+Ctx = PhaseContext[OpenEnvOptions, Facts]

@@ -10,13 +10,36 @@ The schema comes from the target: recursion and error lists are bounded.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeGuard
 
 MAX_DEPTH = 32
 MAX_ERRORS = 20
 UNEXPECTED_KEY = "rlconform_unexpected_key"
 
-_TYPE_TESTS = {
+Fail = Callable[[str], None]
+
+
+def _is_number(value: Any) -> TypeGuard[float]:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+def _dict_at(node: dict[str, Any], key: str) -> dict[str, Any]:
+    value = node.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _list_at(node: dict[str, Any], key: str) -> list[Any]:
+    value = node.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _int_at(node: dict[str, Any], key: str, default: int) -> int:
+    value = node.get(key)
+    return value if isinstance(value, int) else default
+
+
+_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
@@ -26,7 +49,7 @@ _TYPE_TESTS = {
         not isinstance(v, bool)
         and (isinstance(v, int) or (isinstance(v, float) and math.isfinite(v) and v.is_integer()))
     ),
-    "number": lambda v: not isinstance(v, bool) and isinstance(v, (int, float)),
+    "number": _is_number,
 }
 
 
@@ -98,7 +121,7 @@ def _check(value: Any, schema: Any, root: Any, path: str, errors: list[str], dep
         _bounds(len(value), schema, "minLength", "maxLength", "length", fail)
     elif isinstance(value, list):
         _bounds(len(value), schema, "minItems", "maxItems", "item count", fail)
-        prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+        prefix = _list_at(schema, "prefixItems")
         for index, item in enumerate(value[:1000]):
             item_schema = prefix[index] if index < len(prefix) else schema.get("items", True)
             _check(item, item_schema, root, f"{path}[{index}]", errors, depth + 1)
@@ -114,9 +137,11 @@ def schema_errors_at(value: Any, schema: Any, root: Any, depth: int) -> list[str
     return errors
 
 
-def _check_object(value: dict, schema: dict, root: Any, path: str, errors: list[str], depth: int, fail) -> None:
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+def _check_object(
+    value: dict[str, Any], schema: dict[str, Any], root: Any, path: str, errors: list[str], depth: int, fail: Fail
+) -> None:
+    properties = _dict_at(schema, "properties")
+    required = _list_at(schema, "required")
     for name in required:
         if name not in value:
             fail(f"missing required {name!r}")
@@ -130,17 +155,17 @@ def _check_object(value: dict, schema: dict, root: Any, path: str, errors: list[
             _check(item, additional, root, f"{path}.{key}", errors, depth + 1)
 
 
-def _bounds(size: int, schema: dict, low: str, high: str, what: str, fail) -> None:
+def _bounds(size: int, schema: dict[str, Any], low: str, high: str, what: str, fail: Fail) -> None:
     if isinstance(schema.get(low), int) and size < schema[low]:
         fail(f"{what} {size} below {low} {schema[low]}")
     if isinstance(schema.get(high), int) and size > schema[high]:
         fail(f"{what} {size} above {high} {schema[high]}")
 
 
-def _numeric(value: float, schema: dict, fail) -> None:
+def _numeric(value: float, schema: dict[str, Any], fail: Fail) -> None:
     def bound(name: str) -> float | None:
         b = schema.get(name)
-        return b if _TYPE_TESTS["number"](b) else None
+        return b if _is_number(b) else None
 
     if (b := bound("minimum")) is not None and value < b:
         fail(f"{value} below minimum {b}")
@@ -158,8 +183,8 @@ def _numeric(value: float, schema: dict, fail) -> None:
 def _same(a: Any, b: Any) -> bool:
     """JSON equality: 1 == 1.0 but True != 1."""
     if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return a == b
+        return type(a) is type(b) and bool(a == b)
+    return bool(a == b)
 
 
 # ---------------------------------------------------------------- generating actions
@@ -191,22 +216,22 @@ def example_value(schema: Any, root: Any, depth: int = 0) -> Any:
     kind = schema.get("type")
     kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
     if kind == "object" or (kind is None and "properties" in schema):
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        properties = _dict_at(schema, "properties")
+        required = _list_at(schema, "required")
         return {name: example_value(properties.get(name, {}), root, depth + 1) for name in required}
     if kind == "array":
-        count = schema.get("minItems") if isinstance(schema.get("minItems"), int) else 0
+        count = _int_at(schema, "minItems", 0)
         return [example_value(schema.get("items", {}), root, depth + 1) for _ in range(min(count, 8))]
     if kind == "string":
-        length = schema.get("minLength") if isinstance(schema.get("minLength"), int) else 1
+        length = _int_at(schema, "minLength", 1)
         return "a" * max(1, min(length, 64))
     if kind in ("integer", "number"):
         low = schema.get("minimum", schema.get("exclusiveMinimum"))
         high = schema.get("maximum", schema.get("exclusiveMaximum"))
         value: float = 0
-        if _TYPE_TESTS["number"](low):
+        if _is_number(low):
             value = math.ceil(low) + (1 if "exclusiveMinimum" in schema and "minimum" not in schema else 0)
-        elif _TYPE_TESTS["number"](high) and high < 0:
+        elif _is_number(high) and high < 0:
             value = math.floor(high) - 1
         return int(value)
     if kind == "boolean":
@@ -238,9 +263,8 @@ def invalid_actions(schema: Any, base: dict[str, Any]) -> list[tuple[str, Any]]:
     """
     resolved = _resolve(schema, schema)
     resolved = resolved if isinstance(resolved, dict) else {}
-    properties = resolved.get("properties") if isinstance(resolved.get("properties"), dict) else {}
-    listed = resolved.get("required") if isinstance(resolved.get("required"), list) else []
-    required = [name for name in listed if isinstance(name, str)]
+    properties = _dict_at(resolved, "properties")
+    required = [name for name in _list_at(resolved, "required") if isinstance(name, str)]
     candidates: list[tuple[str, Any]] = []
     if required:
         candidates.append((f"missing required {required[0]!r}", {k: v for k, v in base.items() if k != required[0]}))
@@ -271,7 +295,7 @@ def _bound_violation(field: Any) -> Any:
     if isinstance(field.get("maxLength"), int):
         return "a" * (field["maxLength"] + 1)
     for name, step in (("minimum", -1), ("exclusiveMinimum", 0), ("maximum", 1), ("exclusiveMaximum", 0)):
-        if _TYPE_TESTS["number"](field.get(name)):
+        if _is_number(field.get(name)):
             value = field[name] + step
             return int(value) if field.get("type") == "integer" else value
     return None

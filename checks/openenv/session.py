@@ -4,8 +4,8 @@ A closed or undecodable reply is a `Reply` that says so, for the phase to judge
 like any other answer. A reply that does not come in time is different: the
 server may still send it, and then every later frame would be read as the reply
 to the wrong message. So the session judges `openenv.ws.reply-in-time` itself,
-and a missing reply ends it (`SessionLost`, which ends the phase too), unless
-the caller asked to judge that silence itself.
+and a missing reply ends it and stops the phase (`PhaseStopped`), unless the
+caller asked to judge that silence itself.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import asyncio
 import json
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
-from checks.core import PhaseContext, Report, Transcript, summarize, truncate
-from checks.openenv.facts import facts
-from checks.wire import Closed, NoReply, WireSocket, open_websocket
+from checks.core import NoReply, PhaseStopped, Report, Transcript, summarize, truncate
+from checks.openenv.options import Ctx
+from checks.wire import Closed, HandshakeFailed, WireSocket, open_websocket
 
 ERROR_CODES = frozenset(
     {
@@ -37,7 +37,6 @@ CLOSING_CODES = frozenset({"CAPACITY_REACHED", "FACTORY_ERROR", "SESSION_ERROR"}
 FRAME_CAP = 16 * 1024 * 1024
 # How long a session listens for a greeting before its first message (a greeting comes at once).
 QUIET_BEFORE = 0.3
-REPLY_IN_TIME = "openenv.ws.reply-in-time"
 T = TypeVar("T")
 
 
@@ -100,16 +99,6 @@ def decode_frame(data: bytes | str) -> Reply:
         return Reply(raw=data)
 
 
-class SessionLost(Exception):
-    """A message got no reply in time, so the session's frames can no longer be matched to its messages."""
-
-    def __init__(self, transcript: Transcript, asked: str, timeout: float) -> None:
-        super().__init__(f"{asked} got no reply within {timeout:g}s")
-        self.transcript = transcript
-        self.asked = asked
-        self.timeout = timeout
-
-
 class JsonSession:
     """One /ws connection speaking JSON text frames."""
 
@@ -117,11 +106,18 @@ class JsonSession:
         self.socket = socket
         self.report = report
         self.pending: list[Reply] = []  # frames read early and put back
-        self.lost: SessionLost | None = None  # set, and the socket closed, when a reply did not come in time
+        # Set, and the socket closed, when a reply did not come in time: "reset got no reply within 3s".
+        self.lost: str | None = None
 
     @property
-    def transcript(self):
+    def transcript(self) -> Transcript:
         return self.socket.transcript
+
+    def stop_lost(self) -> NoReturn:
+        """Stop the phase: this session's frames can no longer be matched to its messages."""
+        raise PhaseStopped(
+            f"the session lost its reply order after {self.lost} (see openenv.ws.reply-in-time)", self.transcript
+        )
 
     async def send(self, message: Any) -> str | None:
         """Send one JSON message; returns why it could not be sent, if so."""
@@ -151,33 +147,37 @@ class JsonSession:
     async def reply(self, asked: str, judge_silence: bool = False) -> Reply:
         """The reply to what was sent last; it must come within the step timeout.
 
-        Silence closes the session and raises SessionLost, after failing
-        openenv.ws.reply-in-time. With `judge_silence` the caller's own clause
+        Silence closes the session and stops the phase (PhaseStopped), after
+        failing openenv.ws.reply-in-time. With `judge_silence` the caller's own clause
         judges the silence instead: the session is still closed, and the Reply says why.
         """
         if self.pending:
             return self.pending.pop(0)
         if self.lost is not None:
-            raise self.lost
+            self.stop_lost()
         try:
             data = await self.socket.recv()
         except NoReply as exc:
-            self.lost = SessionLost(self.transcript, asked, exc.timeout)
+            timeout = exc.timeout if exc.timeout is not None else self.socket.timeout
+            self.lost = f"{asked} got no reply within {timeout:g}s"
             await self._close_lost()
             if judge_silence:
                 return Reply(failure=f"no reply: {exc}")
             self.report.failed(
-                REPLY_IN_TIME,
-                f"a reply to {asked} within {exc.timeout:g}s",
-                f"nothing arrived within {exc.timeout:g}s; the session was closed, since any "
+                "openenv.ws.reply-in-time",
+                expected=f"a reply to {asked} within {timeout:g}s",
+                actual=f"nothing arrived within {timeout:g}s; the session was closed, since any "
                 "later frame could be the late reply",
-                self.transcript,
+                evidence=self.transcript,
             )
-            raise self.lost from None
+            self.stop_lost()
         except Closed as exc:
             return Reply(failure=str(exc), closed=exc)
         self.report.passed(
-            REPLY_IN_TIME, f"a reply within {self.socket.timeout:g}s", f"{asked} answered in time", self.transcript
+            "openenv.ws.reply-in-time",
+            expected=f"a reply within {self.socket.timeout:g}s",
+            actual=f"{asked} answered in time",
+            evidence=self.transcript,
         )
         return decode_frame(data)
 
@@ -187,7 +187,7 @@ class JsonSession:
 
     async def request(self, message: dict[str, Any], judge_silence: bool = False) -> Reply:
         if self.lost is not None:
-            raise self.lost
+            self.stop_lost()
         # A target that closed after an unprompted frame (CAPACITY_REACHED) still has
         # that frame buffered, so read even when sending failed.
         await self.send(message)
@@ -205,7 +205,7 @@ class JsonSession:
     async def close_by_message(self, timeout: float | None = None) -> tuple[Closed | None, list[Reply]]:
         """Send {"type": "close"}; the target's close (None if it stayed open) and frames seen meanwhile."""
         if self.lost is not None:
-            raise self.lost
+            self.stop_lost()
         await self.send({"type": "close"})
         try:
             closed = await self.socket.wait_closed(timeout)
@@ -231,7 +231,20 @@ class JsonSession:
         await self.close()
 
 
-async def open_session(ctx: PhaseContext, label: str, timeout: float | None = None) -> JsonSession:
+async def open_session(ctx: Ctx, label: str, timeout: float | None = None) -> JsonSession:
+    """A recorded /ws session; a refused upgrade stops the phase, since every later step needs a session.
+
+    openenv.ws.handshake judges the refusal, once, in the session phase.
+    """
+    try:
+        return await connect_session(ctx, label, timeout)
+    except HandshakeFailed as exc:
+        raise PhaseStopped(
+            f"no /ws session could be opened ({truncate(str(exc), 200)}); see openenv.ws.handshake"
+        ) from None
+
+
+async def connect_session(ctx: Ctx, label: str, timeout: float | None = None) -> JsonSession:
     """A recorded /ws session. Raises TargetUnreachable or HandshakeFailed like `open_websocket`.
 
     Once the session phase has seen the server greet every new session unasked
@@ -247,7 +260,7 @@ async def open_session(ctx: PhaseContext, label: str, timeout: float | None = No
         summarize=summarize_frame,
     )
     session = JsonSession(socket, ctx.report)
-    if facts(ctx).greets:
+    if ctx.state.greets:
         first = await session.listen(min(ctx.timeout, QUIET_BEFORE))
         if first.failure is None and first.code in CLOSING_CODES:  # a refusal, not a greeting: keep it
             session.pending.append(first)

@@ -2,43 +2,27 @@
 
 from __future__ import annotations
 
-from checks.core import Phase, PhaseContext, PhaseFunction, Suite, truncate
-from checks.openenv import phases_basic, phases_http, phases_load, phases_sessions
+from checks.core import Phase, Suite
 from checks.openenv.clauses import CATALOGUE
-from checks.openenv.options import OpenEnvOptions
-from checks.openenv.session import SessionLost
-from checks.wire import HandshakeFailed
-
-
-def _phase(name: str, run: PhaseFunction, clauses: tuple[str, ...], description: str, **extra) -> Phase:
-    """A phase whose undecided clauses become errors pointing at the clause that stopped it.
-
-    That is the handshake clause when /ws refuses the upgrade, and the reply-in-time
-    clause when a session missed a reply: the phase stops at its first lost session.
-    """
-
-    async def guarded(ctx: PhaseContext) -> None:
-        try:
-            await run(ctx)
-        except HandshakeFailed as exc:  # judged once, by openenv.ws.handshake in the session phase
-            ctx.report.error_undecided(
-                clauses, f"no /ws session could be opened ({truncate(str(exc), 200)}); see openenv.ws.handshake"
-            )
-        except SessionLost as lost:  # already failed openenv.ws.reply-in-time, with this transcript
-            ctx.report.error_undecided(
-                clauses,
-                f"not judged: the session lost its reply order after {lost} (see openenv.ws.reply-in-time)",
-                lost.transcript,
-            )
-
-    guarded.__doc__ = run.__doc__
-    return Phase(name, guarded, clauses, description, **extra)
-
+from checks.openenv.options import Facts, OpenEnvOptions
+from checks.openenv.phase_actions import actions_phase
+from checks.openenv.phase_capacity import capacity_phase
+from checks.openenv.phase_close import close_phase
+from checks.openenv.phase_discover import discover_phase
+from checks.openenv.phase_errors import errors_phase
+from checks.openenv.phase_group import group_phase
+from checks.openenv.phase_http import http_phase
+from checks.openenv.phase_latency import latency_phase
+from checks.openenv.phase_mcp import mcp_phase
+from checks.openenv.phase_reset import reset_phase
+from checks.openenv.phase_session import session_phase
+from checks.openenv.phase_survive import survive_phase
+from checks.openenv.phase_termination import termination_phase
 
 PHASES = (
-    _phase(
+    Phase(
         "discover",
-        phases_basic.discover,
+        discover_phase,
         (
             "openenv.discover.health",
             "openenv.discover.metadata",
@@ -49,9 +33,9 @@ PHASES = (
         ),
         "GET /health, /metadata, /schema and /openapi.json; read the mode and the profile",
     ),
-    _phase(
+    Phase(
         "session",
-        phases_basic.session,
+        session_phase,
         (
             "openenv.ws.handshake",
             "openenv.ws.envelope",
@@ -67,9 +51,9 @@ PHASES = (
         ),
         "one /ws session: listen, reset with an episode id, state, step, state, pipelined messages, listen",
     ),
-    _phase(
+    Phase(
         "actions",
-        phases_basic.actions,
+        actions_phase,
         (
             "openenv.schema.action-accepted",
             "openenv.action.rejected",
@@ -84,9 +68,9 @@ PHASES = (
         ),
         "replay each action in its own episode: valid ones accepted, invalid ones refused without effect",
     ),
-    _phase(
+    Phase(
         "errors",
-        phases_basic.errors,
+        errors_phase,
         (
             "openenv.errors.invalid-json",
             "openenv.errors.unknown-type",
@@ -96,9 +80,9 @@ PHASES = (
         ),
         "malformed JSON, unknown and missing types and an env crash, each followed by a reset",
     ),
-    _phase(
+    Phase(
         "capacity",
-        phases_sessions.capacity,
+        capacity_phase,
         (
             "openenv.capacity.probed",
             "openenv.capacity.group",
@@ -107,9 +91,9 @@ PHASES = (
         ),
         "open sessions up to the group size plus one and see where the server refuses",
     ),
-    _phase(
+    Phase(
         "group",
-        phases_sessions.group,
+        group_phase,
         (
             "openenv.determinism.sequential",
             "openenv.replay.expected-reward",
@@ -119,9 +103,9 @@ PHASES = (
         ),
         "the scripted episode alone twice, as an identical parallel group, and as a group of variants",
     ),
-    _phase(
+    Phase(
         "reset",
-        phases_sessions.reset,
+        reset_phase,
         (
             "openenv.reset.task-id",
             "openenv.reset.seed",
@@ -130,9 +114,9 @@ PHASES = (
         ),
         "reset with another task id and other seeds and compare; replay a seed in the same session",
     ),
-    _phase(
+    Phase(
         "termination",
-        phases_sessions.termination,
+        termination_phase,
         (
             "openenv.termination.within-budget",
             "openenv.termination.after-done",
@@ -140,9 +124,9 @@ PHASES = (
         ),
         "play the scripted episode to done within the step budget, then step once more",
     ),
-    _phase(
+    Phase(
         "http",
-        phases_http.http,
+        http_phase,
         (
             "openenv.http.reset",
             "openenv.http.step",
@@ -151,10 +135,10 @@ PHASES = (
         ),
         "POST /reset and /step in simulation mode",
     ),
-    _phase("mcp", phases_http.mcp, ("openenv.mcp.jsonrpc",), "POST /mcp with unparsable and invalid requests"),
-    _phase(
+    Phase("mcp", mcp_phase, ("openenv.mcp.jsonrpc",), "POST /mcp with unparsable and invalid requests"),
+    Phase(
         "latency",
-        phases_load.latency,
+        latency_phase,
         (
             "openenv.latency.figures",
             "openenv.latency.bound",
@@ -163,9 +147,9 @@ PHASES = (
         "reset+step round trips on one socket and across the parallel group",
         budget=12.0,
     ),
-    _phase(
+    Phase(
         "close",
-        phases_sessions.close,
+        close_phase,
         (
             "openenv.close.clean",
             "openenv.close.frees-slot",
@@ -173,9 +157,9 @@ PHASES = (
         ),
         "close by message, by WebSocket close and by dropping, each time needing the freed slot",
     ),
-    _phase(
+    Phase(
         "survive",
-        phases_load.survive,
+        survive_phase,
         (
             "openenv.survive.hostile",
             "openenv.survive.clean-end",
@@ -192,6 +176,7 @@ SUITE = Suite(
     options_model=OpenEnvOptions,
     phases=PHASES,
     catalogue=CATALOGUE,
+    new_state=Facts,
     spec_version="openenv-core 0.3.0",
     url_example="http://127.0.0.1:8000",
 )

@@ -1,0 +1,49 @@
+"""Malformed JSON, unknown and missing types, an env crash: each answered with its code, the session kept."""
+
+from __future__ import annotations
+
+import json
+
+from checks.openenv.episodes import finish
+from checks.openenv.judging import error_problem, judge_error_code
+from checks.openenv.options import Ctx
+from checks.openenv.session import open_session
+
+
+async def errors_phase(ctx: Ctx) -> None:
+    report, options = ctx.report, ctx.options
+    cases = [
+        ("openenv.errors.invalid-json", "INVALID_JSON", "malformed JSON", '{"type": "step", "data": {'),
+        ("openenv.errors.unknown-type", "UNKNOWN_TYPE", "an unknown type", '{"type": "rlconform-unknown"}'),
+        ("openenv.errors.unknown-type", "UNKNOWN_TYPE", "no type", '{"data": {}}'),
+    ]
+    if options.crash_action is not None:
+        crash_step = json.dumps({"type": "step", "data": options.crash_action})
+        cases.append(("openenv.errors.execution", "EXECUTION_ERROR", "the declared crash action", crash_step))
+    else:
+        report.unsupported("openenv.errors.execution", "the target declares no crash_action")
+    for clause_id, code, what, text in cases:
+        ws = await open_session(ctx, f"recoverable error: {what}")
+        try:
+            await ws.reset(options.reset)
+            await ws.send_raw(text, what)
+            reply = await ws.reply(what)
+            problem = error_problem(reply, code)
+            report.check(
+                problem is None,
+                clause_id,
+                expected=f"{code} for {what}",
+                actual=problem or reply.describe(),
+                evidence=ws.transcript,
+            )
+            judge_error_code(report, reply, ws.transcript)
+            again = await ws.reset(options.reset)
+            report.check(
+                again.kind == "observation",
+                clause_id,
+                expected=f"the session still answers reset after {what}",
+                actual=again.describe(),
+                evidence=ws.transcript,
+            )
+        finally:
+            await finish(ws, ctx.timeout)

@@ -1,0 +1,85 @@
+"""POST /reset and /step in simulation mode; each request stands alone (the reference server keeps no state)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks.core import Report, Transcript
+from checks.openenv.facts import action_plan, load_openapi_paths, load_schema
+from checks.openenv.http_probe import HttpProbe, HttpReply
+from checks.openenv.options import Ctx
+
+
+async def http_phase(ctx: Ctx) -> None:
+    report, options = ctx.report, ctx.options
+    paths = await load_openapi_paths(ctx)
+    if paths is None or not {"/reset", "/step"} <= paths:
+        for clause_id in (
+            "openenv.http.reset",
+            "openenv.http.step",
+            "openenv.http.invalid-action",
+            "openenv.http.crash-response",
+        ):
+            report.unsupported(clause_id, "the server is not in simulation mode (no /reset and /step in OpenAPI)")
+        return
+    plan = action_plan(options, await load_schema(ctx))
+    async with HttpProbe(ctx.url, report.transcript("HTTP /reset and /step"), ctx.timeout) as probe:
+        evidence = probe.transcript
+        reset = await probe.post("/reset", _http_reset(options.reset))
+        _judge_result(report, "openenv.http.reset", reset, evidence)
+        if plan.valid:
+            step = await probe.post("/step", {"action": plan.valid[0]})
+            _judge_result(report, "openenv.http.step", step, evidence)
+        else:
+            report.error("openenv.http.step", "no valid action to send")
+        objects = [(label, action) for label, action in plan.invalid if isinstance(action, dict)]
+        if objects:
+            label, action = objects[0]
+            refused = await probe.post("/step", {"action": action})
+            detail = refused.body.get("detail") if isinstance(refused.body, dict) else None
+            report.check(
+                refused.status == 422 and isinstance(detail, list),
+                "openenv.http.invalid-action",
+                expected=f"422 with a detail list for {label}",
+                actual=refused.describe(),
+                evidence=evidence,
+            )
+        else:
+            report.unsupported("openenv.http.invalid-action", "no invalid action object to send")
+        if options.crash_action is not None:
+            crash = await probe.post("/step", {"action": options.crash_action})
+            report.info("openenv.http.crash-response", actual=crash.describe(), evidence=evidence)
+        else:
+            report.unsupported("openenv.http.crash-response", "the target declares no crash_action")
+
+
+def _judge_result(report: Report, clause_id: str, reply: HttpReply, evidence: Transcript) -> None:
+    """A /reset or /step answer must be 200 {observation, reward, done}."""
+    problem = _result_problem(reply)
+    report.check(
+        problem is None,
+        clause_id,
+        expected="200 {observation, reward, done}",
+        actual=problem or reply.describe(),
+        evidence=evidence,
+    )
+
+
+def _result_problem(reply: HttpReply) -> str | None:
+    if reply.status != 200 or not isinstance(reply.body, dict):
+        return f"answered {reply.describe()}"
+    if not isinstance(reply.body.get("observation"), dict):
+        return "observation is not an object"
+    if not isinstance(reply.body.get("done"), bool):
+        return f"done is {reply.body.get('done')!r}, not a boolean"
+    if "reward" not in reply.body:
+        return "no reward key"
+    return None
+
+
+def _http_reset(data: dict[str, Any]) -> dict[str, Any]:
+    # HTTP /reset refuses a negative seed that /ws lets through; send only what HTTP accepts.
+    seed = data.get("seed")
+    if isinstance(seed, int) and seed < 0:
+        return {k: v for k, v in data.items() if k != "seed"}
+    return dict(data)

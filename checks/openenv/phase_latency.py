@@ -1,0 +1,68 @@
+"""Reset+step round trips on one socket, then on every socket of a parallel group."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from checks.core import Transcript, percentile, seconds
+from checks.openenv.episodes import finish
+from checks.openenv.facts import action_plan, load_schema
+from checks.openenv.options import Ctx
+from checks.openenv.session import JsonSession, open_session, settle_all
+
+
+async def latency_phase(ctx: Ctx) -> None:
+    report, options = ctx.report, ctx.options
+    plan = action_plan(options, await load_schema(ctx))
+    if not plan.valid:
+        for clause_id in ("openenv.latency.figures", "openenv.latency.bound"):
+            report.error(clause_id, "no valid action to step with")
+        return
+    action, rounds = plan.valid[0], options.latency_rounds
+    ws = await open_session(ctx, "latency, one socket")
+    try:
+        alone = await _round_trips(ws, options.reset, action, rounds)
+    finally:
+        await finish(ws, ctx.timeout)
+
+    size = min(options.group_size, ctx.state.capacity or options.group_size)
+    sessions: list[JsonSession] = []
+    try:
+        for index in range(size):
+            sessions.append(await open_session(ctx, f"latency, group session {index + 1}"))
+        per_session = await settle_all(*(_round_trips(s, options.reset, action, rounds) for s in sessions))
+    finally:
+        await asyncio.gather(*(finish(s, ctx.timeout) for s in sessions))
+    together = [t for timings in per_session for t in timings]
+    evidence: list[Transcript] = [ws.transcript] + [s.transcript for s in sessions]
+    single, group_p99 = percentile(alone, 0.5), percentile(together, 0.99)
+    report.info(
+        "openenv.latency.figures",
+        actual=f"one socket: reset+step median {seconds(single)}, p99 {seconds(percentile(alone, 0.99))} "
+        f"over {len(alone)}; {size} parallel sessions: reset+step p99 {seconds(group_p99)} "
+        f"over {len(together)}",
+        evidence=evidence,
+    )
+    bound = options.latency_bound_ms
+    if bound is None:
+        report.unsupported("openenv.latency.bound", "the target sets no latency_bound_ms")
+        return
+    report.check(
+        single * 1000 <= bound and group_p99 * 1000 <= bound,
+        "openenv.latency.bound",
+        expected=f"median and group p99 within {bound:g} ms",
+        actual=f"median {seconds(single)}, group p99 {seconds(group_p99)}",
+        evidence=evidence,
+    )
+
+
+async def _round_trips(ws: JsonSession, reset: dict[str, Any], action: Any, rounds: int) -> list[float]:
+    timings = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        await ws.reset(reset)
+        await ws.step(action)
+        timings.append(time.perf_counter() - started)
+    return timings

@@ -1,0 +1,78 @@
+"""task_id and seed in the reset data change what the episode shows; a seed replays its episode."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks.core import summarize
+from checks.openenv.episodes import difference, finish, play
+from checks.openenv.facts import action_plan, load_schema
+from checks.openenv.options import Ctx
+from checks.openenv.session import Reply, open_session
+
+
+async def reset_phase(ctx: Ctx) -> None:
+    report, options = ctx.report, ctx.options
+    base = options.reset
+    ws = await open_session(ctx, "reset parameters")
+    try:
+        if "task_id" not in base:
+            report.unsupported("openenv.reset.task-id", "the reset data sets no task_id")
+        elif options.contrast_task_id is None:
+            report.unsupported("openenv.reset.task-id", "the target declares no contrast_task_id")
+        else:
+            one = await ws.reset(base)
+            other = await ws.reset({**base, "task_id": options.contrast_task_id})
+            first, second = _observation(one), _observation(other)
+            report.check(
+                first is not None and second is not None and first != second,
+                "openenv.reset.task-id",
+                expected=f"different first observations for task {base['task_id']!r} and {options.contrast_task_id!r}",
+                actual=f"{summarize(first, 120)} vs {summarize(second, 120)}",
+                evidence=ws.transcript,
+            )
+        seed = base.get("seed")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            report.unsupported("openenv.reset.seed", "the reset data sets no integer seed")
+            report.unsupported("openenv.reset.seed-replay", "the reset data sets no integer seed")
+            return
+        script = action_plan(options, await load_schema(ctx)).valid
+        reference = await play(ws, base, script, options.max_steps)
+        # Back to back in one session: an RNG made once per session, or a falsy-seed test
+        # (`if seed:`) that skips seed 0, shows as a replay that drifts.
+        for replayed in dict.fromkeys((seed, 0)):
+            first_run = (
+                reference if replayed == seed else await play(ws, {**base, "seed": replayed}, script, options.max_steps)
+            )
+            again = await play(ws, {**base, "seed": replayed}, script, options.max_steps)
+            report.check(
+                again.frames() == first_run.frames(),
+                "openenv.reset.seed-replay",
+                expected=f"seed {replayed} played twice in one session gives the same frames",
+                actual=difference(first_run, again),
+                evidence=ws.transcript,
+            )
+        tried = []
+        for other_seed in (seed + 1, seed + 2, seed + 3):
+            run = await play(ws, {**base, "seed": other_seed}, script, options.max_steps)
+            tried.append(other_seed)
+            if run.frames() != reference.frames():
+                break
+        differs = run.frames() != reference.frames()
+        report.check(
+            differs,
+            "openenv.reset.seed",
+            expected=f"some seed other than {seed} changes the frames",
+            actual=f"seed {tried[-1]} changed the frames" if differs else f"seeds {tried} changed no frame",
+            evidence=ws.transcript,
+        )
+    finally:
+        await finish(ws, ctx.timeout)
+
+
+def _observation(reply: Reply) -> Any:
+    """The observation of a reset reply; the whole data when the envelope nests none (judged elsewhere)."""
+    if reply.kind != "observation" or not isinstance(reply.data, dict):
+        return None
+    nested = reply.data.get("observation")
+    return nested if isinstance(nested, dict) else reply.data

@@ -1,0 +1,38 @@
+"""The scripted episode ends within the declared maximum; what a step after done gets is recorded."""
+
+from __future__ import annotations
+
+from checks.openenv.episodes import finish, play
+from checks.openenv.facts import action_plan, load_schema
+from checks.openenv.judging import reward_of
+from checks.openenv.options import Ctx
+from checks.openenv.session import open_session
+
+
+async def termination_phase(ctx: Ctx) -> None:
+    report, options = ctx.report, ctx.options
+    plan = action_plan(options, await load_schema(ctx))
+    if not plan.valid:
+        report.error("openenv.termination.within-budget", "no valid action to script an episode with")
+        return
+    ws = await open_session(ctx, "scripted episode to the end")
+    try:
+        run = await play(ws, options.reset, plan.valid, options.max_steps)
+        report.check(
+            run.done,
+            "openenv.termination.within-budget",
+            expected=f"done within {options.max_steps} steps",
+            actual=run.describe(),
+            evidence=ws.transcript,
+        )
+        if run.done:
+            after = await ws.step(plan.valid[0])
+            report.info(
+                "openenv.termination.after-done",
+                actual=f"{after.kind or 'no'} frame, reward {reward_of(after)!r}: {after.describe()}",
+                evidence=ws.transcript,
+            )
+        else:
+            report.unsupported("openenv.termination.after-done", "the episode never ended", ws.transcript)
+    finally:
+        await finish(ws, ctx.timeout)
