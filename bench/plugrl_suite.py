@@ -33,7 +33,7 @@ from checks.plugrl.messages import (  # noqa: E402
     infer_message,
 )
 from checks.plugrl.reference import start_reference_server  # noqa: E402
-from checks.plugrl.server_suite import SUITE  # noqa: E402
+from checks.plugrl.suite import SUITE  # noqa: E402
 
 SEED_SECONDS = 3.0  # the seed checker against a conforming server, measured on this machine
 SEED_PHASES = ["exchange", "errors", "scoping", "reuse", "stop"]

@@ -13,7 +13,7 @@ from checks.core import Suite
 
 # kind -> "module:attribute" of its Suite
 KINDS: dict[str, str] = {
-    "plugrl-server": "checks.plugrl.server_suite:SUITE",
+    "plugrl-server": "checks.plugrl.suite:SUITE",
     "openenv": "checks.openenv.suite:SUITE",
     "rlmesh": "checks.rlmesh.suite:SUITE",
 }

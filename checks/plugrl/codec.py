@@ -70,7 +70,7 @@ def _encode_extra(value: Any) -> Any:
         array = np.ascontiguousarray(value)
         return {
             NDARRAY_KEY: True,
-            DATA_KEY: memoryview(array).cast("B") if array.size else b"",
+            DATA_KEY: array.data.cast("B") if array.size else b"",
             DTYPE_KEY: array.dtype.str,
             SHAPE_KEY: list(array.shape),
         }
@@ -82,7 +82,8 @@ def _encode_extra(value: Any) -> Any:
 
 def pack(message: Any) -> bytes:
     """One PlugRL frame: msgpack with ndarrays and numpy scalars in the bin-key convention."""
-    return msgpack.packb(message, default=_encode_extra, use_bin_type=True)
+    packed: bytes = msgpack.packb(message, default=_encode_extra, use_bin_type=True)
+    return packed
 
 
 # ---------------------------------------------------------------- scanning
@@ -188,7 +189,8 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
 def _read_length(data: bytes, position: int, width: int, what: str) -> int:
     if position + width > len(data):
         raise CodecError(f"not msgpack: the frame ends inside {what} header")
-    return _LENGTH[width].unpack_from(data, position)[0]
+    length: int = _LENGTH[width].unpack_from(data, position)[0]
+    return length
 
 
 # ---------------------------------------------------------------- decoding
@@ -218,7 +220,7 @@ def parse_typestr(typestr: Any) -> np.dtype:
         raise CodecError(f"dtype {typestr!r} is not a numpy dtype: {exc}", "array") from None
 
 
-def _decode_ndarray(item: dict) -> np.ndarray:
+def _decode_ndarray(item: dict[Any, Any]) -> np.ndarray:
     data, shape = item.get(DATA_KEY), item.get(SHAPE_KEY)
     if DTYPE_KEY not in item:
         raise CodecError("an __ndarray__ map has no dtype", "array")
@@ -237,12 +239,13 @@ def _decode_ndarray(item: dict) -> np.ndarray:
     return np.frombuffer(data, dtype=dtype).reshape(shape)
 
 
-def _decode_npgeneric(item: dict) -> np.generic:
+def _decode_npgeneric(item: dict[Any, Any]) -> np.generic:
     dtype = parse_typestr(item.get(DTYPE_KEY))
     value = item.get(DATA_KEY)
     if isinstance(value, bool) or type(value) in (int, float):
         try:
-            return dtype.type(value)
+            scalar: np.generic = dtype.type(value)
+            return scalar
         except (OverflowError, ValueError) as exc:
             raise CodecError(f"npgeneric value {value!r} does not fit {dtype.str}: {exc}", "array") from None
     raise CodecError(f"an __npgeneric__ map's data is {type(value).__name__}, not a number", "array")
@@ -289,7 +292,8 @@ def unpack(data: bytes, max_size: int = DEFAULT_MAX_FRAME) -> dict[str, Any]:
         )
     except Exception as exc:  # unhashable keys, bad UTF-8, ... : all one kind of problem
         raise CodecError(f"not decodable msgpack: {type(exc).__name__}: {str(exc)[:120]}") from None
-    return _convert(message)
+    converted: dict[str, Any] = _convert(message)
+    return converted
 
 
 def _starts_a_map(head: int) -> bool:

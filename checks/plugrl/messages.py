@@ -11,7 +11,6 @@ from typing import Any
 
 import numpy as np
 
-from checks.plugrl import clauses as C
 from checks.plugrl.codec import pack
 
 BIG_FRAME_PIXELS = 512  # three envs of 512x512x3 uint8: 2.25 MiB, over the common 1 MiB cap
@@ -44,7 +43,7 @@ def episode_info(done: list[bool]) -> dict[str, Any]:
 
 
 def infer_message(options: Any, envs: list[int], big: bool = False, reuse: list[bool] | None = None) -> dict[str, Any]:
-    sent_rows = envs if reuse is None else [env for env, reused in zip(envs, reuse) if not reused]
+    sent_rows = envs if reuse is None else [env for env, reused in zip(envs, reuse, strict=True) if not reused]
     message: dict[str, Any] = {
         "message_type": "infer",
         "data": observation(options, sent_rows, big),
@@ -112,13 +111,23 @@ def _unsplittable_info(options: Any) -> bytes:
 
 # (clause, what the fault is, whether it follows an answered infer, the faulty frame)
 FAULTS: tuple[tuple[str, str, bool, Callable[[Any], bytes]], ...] = (
-    (C.RESYNC_MALFORMED, "an infer with no env_indices", False, _missing("env_indices")),
-    (C.RESYNC_MALFORMED, "an infer with no step_ids", False, _missing("step_ids")),
-    (C.RESYNC_WRONG_TYPE, "a feedback where an infer was due", False, _feedback_first),
-    (C.RESYNC_NOT_MSGPACK, "a binary frame that is not msgpack", False, _not_msgpack),
-    (C.RESYNC_BAD_NDARRAY, "an env_indices ndarray with 8 data bytes for shape [2] <i8", False, _short_ndarray),
-    (C.RESYNC_DOUBLE_INFER, "a second infer where a feedback was due", True, _double_infer),
-    (C.RESYNC_UNSPLITTABLE_INFO, 'a feedback for 2 envs with info {"task": "pick"}', True, _unsplittable_info),
+    ("plugrl.7.2.resync-malformed", "an infer with no env_indices", False, _missing("env_indices")),
+    ("plugrl.7.2.resync-malformed", "an infer with no step_ids", False, _missing("step_ids")),
+    ("plugrl.7.2.resync-wrong-type", "a feedback where an infer was due", False, _feedback_first),
+    ("plugrl.7.2.resync-not-msgpack", "a binary frame that is not msgpack", False, _not_msgpack),
+    (
+        "plugrl.7.2.resync-bad-ndarray",
+        "an env_indices ndarray with 8 data bytes for shape [2] <i8",
+        False,
+        _short_ndarray,
+    ),
+    ("plugrl.4.2.resync-double-infer", "a second infer where a feedback was due", True, _double_infer),
+    (
+        "plugrl.5.4.resync-unsplittable-info",
+        'a feedback for 2 envs with info {"task": "pick"}',
+        True,
+        _unsplittable_info,
+    ),
 )
 
 

@@ -3,7 +3,7 @@
 A `Probe` opens a connection, reads and checks the metadata, sends infers and
 feedbacks, and checks each action it gets back. When a step cannot go on (no
 reply by the deadline, the connection closed, an unreadable frame) it records
-the failure under the clause at stake and raises `Abort`, so the phase stops
+the failure under the clause at stake and raises `PhaseStopped`, so the phase stops
 at its first dead end instead of timing out again and again.
 """
 
@@ -12,19 +12,16 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from checks.core import Transcript, summarize, truncate
-from checks.plugrl import clauses as C
+from checks.core import NoReply, PhaseStopped, Transcript, summarize, truncate
 from checks.plugrl.codec import CodecError, pack, unpack
 from checks.plugrl.messages import feedback_message, infer_message
-from checks.wire import Closed, HandshakeFailed, NoReply, WireSocket, open_websocket
-
-
-class Abort(Exception):
-    """The phase cannot go on; the reason is already recorded under its clause."""
+from checks.plugrl.options import Ctx
+from checks.plugrl.protocol import GOING_AWAY, RESYNC_REASON
+from checks.wire import Closed, HandshakeFailed, WireSocket, open_websocket
 
 
 def describe_close(closed: Closed) -> str:
@@ -66,7 +63,7 @@ class FrameDecoder:
 
 
 async def together(*steps: Awaitable[Any]) -> list[Any]:
-    """Run steps concurrently and wait for all of them; then re-raise the first Abort.
+    """Run steps concurrently and wait for all of them; then re-raise the first exception.
 
     A batching server may wait for every connected client, so concurrent
     clients must all be driven; none is left running when a sibling gives up.
@@ -81,7 +78,7 @@ async def together(*steps: Awaitable[Any]) -> list[Any]:
 class Probe:
     """One connection to the server under test, with the checks it makes on what it receives."""
 
-    def __init__(self, ctx: Any, label: str) -> None:
+    def __init__(self, ctx: Ctx, label: str) -> None:
         self.ctx = ctx
         self.report = ctx.report
         self.options = ctx.options
@@ -110,25 +107,25 @@ class Probe:
             summarize=self.decoder.summarize,
         )
 
-    async def open(self, at_stake: str = C.SPEAKS_FIRST, alongside: bool = False) -> dict[str, Any]:
+    async def open(self, at_stake: str = "plugrl.5.1.speaks-first", alongside: bool = False) -> dict[str, Any]:
         """Connect and read the metadata; `at_stake` fails if it does not come.
 
         `alongside`: another connection of this phase is open and has had its metadata,
         so a handshake or metadata that does not come is charged to serving clients side by side.
         """
         if alongside:
-            at_stake = C.CONCURRENT_CLIENTS
+            at_stake = "plugrl.6.concurrent-clients"
         try:
             await self.connect()
         except HandshakeFailed as exc:
             self.report.failed(
-                C.CONCURRENT_CLIENTS if alongside else C.HANDSHAKE,
-                "a WebSocket handshake" + (" while another connection is open" if alongside else ""),
-                f"it did not complete: {exc}",
-                self.transcript,
+                "plugrl.6.concurrent-clients" if alongside else "plugrl.1.websocket-handshake",
+                expected="a WebSocket handshake" + (" while another connection is open" if alongside else ""),
+                actual=f"it did not complete: {exc}",
+                evidence=self.transcript,
             )
-            raise Abort(str(exc)) from None
-        self.report.passed(C.HANDSHAKE, evidence=self.transcript)
+            raise PhaseStopped(f"the WebSocket handshake failed: {exc}", self.transcript) from None
+        self.report.passed("plugrl.1.websocket-handshake", evidence=self.transcript)
         message = await self.receive(
             at_stake, "a metadata message" + (" while another connection is open" if alongside else "")
         )
@@ -136,11 +133,11 @@ class Probe:
         if message.get("message_type") != "metadata" or not isinstance(data, dict):
             self.report.failed(
                 at_stake,
-                'first message {"message_type": "metadata", "data": {...}}',
-                f"the first message was {summarize(message, 160)}",
-                self.transcript,
+                expected='first message {"message_type": "metadata", "data": {...}}',
+                actual=f"the first message was {summarize(message, 160)}",
+                evidence=self.transcript,
             )
-            raise Abort("no metadata")
+            raise PhaseStopped("the server sent no metadata", self.transcript)
         self.report.passed(at_stake, evidence=self.transcript)
         self.metadata = data
         self._check_metadata(data)
@@ -152,29 +149,29 @@ class Probe:
             version = data["protocol_version"]
             report.check(
                 type(version) is int and version == 1,
-                C.PROTOCOL_VERSION,
-                "protocol_version 1",
-                f"protocol_version {truncate(repr(version), 60)}",
-                evidence,
+                "plugrl.10.protocol-version",
+                expected="protocol_version 1",
+                actual=f"protocol_version {truncate(repr(version), 60)}",
+                evidence=evidence,
             )
         if "features" in data:
             features = data["features"]
             report.check(
                 isinstance(features, list) and all(isinstance(f, str) for f in features),
-                C.FEATURES_LIST,
-                "a list of strings",
-                f"features {summarize(features, 120)}",
-                evidence,
+                "plugrl.5.1.features-list",
+                expected="a list of strings",
+                actual=f"features {summarize(features, 120)}",
+                evidence=evidence,
             )
         for key in ("action_horizon", "action_dim"):
             if key in data:
                 value = data[key]
                 report.check(
                     _positive_int(value),
-                    C.DECLARED_INTS,
-                    f"{key} a positive integer",
-                    f"{key} {truncate(repr(value), 60)}",
-                    evidence,
+                    "plugrl.5.1.declared-ints",
+                    expected=f"{key} a positive integer",
+                    actual=f"{key} {truncate(repr(value), 60)}",
+                    evidence=evidence,
                 )
 
     def offers(self, feature: str) -> bool:
@@ -202,11 +199,21 @@ class Probe:
         try:
             await self.ws.send(frame, summary)
         except Closed as closed:
-            self.report.failed(at_stake, "the connection to stay open", describe_close(closed), self.transcript)
-            raise Abort("closed") from None
+            self.report.failed(
+                at_stake,
+                expected="the connection to stay open",
+                actual=describe_close(closed),
+                evidence=self.transcript,
+            )
+            raise PhaseStopped("the connection closed", self.transcript) from None
         except NoReply:
-            self.report.failed(at_stake, "the server to read what it is sent", "sending stalled", self.transcript)
-            raise Abort("send stalled") from None
+            self.report.failed(
+                at_stake,
+                expected="the server to read what it is sent",
+                actual="sending stalled",
+                evidence=self.transcript,
+            )
+            raise PhaseStopped("sending stalled", self.transcript) from None
 
     async def receive(self, at_stake: str, what: str, timeout: float | None = None) -> dict[str, Any]:
         """The next message, decoded; anything else fails a clause and aborts."""
@@ -222,27 +229,37 @@ class Probe:
             if refused is not None:
                 self._report_refused(at_stake, what, Closed(refused.code, refused.reason, "checker"))
             else:
-                report.failed(at_stake, f"{what} within {exc.timeout:g}s", "nothing arrived", evidence)
-            raise Abort("no reply") from None
+                report.failed(
+                    at_stake, expected=f"{what} within {exc.timeout:g}s", actual="nothing arrived", evidence=evidence
+                )
+            raise PhaseStopped("no reply by the deadline", self.transcript) from None
         except Closed as closed:
             self.broken = True
             self._report_refused(at_stake, what, closed)
-            raise Abort("closed") from None
+            raise PhaseStopped("the connection closed", self.transcript) from None
         if isinstance(frame, str):
-            report.failed(C.BINARY_FRAMES, "a binary frame", f"a text frame: {truncate(frame, 120)!r}", evidence)
+            self._fail_text_frame(frame)
             self.broken = True
-            raise Abort("text frame")
-        report.passed(C.BINARY_FRAMES, evidence=evidence)
+            raise PhaseStopped("the server sent a text frame", self.transcript)
+        report.passed("plugrl.2.binary-frames", evidence=evidence)
         try:
             message = self.decoder.decode(frame)
         except CodecError as exc:
-            clause = C.NDARRAY_FORM if exc.part == "array" else C.MSGPACK_MAP
-            report.failed(clause, f"{what} the codec can read", str(exc), evidence)
+            clause = "plugrl.3.2.ndarray-form" if exc.part == "array" else "plugrl.2.msgpack-map"
+            report.failed(clause, expected=f"{what} the codec can read", actual=str(exc), evidence=evidence)
             self.broken = True
-            raise Abort("undecodable") from None
-        report.passed(C.MSGPACK_MAP, evidence=evidence)
-        report.passed(C.NDARRAY_FORM, evidence=evidence)  # the codec has checked every array in it
+            raise PhaseStopped("the server sent an undecodable frame", self.transcript) from None
+        report.passed("plugrl.2.msgpack-map", evidence=evidence)
+        report.passed("plugrl.3.2.ndarray-form", evidence=evidence)  # the codec has checked every array in it
         return message
+
+    def _fail_text_frame(self, frame: str) -> None:
+        self.report.failed(
+            "plugrl.2.binary-frames",
+            expected="a binary frame",
+            actual=f"a text frame: {truncate(frame, 120)!r}",
+            evidence=self.transcript,
+        )
 
     def _report_refused(self, at_stake: str, what: str, closed: Closed) -> None:
         if closed.by == "checker" and closed.code == 1009:
@@ -252,14 +269,14 @@ class Probe:
                 self.transcript,
             )
         else:
-            self.report.failed(at_stake, what, describe_close(closed), self.transcript)
+            self.report.failed(at_stake, expected=what, actual=describe_close(closed), evidence=self.transcript)
 
     # ------------------------------------------------------------ the cycle
 
     async def infer(
         self,
         envs: list[int],
-        at_stake: str = C.ANSWERED_WITH_ACTION,
+        at_stake: str = "plugrl.5.3.answered-with-action",
         big: bool = False,
         reuse: list[bool] | None = None,
         timeout: float | None = None,
@@ -273,18 +290,20 @@ class Probe:
         report, evidence = self.report, self.transcript
         kind = message.get("message_type")
         if kind == "metadata":
-            report.failed(C.METADATA_ONCE, "an action", "a second metadata message", evidence)
-            raise Abort("metadata again")
-        report.passed(C.METADATA_ONCE, evidence=evidence)
+            report.failed(
+                "plugrl.4.1.metadata-once", expected="an action", actual="a second metadata message", evidence=evidence
+            )
+            raise PhaseStopped("the server sent metadata again", self.transcript)
+        report.passed("plugrl.4.1.metadata-once", evidence=evidence)
         data = message.get("data")
         if not report.check(
             kind == "action" and isinstance(data, dict),
-            C.ANSWERED_WITH_ACTION,
-            '{"message_type": "action", "data": {...}}',
-            lambda: f"message_type {truncate(repr(kind), 40)}" if kind == "action" else summarize(message, 160),
-            evidence,
-        ):
-            raise Abort("not an action")
+            "plugrl.5.3.answered-with-action",
+            expected='{"message_type": "action", "data": {...}}',
+            actual=lambda: f"message_type {truncate(repr(kind), 40)}" if kind == "action" else summarize(message, 160),
+            evidence=evidence,
+        ) or not isinstance(data, dict):
+            raise PhaseStopped("an infer was not answered with an action", self.transcript)
         report.passed(at_stake, evidence=evidence)
         self._check_env_ids(envs, data.get("env_ids"))
         return self._check_action(len(envs), data.get("action"))
@@ -294,10 +313,10 @@ class Probe:
         is_array = isinstance(env_ids, np.ndarray)
         report.check(
             is_array and env_ids.dtype.str == "<i8" and env_ids.shape == (len(envs),),
-            C.ENV_IDS_FORM,
-            f"an ndarray <i8 [{len(envs)}]",
-            lambda: summarize(env_ids, 120) if env_ids is not None else "no env_ids",
-            evidence,
+            "plugrl.5.3.env-ids-form",
+            expected=f"an ndarray <i8 [{len(envs)}]",
+            actual=lambda: summarize(env_ids, 120) if env_ids is not None else "no env_ids",
+            evidence=evidence,
         )
         # The order is judged on the values whatever their form, which env-ids-form judges.
         readable = (is_array and env_ids.dtype.kind in "iuf" and env_ids.size == len(envs)) or (
@@ -306,60 +325,72 @@ class Probe:
         shown = env_ids.ravel().tolist() if is_array and readable else env_ids
         report.check(
             readable and shown == envs,
-            C.ENV_IDS_ORDER,
-            f"env_ids {envs}",
-            lambda: summarize(shown, 120) if env_ids is not None else "no env_ids",
-            evidence,
+            "plugrl.4.3.env-ids-order",
+            expected=f"env_ids {envs}",
+            actual=lambda: summarize(shown, 120) if env_ids is not None else "no env_ids",
+            evidence=evidence,
         )
 
     def _check_action(self, n: int, action: Any) -> np.ndarray | None:
         report, evidence = self.report, self.transcript
         if not report.check(
             isinstance(action, np.ndarray) and action.ndim >= 2,
-            C.ACTION_ARRAY,
-            "an ndarray [H, n, *da]",
-            lambda: summarize(action, 120),
-            evidence,
+            "plugrl.5.3.action-array",
+            expected="an ndarray [H, n, *da]",
+            actual=lambda: summarize(action, 120),
+            evidence=evidence,
         ):
             return None
         report.check(
             action.dtype.kind in "iuf",
-            C.ACTION_NUMERIC,
-            "an integer or float dtype",
-            f"dtype {action.dtype.str}",
-            evidence,
+            "plugrl.5.3.action-numeric",
+            expected="an integer or float dtype",
+            actual=f"dtype {action.dtype.str}",
+            evidence=evidence,
         )
         shape = list(action.shape)
-        report.check(action.shape[0] >= 1, C.HORIZON_POSITIVE, "H >= 1", f"shape {shape}", evidence)
-        if not report.check(action.shape[1] == n, C.TIME_MAJOR, f"shape [H, {n}, *da]", f"shape {shape}", evidence):
-            return action  # a wrong layout makes the horizon and width checks meaningless
+        report.check(
+            action.shape[0] >= 1,
+            "plugrl.5.3.horizon-positive",
+            expected="H >= 1",
+            actual=f"shape {shape}",
+            evidence=evidence,
+        )
+        if not report.check(
+            action.shape[1] == n,
+            "plugrl.5.3.time-major",
+            expected=f"shape [H, {n}, *da]",
+            actual=f"shape {shape}",
+            evidence=evidence,
+        ):
+            return cast(np.ndarray, action)  # a wrong layout makes the horizon and width checks meaningless
         self._check_declared(action)
         layout = (action.shape[0], *action.shape[2:])
         if self.action_dtype is None:
             self.action_dtype, self.action_layout = action.dtype, layout
         report.check(
             action.dtype == self.action_dtype,
-            C.SAME_DTYPE,
-            f"dtype {self.action_dtype.str}, as in the first action",
-            f"dtype {action.dtype.str}",
-            evidence,
+            "plugrl.5.3.same-dtype",
+            expected=f"dtype {self.action_dtype.str}, as in the first action",
+            actual=f"dtype {action.dtype.str}",
+            evidence=evidence,
         )
         report.check(
             layout == self.action_layout,
-            C.SAME_SHAPE,
-            f"H and da {list(self.action_layout or ())}, as in the first action",
-            f"H and da {list(layout)}",
-            evidence,
+            "plugrl.5.3.same-shape",
+            expected=f"H and da {list(self.action_layout or ())}, as in the first action",
+            actual=f"H and da {list(layout)}",
+            evidence=evidence,
         )
         if action.dtype.kind == "f":
             report.check(
                 bool(np.isfinite(action).all()),
-                C.FINITE_VALUES,
-                "finite values",
-                lambda: f"{int(np.count_nonzero(~np.isfinite(action)))} NaN or infinite values",
-                evidence,
+                "plugrl.5.3.finite-values",
+                expected="finite values",
+                actual=lambda: f"{int(np.count_nonzero(~np.isfinite(action)))} NaN or infinite values",
+                evidence=evidence,
             )
-        return action
+        return cast(np.ndarray, action)
 
     def _check_declared(self, action: np.ndarray) -> None:
         report, evidence = self.report, self.transcript
@@ -367,20 +398,20 @@ class Probe:
         if _positive_int(horizon):
             report.check(
                 action.shape[0] == horizon,
-                C.DECLARED_HORIZON,
-                f"H = {horizon}, as declared",
-                f"H = {action.shape[0]}",
-                evidence,
+                "plugrl.5.1.declared-horizon",
+                expected=f"H = {horizon}, as declared",
+                actual=f"H = {action.shape[0]}",
+                evidence=evidence,
             )
         width = self.metadata.get("action_dim")
         if _positive_int(width):
             actual = math.prod(action.shape[2:]) if action.ndim > 2 else 1
             report.check(
                 actual == width,
-                C.DECLARED_DIM,
-                f"{width} values per env and step, as declared",
-                f"{actual} (shape {list(action.shape)})",
-                evidence,
+                "plugrl.5.1.declared-dim",
+                expected=f"{width} values per env and step, as declared",
+                actual=f"{actual} (shape {list(action.shape)})",
+                evidence=evidence,
             )
 
     async def feedback(
@@ -388,11 +419,13 @@ class Probe:
         envs: list[int],
         done: list[bool] | None = None,
         info: dict[str, Any] | None = None,
-        at_stake: str = C.KEEPS_OPEN,
+        at_stake: str = "plugrl.4.2.keeps-open",
     ) -> None:
         await self.send(feedback_message(self.options, envs, done, info), at_stake)
 
-    async def cycle(self, envs: list[int], at_stake: str = C.ANSWERED_WITH_ACTION, **infer: Any) -> np.ndarray | None:
+    async def cycle(
+        self, envs: list[int], at_stake: str = "plugrl.5.3.answered-with-action", **infer: Any
+    ) -> np.ndarray | None:
         """One infer, its action, and a feedback for the same envs."""
         action = await self.infer(envs, at_stake, **infer)
         await self.feedback(envs, at_stake=at_stake)
@@ -407,30 +440,40 @@ class Probe:
         """After a fault, the server must close this connection with 1001 plugrl-server-resync."""
         assert self.ws is not None
         report, evidence = self.report, self.transcript
-        expected = f"after {what}: close 1001 {C.RESYNC_REASON!r}"
+        expected = f"after {what}: close 1001 {RESYNC_REASON!r}"
         try:
             frame = await self.ws.recv()
             if self._is_stray_metadata(frame):
                 # A repeated metadata is its own fault; the resync may still follow it.
                 report.failed(
-                    C.METADATA_ONCE, "one metadata message per connection", "a second metadata message", evidence
+                    "plugrl.4.1.metadata-once",
+                    expected="one metadata message per connection",
+                    actual="a second metadata message",
+                    evidence=evidence,
                 )
                 frame = await self.ws.recv()
         except NoReply as exc:
-            report.failed(clause, expected, f"the connection stayed open for {exc.timeout:g}s", evidence)
+            report.failed(
+                clause, expected=expected, actual=f"the connection stayed open for {exc.timeout:g}s", evidence=evidence
+            )
             return False
         except Closed as closed:
             return report.check(
-                closed.by == "target" and closed.code == C.GOING_AWAY and closed.reason == C.RESYNC_REASON,
+                closed.by == "target" and closed.code == GOING_AWAY and closed.reason == RESYNC_REASON,
                 clause,
-                expected,
-                describe_close(closed),
-                evidence,
+                expected=expected,
+                actual=describe_close(closed),
+                evidence=evidence,
             )
         kind, shown = self.decoder.summarize(frame)
         if isinstance(frame, str):
-            report.failed(C.BINARY_FRAMES, "a binary frame", f"a text frame: {truncate(frame, 120)!r}", evidence)
-        report.failed(clause, expected, f"the server answered with a {kind} frame: {truncate(shown, 160)}", evidence)
+            self._fail_text_frame(frame)
+        report.failed(
+            clause,
+            expected=expected,
+            actual=f"the server answered with a {kind} frame: {truncate(shown, 160)}",
+            evidence=evidence,
+        )
         return False
 
     def _is_stray_metadata(self, frame: bytes | str) -> bool:

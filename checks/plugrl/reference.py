@@ -26,7 +26,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from checks.core import HARNESS_VERSION
-from checks.plugrl.clauses import (
+from checks.plugrl.codec import CodecError, pack, unpack
+from checks.plugrl.protocol import (
     FEEDBACK_TIMEOUT,
     FEEDBACK_TIMEOUT_REASON,
     GOING_AWAY,
@@ -34,7 +35,6 @@ from checks.plugrl.clauses import (
     REUSE_FEATURE,
     STOP_REASON,
 )
-from checks.plugrl.codec import CodecError, pack, unpack
 from checks.plugrl.validation import ProtocolError, ReuseCache, check_feedback, check_infer
 
 INFER_READY_TIMEOUT = 5.0
@@ -55,7 +55,7 @@ class LinearPolicy:
     async def act(self, features: np.ndarray) -> np.ndarray:
         if self.delay:
             await asyncio.sleep(self.delay)
-        env_major = np.tanh(features[:, None, None] * self.scale + self.offset).astype(np.float32)
+        env_major: np.ndarray = np.tanh(features[:, None, None] * self.scale + self.offset).astype(np.float32)
         return env_major.transpose(1, 0, 2)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from checks.core import Report, summarize
-from checks.plugrl import clauses as C
 from checks.plugrl.probe import Probe
 
 ROW_TOLERANCE = {"rtol": 1e-4, "atol": 1e-6}  # batched inference may round differently
@@ -24,14 +23,13 @@ def check_rows(
     the same batch [0, 1, ...], so env j's row is column j of `first`, and
     each of `answers` answered a batch of the envs named, in that order.
     """
-    usable = first is not None and repeat is not None and first.dtype.kind in "iuf"
-    if not usable or first.shape != repeat.shape:
+    if first is None or repeat is None or first.dtype.kind not in "iuf" or first.shape != repeat.shape:
         return
     baseline = list(range(first.shape[1]))
     if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
         report.info(
-            C.ROWS_FOLLOW_ENVS,
-            f"the policy answered the same observations {baseline} differently: rows not matched",
+            "plugrl.5.3.rows-follow-envs",
+            actual=f"the policy answered the same observations {baseline} differently: rows not matched",
             evidence=probe.transcript,
         )
         return
@@ -48,9 +46,9 @@ def check_rows(
             report.check(
                 action.shape[2:] == first.shape[2:]
                 and np.allclose(action[:, position], first[:, env], equal_nan=True, **ROW_TOLERANCE),
-                C.ROWS_FOLLOW_ENVS,
-                f"action[:, {position}] of the answer to {list(envs)} equal to env {env}'s row of the answer "
+                "plugrl.5.3.rows-follow-envs",
+                expected=f"action[:, {position}] of the answer to {list(envs)} equal to env {env}'s row of the answer "
                 f"to {baseline}",
-                f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
-                probe.transcript,
+                actual=f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
+                evidence=probe.transcript,
             )

@@ -36,14 +36,14 @@ class ReuseCache:
             raise ProtocolError(f"reuse must be a |b1 ndarray of shape [{len(envs)}]")
         if rows_sent != int(np.count_nonzero(~reuse)):
             raise ProtocolError(f"data has {rows_sent} rows for {int(np.count_nonzero(~reuse))} non-reused envs")
-        for env, reused in zip(envs, reuse.tolist()):
+        for env, reused in zip(envs, reuse.tolist(), strict=True):
             if reused and env not in self.ended:
                 raise ProtocolError(f"env {env} reuses an observation never fed back on this connection")
             if reused and self.ended[env]:
                 raise ProtocolError(f"env {env} reuses the terminal observation of an ended episode")
 
     def remember(self, envs: list[int], terminated: np.ndarray, truncated: np.ndarray, features: np.ndarray) -> None:
-        for env, ended, feature in zip(envs, (terminated | truncated).tolist(), features.tolist()):
+        for env, ended, feature in zip(envs, (terminated | truncated).tolist(), features.tolist(), strict=True):
             self.ended[env] = bool(ended)
             self.features[env] = float(feature)
 
@@ -52,7 +52,9 @@ class ReuseCache:
         if reuse is None:
             return sent
         rows = iter(sent.tolist())
-        return np.asarray([self.features[env] if reused else next(rows) for env, reused in zip(envs, reuse.tolist())])
+        return np.asarray(
+            [self.features[env] if reused else next(rows) for env, reused in zip(envs, reuse.tolist(), strict=True)]
+        )
 
 
 def row_features(obs: dict[str, Any], rows: int) -> np.ndarray:

@@ -170,7 +170,7 @@ class ZooServer:
         await connection.ws.close(GOING_AWAY, RESYNC)
 
     def check_reuse(self, connection: Connection, env_ids: np.ndarray, reuse: np.ndarray) -> None:
-        for env, reused in zip(env_ids.tolist(), reuse.tolist()):
+        for env, reused in zip(env_ids.tolist(), reuse.tolist(), strict=False):
             if reused and connection.cache.get(env) is None:
                 raise ProtocolError("reuse", f"env {env} has no observation to reuse")
 

@@ -35,7 +35,7 @@ class ReusesUnknownEnv(ZooServer):
     """Lists reuse-feedback-obs but fills an env it never saw with a blank observation."""
 
     def check_reuse(self, connection, env_ids, reuse):
-        for env, reused in zip(env_ids.tolist(), reuse.tolist()):
+        for env, reused in zip(env_ids.tolist(), reuse.tolist(), strict=False):
             if reused and env not in connection.cache:
                 connection.cache[env] = {"images": {}, "states": {}, "text": []}
         super().check_reuse(connection, env_ids, reuse)
@@ -69,7 +69,7 @@ class GlobalReuseCache(ZooServer):
         self.shared_cache[env] = obs
 
     def check_reuse(self, connection, env_ids, reuse):
-        for env, reused in zip(env_ids.tolist(), reuse.tolist()):
+        for env, reused in zip(env_ids.tolist(), reuse.tolist(), strict=False):
             if reused and self.shared_cache.get(env) is None:
                 raise ProtocolError("reuse", f"env {env} has no observation to reuse")
 

@@ -16,7 +16,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 
 from checks.core import Report, run_suite
 from checks.plugrl.reference import ReferenceServer, start_reference_server
-from checks.plugrl.server_suite import SUITE
+from checks.plugrl.suite import SUITE
 
 # Short deadlines keep the tests fast; servers that behave answer in milliseconds.
 QUICK_OPTIONS: dict[str, Any] = {"timeout": 3.0, "patience": 0.3}

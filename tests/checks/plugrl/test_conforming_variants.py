@@ -18,9 +18,8 @@ import pytest
 from websockets.asyncio.client import connect
 
 from checks.core import Outcome, Verdict, run_suite
-from checks.plugrl import clauses as C
 from checks.plugrl.probe import infer_message
-from checks.plugrl.server_suite import SUITE
+from checks.plugrl.suite import SUITE
 from tests.zoo.plugrl_core import ZooServer, running
 from tests.zoo.plugrl_messages import pack, unpack
 from tests.zoo.plugrl_variants import (
@@ -34,32 +33,32 @@ from tests.zoo.plugrl_variants import (
 
 VARIANT_OPTIONS: dict[str, Any] = {"timeout": 2.0, "patience": 0.3}
 REUSE_CLAUSES = (
-    C.REUSE_OFFERED,
-    C.REUSE_ANSWERED,
-    C.REUSE_ALL_ROWS,
-    C.REUSE_AFTER_TERMINAL,
-    C.REUSE_UNKNOWN_ENV,
-    C.REUSE_CONNECTION_SCOPED,
-    C.REUSE_MALFORMED,
-    C.REUSE_ROWS,
+    "plugrl.10.1.reuse-offered",
+    "plugrl.10.1.reuse-answered",
+    "plugrl.10.1.reuse-all-rows",
+    "plugrl.10.1.reuse-after-terminal",
+    "plugrl.10.1.reuse-unknown-env",
+    "plugrl.10.1.reuse-connection-scoped",
+    "plugrl.10.1.reuse-malformed",
+    "plugrl.10.1.reuse-rows",
 )
 # Decided on every answered infer, so a full run must have passed each of them.
 ACTION_CLAUSES = (
-    C.SPEAKS_FIRST,
-    C.ANSWERED_WITH_ACTION,
-    C.TIME_MAJOR,
-    C.ENV_IDS_FORM,
-    C.ENV_IDS_ORDER,
-    C.ACTION_NUMERIC,
-    C.SAME_DTYPE,
-    C.SAME_SHAPE,
-    C.ROWS_FOLLOW_ENVS,
+    "plugrl.5.1.speaks-first",
+    "plugrl.5.3.answered-with-action",
+    "plugrl.5.3.time-major",
+    "plugrl.5.3.env-ids-form",
+    "plugrl.4.3.env-ids-order",
+    "plugrl.5.3.action-numeric",
+    "plugrl.5.3.same-dtype",
+    "plugrl.5.3.same-shape",
+    "plugrl.5.3.rows-follow-envs",
 )
 STOP_AFTER = 100  # feedbacks: more than the default phases send, far fewer than max_exchanges
 
 
 # A server listing reuse-feedback-obs cannot be asked how it treats a reuse it does not offer.
-LISTS_REUSE = {C.REUSE_UNOFFERED: Verdict.UNSUPPORTED}
+LISTS_REUSE = {"plugrl.10.1.reuse-unoffered": Verdict.UNSUPPORTED}
 NO_REUSE = {clause_id: Verdict.UNSUPPORTED for clause_id in REUSE_CLAUSES}
 
 
@@ -127,14 +126,14 @@ async def test_conforming_variant_passes(name: str):
     decided = {r.clause_id for r in report.results.values() if r.verdict is Verdict.PASS}
     assert set(ACTION_CLAUSES) <= decided
     if variant.with_stop:
-        assert report.results[("stop", C.STOP_CLOSE)].verdict is Verdict.PASS
+        assert report.results[("stop", "plugrl.7.1.stop-close")].verdict is Verdict.PASS
         assert fed_back == STOP_AFTER
 
 
 async def test_a_sampling_policy_is_recorded_not_failed_on_the_row_check():
     async with running(RandomPolicyServer) as server:
         report = await run_suite(SUITE, server.url, VARIANT_OPTIONS, phases=["exchange"])
-    row_check = report.results[("exchange", C.ROWS_FOLLOW_ENVS)]
+    row_check = report.results[("exchange", "plugrl.5.3.rows-follow-envs")]
     assert row_check.verdict is Verdict.INFO, row_check
     assert "differently" in row_check.actual
     assert report.outcome() is Outcome.PASS
@@ -150,7 +149,7 @@ async def test_a_policy_that_takes_most_of_each_deadline_still_passes_the_exchan
         if r.phase == "exchange" and r.verdict is not Verdict.PASS
     ]
     assert not wrong, "\n".join(wrong)
-    assert report.results[("exchange", C.LARGE_FRAME)].verdict is Verdict.PASS
+    assert report.results[("exchange", "plugrl.1.1.large-frame")].verdict is Verdict.PASS
 
 
 async def test_batching_server_waits_for_every_connected_client():
@@ -175,7 +174,7 @@ async def test_the_zoo_core_passes_the_feedback_timeout_phase():
         report = await run_suite(
             SUITE, server.url, {**VARIANT_OPTIONS, "feedback_timeout": 1.0}, phases=["feedback-timeout"]
         )
-    own = (C.FEEDBACK_WAIT, C.FEEDBACK_TIMEOUT_CLOSE, C.FEEDBACK_TIMEOUT_ENFORCED)
+    own = ("plugrl.7.3.feedback-wait", "plugrl.7.3.feedback-timeout-close", "plugrl.7.3.feedback-timeout-enforced")
     assert {clause: report.results[("feedback-timeout", clause)].verdict for clause in own} == dict.fromkeys(
         own, Verdict.PASS
     )

@@ -8,8 +8,7 @@ import resource
 import pytest
 
 from checks.core import Outcome, Verdict
-from checks.plugrl import clauses as C
-from checks.plugrl.server_suite import SUITE
+from checks.plugrl.suite import SUITE
 from tests.zoo.plugrl_hostile import HOSTILE
 
 TIMEOUT = 1.0
@@ -17,17 +16,17 @@ RSS_GROWTH_LIMIT_MB = 300  # a bound on the checker, not a speed target
 
 # The clause each attack must be reported under, and the verdicts allowed for it.
 EXPECTED = {
-    "huge-frame": (C.SPEAKS_FIRST, {Verdict.ERROR}),  # over the frame cap: the checker cannot decide
-    "endless-frames": (C.SPEAKS_FIRST, {Verdict.FAIL}),
-    "endless-pings": (C.SPEAKS_FIRST, {Verdict.FAIL}),
-    "one-byte-at-a-time": (C.SPEAKS_FIRST, {Verdict.FAIL}),
-    "nesting-bomb": (C.MSGPACK_MAP, {Verdict.FAIL}),
-    "bin32-4gib": (C.MSGPACK_MAP, {Verdict.FAIL}),
-    "shape-bomb": (C.NDARRAY_FORM, {Verdict.FAIL}),
-    "ten-million-keys": (C.MSGPACK_MAP, {Verdict.FAIL}),
-    "fifty-mb-string": (C.MSGPACK_MAP, {Verdict.FAIL}),
-    "random-bytes": (C.SPEAKS_FIRST, {Verdict.FAIL, Verdict.ERROR}),
-    "reset-mid-frame": (C.SPEAKS_FIRST, {Verdict.FAIL}),
+    "huge-frame": ("plugrl.5.1.speaks-first", {Verdict.ERROR}),  # over the frame cap: the checker cannot decide
+    "endless-frames": ("plugrl.5.1.speaks-first", {Verdict.FAIL}),
+    "endless-pings": ("plugrl.5.1.speaks-first", {Verdict.FAIL}),
+    "one-byte-at-a-time": ("plugrl.5.1.speaks-first", {Verdict.FAIL}),
+    "nesting-bomb": ("plugrl.2.msgpack-map", {Verdict.FAIL}),
+    "bin32-4gib": ("plugrl.2.msgpack-map", {Verdict.FAIL}),
+    "shape-bomb": ("plugrl.3.2.ndarray-form", {Verdict.FAIL}),
+    "ten-million-keys": ("plugrl.2.msgpack-map", {Verdict.FAIL}),
+    "fifty-mb-string": ("plugrl.2.msgpack-map", {Verdict.FAIL}),
+    "random-bytes": ("plugrl.5.1.speaks-first", {Verdict.FAIL, Verdict.ERROR}),
+    "reset-mid-frame": ("plugrl.5.1.speaks-first", {Verdict.FAIL}),
 }
 
 

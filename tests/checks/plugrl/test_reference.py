@@ -13,20 +13,19 @@ import pytest
 
 from app.cli import main as cli_main
 from checks.core import Outcome, Verdict
-from checks.plugrl import clauses as C
-from checks.plugrl.server_suite import SUITE
+from checks.plugrl.suite import SUITE
 
 from .conftest import free_port
 
 DEFAULT_PHASES = [p.name for p in SUITE.phases if p.default]
 REUSE_CLAUSES = [
-    C.REUSE_ANSWERED,
-    C.REUSE_ALL_ROWS,
-    C.REUSE_CONNECTION_SCOPED,
-    C.REUSE_UNKNOWN_ENV,
-    C.REUSE_AFTER_TERMINAL,
-    C.REUSE_MALFORMED,
-    C.REUSE_ROWS,
+    "plugrl.10.1.reuse-answered",
+    "plugrl.10.1.reuse-all-rows",
+    "plugrl.10.1.reuse-connection-scoped",
+    "plugrl.10.1.reuse-unknown-env",
+    "plugrl.10.1.reuse-after-terminal",
+    "plugrl.10.1.reuse-malformed",
+    "plugrl.10.1.reuse-rows",
 ]
 
 
@@ -48,19 +47,19 @@ async def test_reference_server_passes_every_default_phase(reference, run_check)
     assert_no_fail(report)
     seen = verdicts(report)
     # A server listing reuse-feedback-obs cannot be asked about a reuse it does not offer.
-    own = {c for phase in SUITE.phases if phase.default for c in phase.clauses} - {C.REUSE_UNOFFERED}
+    own = {c for phase in SUITE.phases if phase.default for c in phase.clauses} - {"plugrl.10.1.reuse-unoffered"}
     # Every clause of the default phases was exercised and passed, the row-by-row
     # content check included: the reference policy is deterministic.
     assert {clause for clause in own if seen.get(clause) != {Verdict.PASS}} == set()
-    assert seen[C.STOP_CLOSE] == {Verdict.SKIP}
-    assert seen[C.REUSE_UNOFFERED] == {Verdict.UNSUPPORTED}
+    assert seen["plugrl.7.1.stop-close"] == {Verdict.SKIP}
+    assert seen["plugrl.10.1.reuse-unoffered"] == {Verdict.UNSUPPORTED}
 
 
 async def test_reference_server_ends_the_run_with_a_stop_close(reference_factory, run_check):
     server = await reference_factory(stop_after=200)
     report = await run_check(server.url, include_optional=True)
     assert_no_fail(report)
-    assert report.results[("stop", C.STOP_CLOSE)].verdict is Verdict.PASS
+    assert report.results[("stop", "plugrl.7.1.stop-close")].verdict is Verdict.PASS
     assert server.stopped.is_set()
     assert server.feedback_rows >= 200
 
@@ -69,16 +68,16 @@ async def test_batching_reference_passes_without_hanging(reference_factory, run_
     server = await reference_factory(batching=True, stop_after=150, policy_delay=0.01)
     report = await asyncio.wait_for(run_check(server.url, include_optional=True), timeout=60)
     assert_no_fail(report)
-    assert report.results[("stop", C.STOP_CLOSE)].verdict is Verdict.PASS
+    assert report.results[("stop", "plugrl.7.1.stop-close")].verdict is Verdict.PASS
 
 
 async def test_without_features_reuse_is_unsupported_not_failed(reference_factory, run_check):
     server = await reference_factory(features=())
     report = await run_check(server.url)
     assert_no_fail(report)
-    for clause in [C.REUSE_OFFERED, *REUSE_CLAUSES]:
+    for clause in ["plugrl.10.1.reuse-offered", *REUSE_CLAUSES]:
         assert report.results[("reuse", clause)].verdict is Verdict.UNSUPPORTED
-    assert report.results[("reuse", C.REUSE_UNOFFERED)].verdict is Verdict.PASS  # it refused the reuse
+    assert report.results[("reuse", "plugrl.10.1.reuse-unoffered")].verdict is Verdict.PASS  # it refused the reuse
 
 
 async def test_reference_with_other_shapes_passes(reference_factory, run_check):
@@ -98,7 +97,7 @@ async def test_a_server_that_never_speaks_fails_5_1_within_the_timeout(ws_server
     report = await asyncio.wait_for(run_check(url, timeout=timeout), timeout=phases * (timeout + 1))
     assert report.outcome() is Outcome.FAIL
     for phase in DEFAULT_PHASES:
-        result = report.results[(phase, C.SPEAKS_FIRST)]
+        result = report.results[(phase, "plugrl.5.1.speaks-first")]
         assert result.verdict is Verdict.FAIL
         assert result.duration <= timeout + 1
         assert "nothing arrived" in result.actual
@@ -205,7 +204,11 @@ def test_reference_cli_rejects_bad_flags():
 
 # ---------------------------------------------------------------- the feedback timeout (SPEC 7.3)
 
-FEEDBACK_TIMEOUT_CLAUSES = (C.FEEDBACK_WAIT, C.FEEDBACK_TIMEOUT_CLOSE, C.FEEDBACK_TIMEOUT_ENFORCED)
+FEEDBACK_TIMEOUT_CLAUSES = (
+    "plugrl.7.3.feedback-wait",
+    "plugrl.7.3.feedback-timeout-close",
+    "plugrl.7.3.feedback-timeout-enforced",
+)
 
 
 async def test_reference_server_passes_the_feedback_timeout_phase(reference_factory, run_check):
@@ -214,7 +217,7 @@ async def test_reference_server_passes_the_feedback_timeout_phase(reference_fact
     assert_no_fail(report)
     for clause in FEEDBACK_TIMEOUT_CLAUSES:
         assert report.results[("feedback-timeout", clause)].verdict is Verdict.PASS, clause
-    assert "1001" in report.results[("feedback-timeout", C.FEEDBACK_TIMEOUT_CLOSE)].actual
+    assert "1001" in report.results[("feedback-timeout", "plugrl.7.3.feedback-timeout-close")].actual
 
 
 async def test_a_reference_server_waiting_longer_than_declared_is_warned_not_failed(reference_factory, run_check):
@@ -222,9 +225,9 @@ async def test_a_reference_server_waiting_longer_than_declared_is_warned_not_fai
     report = await run_check(server.url, phases=["feedback-timeout"], feedback_timeout=0.5, timeout=1.0)
     seen = {clause: report.results[("feedback-timeout", clause)].verdict for clause in FEEDBACK_TIMEOUT_CLAUSES}
     assert seen == {
-        C.FEEDBACK_WAIT: Verdict.PASS,
-        C.FEEDBACK_TIMEOUT_ENFORCED: Verdict.WARN,
-        C.FEEDBACK_TIMEOUT_CLOSE: Verdict.UNSUPPORTED,
+        "plugrl.7.3.feedback-wait": Verdict.PASS,
+        "plugrl.7.3.feedback-timeout-enforced": Verdict.WARN,
+        "plugrl.7.3.feedback-timeout-close": Verdict.UNSUPPORTED,
     }
     assert report.outcome() is Outcome.PASS
 

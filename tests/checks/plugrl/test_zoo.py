@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from checks.core import MISSED_VERDICT, Gate, Level, Outcome, Report, Verdict, run_suite, worst
-from checks.plugrl.server_suite import SUITE
+from checks.plugrl.suite import SUITE
 from tests.zoo.plugrl_broken import ZOO, ZooEntry
 from tests.zoo.plugrl_core import running
 

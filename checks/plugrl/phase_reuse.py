@@ -15,45 +15,46 @@ from typing import Any
 
 import numpy as np
 
-from checks.core import PhaseContext, Report, summarize
-from checks.plugrl import clauses as C
+from checks.core import Report, summarize
 from checks.plugrl.codec import pack
 from checks.plugrl.messages import MALFORMED_REUSES, infer_message
+from checks.plugrl.options import Ctx
 from checks.plugrl.probe import Probe, together
+from checks.plugrl.protocol import REUSE_FEATURE
 from checks.plugrl.rows import ROW_TOLERANCE
 
+# What the feature makes a server do (SPEC order); unsupported when it is not listed.
 REUSE_CLAUSES = (
-    C.REUSE_ANSWERED,
-    C.REUSE_ALL_ROWS,
-    C.REUSE_ROWS,
-    C.REUSE_CONNECTION_SCOPED,
-    C.REUSE_UNKNOWN_ENV,
-    C.REUSE_AFTER_TERMINAL,
-    C.REUSE_MALFORMED,
+    "plugrl.10.1.reuse-answered",
+    "plugrl.10.1.reuse-all-rows",
+    "plugrl.10.1.reuse-after-terminal",
+    "plugrl.10.1.reuse-unknown-env",
+    "plugrl.10.1.reuse-rows",
+    "plugrl.10.1.reuse-malformed",
+    "plugrl.10.1.reuse-connection-scoped",
 )
-PHASE_CLAUSES = (C.REUSE_OFFERED, C.REUSE_UNOFFERED, *REUSE_CLAUSES)
 
 
-async def phase_reuse(ctx: PhaseContext) -> None:
+async def reuse_phase(ctx: Ctx) -> None:
     report = ctx.report
     holder = Probe(ctx, "reuse")
     try:
         await holder.open()
-        if not holder.offers(C.REUSE_FEATURE):
-            why = f"the metadata does not list {C.REUSE_FEATURE}"
-            report.unsupported(C.REUSE_OFFERED, why, holder.transcript)
+        if not holder.offers(REUSE_FEATURE):
+            why = f"the metadata does not list {REUSE_FEATURE}"
+            report.unsupported("plugrl.10.1.reuse-offered", why, holder.transcript)
             for clause_id in REUSE_CLAUSES:
                 report.unsupported(clause_id, why, holder.transcript)
             await holder.cycle([0, 1])
             # Env 0 was fed back, so only the missing feature makes this reuse wrong.
             await holder.fault(
                 pack(infer_message(ctx.options, [0, 1], reuse=[True, False])),
-                C.REUSE_UNOFFERED,
-                f"reusing env 0 though the server does not list {C.REUSE_FEATURE}",
+                "plugrl.10.1.reuse-unoffered",
+                f"reusing env 0 though the server does not list {REUSE_FEATURE}",
             )
             return
-        report.passed(C.REUSE_OFFERED, actual=f"features lists {C.REUSE_FEATURE}", evidence=holder.transcript)
-        report.unsupported(C.REUSE_UNOFFERED, f"the metadata lists {C.REUSE_FEATURE}", holder.transcript)
+        report.passed("plugrl.10.1.reuse-offered", actual=f"features lists {REUSE_FEATURE}", evidence=holder.transcript)
+        report.unsupported("plugrl.10.1.reuse-unoffered", f"the metadata lists {REUSE_FEATURE}", holder.transcript)
         await _valid_and_impossible_reuses(ctx, holder)
     finally:
         await holder.close()
@@ -61,17 +62,17 @@ async def phase_reuse(ctx: PhaseContext) -> None:
         await _malformed_reuse(ctx, what, malformed)
 
 
-async def _valid_and_impossible_reuses(ctx: PhaseContext, holder: Probe) -> None:
+async def _valid_and_impossible_reuses(ctx: Ctx, holder: Probe) -> None:
     # Each batch sent in full first, to compare its reused answer with.
     in_order = await holder.cycle([0, 1])
     reversed_order = await holder.cycle([1, 0])
     repeat = await holder.infer([0, 1])
     await holder.feedback([0, 1], done=[False, True])
     # Env 1's episode ended, so it sends its observation; env 0 reuses.
-    partial = await holder.infer([0, 1], at_stake=C.REUSE_ANSWERED, reuse=[True, False])
+    partial = await holder.infer([0, 1], at_stake="plugrl.10.1.reuse-answered", reuse=[True, False])
     await holder.feedback([0, 1])
     # Reversed, so a cache kept by position rather than by env fills each row with the other env.
-    swapped = await holder.infer([1, 0], at_stake=C.REUSE_ALL_ROWS, reuse=[True, True])
+    swapped = await holder.infer([1, 0], at_stake="plugrl.10.1.reuse-all-rows", reuse=[True, True])
     await holder.feedback([1, 0], done=[False, True])
     _check_reused_answers(
         ctx.report,
@@ -83,8 +84,8 @@ async def _valid_and_impossible_reuses(ctx: PhaseContext, holder: Probe) -> None
     # Env 1's last feedback, on this connection, was not terminal: another
     # connection must still not reuse it, nor an env nobody fed back.
     for clause, env, what in (
-        (C.REUSE_CONNECTION_SCOPED, 1, "reusing env 1, fed back (not terminal) only on another connection"),
-        (C.REUSE_UNKNOWN_ENV, 7, "reusing env 7, never fed back"),
+        ("plugrl.10.1.reuse-connection-scoped", 1, "reusing env 1, fed back (not terminal) only on another connection"),
+        ("plugrl.10.1.reuse-unknown-env", 7, "reusing env 7, never fed back"),
     ):
         other = Probe(ctx, f"reuse: {what}")
         try:
@@ -97,7 +98,7 @@ async def _valid_and_impossible_reuses(ctx: PhaseContext, holder: Probe) -> None
     # Env 0's last feedback ended its episode: what it would reuse is a terminal observation.
     await holder.fault(
         pack(infer_message(ctx.options, [0, 1], reuse=[True, False])),
-        C.REUSE_AFTER_TERMINAL,
+        "plugrl.10.1.reuse-after-terminal",
         "reusing env 0 right after its episode ended",
     )
 
@@ -114,43 +115,37 @@ def _check_reused_answers(
     The suite's observations depend on the env alone, so a reused row, filled
     from the env's last feedback, is the observation sent before.
     """
-    if not _comparable(first, repeat):
+    if first is None or repeat is None or not _comparable(first, repeat):
         return
     if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
         report.info(
-            C.REUSE_ROWS,
-            "the policy answered the same observations differently: reused answers not compared",
+            "plugrl.10.1.reuse-rows",
+            actual="the policy answered the same observations differently: reused answers not compared",
             evidence=probe.transcript,
         )
         return
     for what, reused, full in pairs:
-        if _comparable(reused, full):
+        if reused is not None and full is not None and _comparable(reused, full):
             report.check(
                 np.allclose(reused, full, equal_nan=True, **ROW_TOLERANCE),
-                C.REUSE_ROWS,
-                f"the answer to {what} equal to the answer to the same envs sent in full",
-                f"{summarize(reused, 120)} vs {summarize(full, 120)}",
-                probe.transcript,
+                "plugrl.10.1.reuse-rows",
+                expected=f"the answer to {what} equal to the answer to the same envs sent in full",
+                actual=f"{summarize(reused, 120)} vs {summarize(full, 120)}",
+                evidence=probe.transcript,
             )
 
 
-def _comparable(one: np.ndarray | None, other: np.ndarray | None) -> bool:
-    return (
-        one is not None
-        and other is not None
-        and one.dtype.kind in "iuf"
-        and other.dtype.kind in "iuf"
-        and one.shape == other.shape
-    )
+def _comparable(one: np.ndarray, other: np.ndarray) -> bool:
+    return one.dtype.kind in "iuf" and other.dtype.kind in "iuf" and one.shape == other.shape
 
 
-async def _malformed_reuse(ctx: PhaseContext, what: str, malformed: Callable[[Any], dict[str, Any]]) -> None:
+async def _malformed_reuse(ctx: Ctx, what: str, malformed: Callable[[Any], dict[str, Any]]) -> None:
     """On a connection of its own, after envs 0 and 1 were fed back, so only the form is wrong."""
     probe = Probe(ctx, f"reuse: {what}")
     try:
         await probe.open()
         await probe.cycle([0, 1])
-        await probe.fault(pack(malformed(ctx.options)), C.REUSE_MALFORMED, what)
+        await probe.fault(pack(malformed(ctx.options)), "plugrl.10.1.reuse-malformed", what)
     finally:
         await probe.close()
 
