@@ -68,7 +68,13 @@ async def checked_block(address: str, steps: int) -> list[float]:
             response = await session.request(step_request(codec.sample(contract.act, rng, 1), ids=["bench"]))
             body = response.step
             step_shape_ok(report, body, 1, "step", transcript)
-            report.check(codec.is_finite(body.rewards), "rlmesh.s1.reward-finite", "finite", "", transcript)
+            report.check(
+                codec.is_finite(body.rewards),
+                "rlmesh.s1.reward-finite",
+                expected="finite",
+                actual="",
+                evidence=transcript,
+            )
             observe(report, contract, body.observation, 1, "step", transcript)
             check_infos(report, body.infos, "step", transcript)
             times.append(time.perf_counter() - started)
@@ -109,7 +115,8 @@ def main() -> int:
     print(f"rlmesh CartPole step round trip, {len(bare)} steps a side in {args.blocks} alternating blocks")
     print(f"  bare grpcio Join call   median {bare_median * 1e6:8.1f} us   p90 {np.percentile(bare, 90) * 1e6:8.1f} us")
     print(
-        f"  rlconform checked step  median {checked_median * 1e6:8.1f} us   p90 {np.percentile(checked, 90) * 1e6:8.1f} us"
+        f"  rlconform checked step  median {checked_median * 1e6:8.1f} us   "
+        f"p90 {np.percentile(checked, 90) * 1e6:8.1f} us"
     )
     print(
         f"  checker overhead per step: {(checked_median - bare_median) * 1e6:.1f} us; "

@@ -16,8 +16,9 @@ from typing import Any
 
 import grpc
 from google.protobuf import unknown_fields
+from google.protobuf.message import Message
 
-from checks.core import TargetUnreachable, Transcript, truncate
+from checks.core import NoReply, TargetUnreachable, Transcript, truncate
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc
 
 GENERATION = "rlmesh-wire-v1"
@@ -52,10 +53,6 @@ class OverLimit(StreamEnded):
     """The target sent a message larger than the checker's `max_message_bytes`: a limit of ours, not a verdict."""
 
 
-class NoReply(Exception):
-    """Nothing arrived before the deadline."""
-
-
 class StrayResponse(NoReply):
     """A response arrived whose id matches no outstanding request, so the one awaited may never come."""
 
@@ -68,22 +65,26 @@ def error_text(error: env_pb2.EnvError) -> str:
 def summarize_request(request: env_pb2.JoinRequest) -> str:
     kind = request.WhichOneof("kind") or "(no arm set)"
     head = f"{kind} id={truncate(request.request_id, 40)!r}"
-    if kind == "reset":
-        body = request.reset
-        return f"{head} seeds={list(body.seeds)[:8]} env_indices={list(body.env_indices)[:8]} episode_ids={len(body.episode_ids)}"
-    if kind == "step":
-        body = request.step
-        sizes = [len(leaf) for leaf in body.action.leaves[:6]] if body.HasField("action") else "absent"
-        return (
-            f"{head} action leaves={sizes} env_indices={list(body.env_indices)[:8]} episode_ids={len(body.episode_ids)}"
-        )
-    if kind == "render":
-        return f"{head} env_indices={list(request.render.env_indices)[:8]}"
-    if kind == "close":
-        return f"{head} reason={truncate(request.close.reason, 60)!r}"
-    if kind == "configure":
-        return f"{head} selected_workflow_edition={truncate(request.configure.selected_workflow_edition, 40)!r}"
-    return head
+    match kind:
+        case "reset":
+            reset = request.reset
+            return (
+                f"{head} seeds={list(reset.seeds)[:8]} env_indices={list(reset.env_indices)[:8]} "
+                f"episode_ids={len(reset.episode_ids)}"
+            )
+        case "step":
+            step = request.step
+            sizes = [len(leaf) for leaf in step.action.leaves[:6]] if step.HasField("action") else "absent"
+            indices = list(step.env_indices)[:8]
+            return f"{head} action leaves={sizes} env_indices={indices} episode_ids={len(step.episode_ids)}"
+        case "render":
+            return f"{head} env_indices={list(request.render.env_indices)[:8]}"
+        case "close":
+            return f"{head} reason={truncate(request.close.reason, 60)!r}"
+        case "configure":
+            return f"{head} selected_workflow_edition={truncate(request.configure.selected_workflow_edition, 40)!r}"
+        case _:
+            return head
 
 
 def summarize_response(response: env_pb2.JoinResponse) -> str:
@@ -102,9 +103,9 @@ def summarize_response(response: env_pb2.JoinResponse) -> str:
             f"env_indices={list(body.env_indices)[:8]} completed={done}"
         )
     if kind == "render":
-        body = response.render
-        frame = f"{len(body.frame)} bytes" if body.HasField("frame") else "none"
-        return f"{head} frame={frame} format={body.format}"
+        render = response.render
+        frame = f"{len(render.frame)} bytes" if render.HasField("frame") else "none"
+        return f"{head} frame={frame} format={render.format}"
     if kind == "close":
         return f"{head} final_episodes={[summarize_episode(e) for e in response.close.final_episodes[:4]]}"
     if kind == "error":
@@ -121,9 +122,10 @@ def summarize_episode(episode: env_pb2.EpisodeMetadata) -> str:
     )
 
 
-def unknown_tags(message: Any) -> list[int]:
+def unknown_tags(message: Message) -> list[int]:
     try:
-        return sorted({field.field_number for field in unknown_fields.UnknownFieldSet(message)})
+        fields = unknown_fields.UnknownFieldSet(message)
+        return sorted({fields[i].field_number for i in range(len(fields))})
     except Exception:  # an unparsable unknown field is still just unknown
         return []
 
@@ -142,7 +144,7 @@ class Endpoint:
                 ("grpc.enable_retries", 0),
             ],
         )
-        self.stub = env_pb2_grpc.EnvServiceStub(self.channel)
+        self.stub = env_pb2_grpc.EnvServiceStub(self.channel)  # type: ignore[no-untyped-call]  # generated, unannotated
 
     async def __aenter__(self) -> Endpoint:
         return self
@@ -167,7 +169,7 @@ class Endpoint:
                 )
             )
         shown = "no base" if generation is None else f"protocol_generation={generation!r}"
-        response = await self._unary(
+        response: env_pb2.HandshakeResponse = await self._unary(
             self.stub.Handshake, request, transcript, f"Handshake {shown}", unavailable_is_unreachable
         )
         base = response.base
@@ -177,14 +179,17 @@ class Endpoint:
             response.ByteSize(),
             (
                 f"Handshake compatible={base.compatible} {contract} capabilities={dict(base.capabilities)} "
-                f"component={truncate(base.peer_info.component, 40)!r} error_message={truncate(base.error_message, 120)!r}"
+                f"component={truncate(base.peer_info.component, 40)!r} "
+                f"error_message={truncate(base.error_message, 120)!r}"
             ),
         )
         return response
 
     async def shutdown(self, transcript: Transcript, reason: str) -> env_pb2.ShutdownResponse:
         request = env_pb2.ShutdownRequest(base=core_pb2.ShutdownRequest(reason=reason))
-        response = await self._unary(self.stub.Shutdown, request, transcript, f"Shutdown reason={reason!r}", False)
+        response: env_pb2.ShutdownResponse = await self._unary(
+            self.stub.Shutdown, request, transcript, f"Shutdown reason={reason!r}", False
+        )
         transcript.received(
             "grpc",
             response.ByteSize(),
@@ -208,7 +213,10 @@ class Endpoint:
         transcript.received("grpc", len(raw), f"health status {name}")
         return name
 
-    async def _unary(self, method, request, transcript: Transcript, summary: str, unreachable: bool):
+    async def _unary(
+        self, method: Any, request: Message, transcript: Transcript, summary: str, unreachable: bool
+    ) -> Any:
+        """`method(request)` under the deadline; its response, typed by the caller (the generated stub is untyped)."""
         transcript.sent("grpc", request.ByteSize(), summary)
         try:
             response = await method(request, timeout=self.timeout)
@@ -248,7 +256,12 @@ class Endpoint:
 class JoinSession:
     """One Join stream: requests get ids, responses are matched back by id."""
 
-    def __init__(self, call, transcript: Transcript, timeout: float) -> None:
+    def __init__(
+        self,
+        call: grpc.aio.StreamStreamCall[env_pb2.JoinRequest, env_pb2.JoinResponse],
+        transcript: Transcript,
+        timeout: float,
+    ) -> None:
         self.call = call
         self.transcript = transcript
         self.timeout = timeout
@@ -332,7 +345,7 @@ class JoinSession:
             raise NoReply(f"no response within {self.timeout:g}s") from None
         if message is grpc.aio.EOF:
             raise await self._read_status()
-        if message is None:
+        if not isinstance(message, env_pb2.JoinResponse):  # grpc hands over None for bytes that do not parse
             self.transcript.note(UNPARSABLE)
             self.call.cancel()
             raise self._end(grpc.StatusCode.INTERNAL, f"{UNPARSABLE} (the checker cancelled the stream)")

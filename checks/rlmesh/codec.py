@@ -16,7 +16,7 @@ import numpy as np
 from checks.core import truncate
 from checks.rlmesh.proto import spaces_pb2
 
-DTYPES: dict[int, np.dtype] = {
+DTYPES: dict[int, np.dtype[Any]] = {
     spaces_pb2.DATA_TYPE_BOOL: np.dtype("?"),
     spaces_pb2.DATA_TYPE_UINT8: np.dtype("<u1"),
     spaces_pb2.DATA_TYPE_UINT16: np.dtype("<u2"),
@@ -66,9 +66,9 @@ class ValueMismatch(ValueError):
 class Space:
     kind: str  # box, discrete, multi_binary, multi_discrete, text, dict, tuple
     shape: tuple[int, ...] = ()
-    dtype: np.dtype | None = None
-    low: np.ndarray | None = None
-    high: np.ndarray | None = None
+    dtype: np.dtype[Any] | None = None
+    low: np.ndarray[Any, Any] | None = None
+    high: np.ndarray[Any, Any] | None = None
     n: int = 0
     start: int = 0
     nvec: tuple[int, ...] = ()
@@ -76,6 +76,20 @@ class Space:
     max_length: int = 0
     charset: str = ""
     children: list[tuple[str, Space]] = field(default_factory=list)
+
+    @property
+    def leaf_dtype(self) -> np.dtype[Any]:
+        """The dtype of a numeric leaf; every leaf but text has one."""
+        if self.dtype is None:
+            raise ValueMismatch(f"a {self.kind} space has no dtype")
+        return self.dtype
+
+    @property
+    def bounds(self) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """A Box leaf's low and high arrays."""
+        if self.low is None or self.high is None:
+            raise ValueMismatch(f"a {self.kind} space has no bounds")
+        return self.low, self.high
 
     @property
     def numel(self) -> int:
@@ -112,7 +126,9 @@ def space_from_proto(spec: spaces_pb2.SpaceSpec, path: str = "$", depth: int = 0
         else:
             specs = list(spec.tuple.spaces)
             keys = [str(i) for i in range(len(specs))]
-        children = [(key, space_from_proto(sub, f"{path}.{key}", depth + 1)) for key, sub in zip(keys, specs)]
+        children = [
+            (key, space_from_proto(sub, f"{path}.{key}", depth + 1)) for key, sub in zip(keys, specs, strict=False)
+        ]
         return Space(kind, shape, children=children)
     if spec.dtype not in DTYPES:
         raise ContractError(f"{path}: unknown or unspecified dtype {spec.dtype}")
@@ -147,7 +163,7 @@ def space_from_proto(spec: spaces_pb2.SpaceSpec, path: str = "$", depth: int = 0
     return space
 
 
-def _representable(dtype: np.dtype, low: int, high: int, path: str, kind: str) -> None:
+def _representable(dtype: np.dtype[Any], low: int, high: int, path: str, kind: str) -> None:
     """The values a discrete space declares must fit its dtype, or no value of it can be sent."""
     if dtype.kind not in "iu":
         raise ContractError(f"{path}: {kind} with the non-integer dtype {dtype.str}")
@@ -156,16 +172,18 @@ def _representable(dtype: np.dtype, low: int, high: int, path: str, kind: str) -
         raise ContractError(f"{path}: {kind} values {low}..{high} do not fit its dtype {dtype.str}")
 
 
-def _box_bounds(box: spaces_pb2.BoxSpec, dtype: np.dtype, shape: tuple[int, ...], path: str):
+def _box_bounds(
+    box: spaces_pb2.BoxSpec, dtype: np.dtype[Any], shape: tuple[int, ...], path: str
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     numel = math.prod(shape)
     which = box.WhichOneof("bounds")
     if which in (None, "unbounded"):
         if dtype.kind == "f":
             return np.full(shape, -np.inf), np.full(shape, np.inf)
         info = np.iinfo(dtype) if dtype.kind in "iu" else None
-        low = info.min if info else 0
-        high = info.max if info else 1
-        return np.full(shape, low, dtype=object), np.full(shape, high, dtype=object)
+        least = info.min if info else 0
+        most = info.max if info else 1
+        return np.full(shape, least, dtype=object), np.full(shape, most, dtype=object)
     bounds = box.uniform if which == "uniform" else box.elementwise
     count = 1 if which == "uniform" else numel
     for name in ("low", "high"):
@@ -206,19 +224,20 @@ def decode(space: Space, value: Any, lanes: int) -> list[Any]:
     got = list(value.leaves) if value is not None else []
     if len(got) != len(leaves):
         raise ValueMismatch(f"{len(got)} leaves, the space has {len(leaves)}")
-    decoded = []
-    for (path, leaf), data in zip(leaves, got):
+    decoded: list[Any] = []
+    for (path, leaf), data in zip(leaves, got, strict=False):
         where = path or "$"
         if leaf.kind == "text":
             decoded.append(_decode_text(data, lanes, where))
             continue
-        expected = lanes * leaf.numel * leaf.dtype.itemsize
+        dtype = leaf.leaf_dtype
+        expected = lanes * leaf.numel * dtype.itemsize
         if len(data) != expected:
             raise ValueMismatch(
-                f"{where}: {len(data)} bytes, expected {lanes} lanes x {leaf.numel} x {leaf.dtype.itemsize} "
-                f"({leaf.dtype.str}) = {expected}"
+                f"{where}: {len(data)} bytes, expected {lanes} lanes x {leaf.numel} x {dtype.itemsize} "
+                f"({dtype.str}) = {expected}"
             )
-        decoded.append(np.frombuffer(data, dtype=leaf.dtype).reshape((lanes, *leaf.shape)))
+        decoded.append(np.frombuffer(data, dtype=dtype).reshape((lanes, *leaf.shape)))
     return decoded
 
 
@@ -244,7 +263,7 @@ def _decode_text(data: bytes, lanes: int, where: str) -> list[str]:
 
 def outside(space: Space, decoded: list[Any]) -> str | None:
     """Why the decoded value is not in the space, or None when every lane is inside."""
-    for (path, leaf), data in zip(leaves_of(space), decoded):
+    for (path, leaf), data in zip(leaves_of(space), decoded, strict=False):
         where = path or "$"
         reason = _leaf_outside(leaf, data)
         if reason:
@@ -264,13 +283,14 @@ def _leaf_outside(leaf: Space, data: Any) -> str | None:
     if leaf.kind == "box":
         if array.dtype.kind == "f" and np.isnan(array).any():
             return "NaN in a Box value"
-        below, above = array < leaf.low, array > leaf.high
+        low, high = leaf.bounds
+        below, above = array < low, array > high
         if below.any() or above.any():
             index = np.argwhere(below | above)[0]
             lane, element = int(index[0]), tuple(int(i) for i in index[1:])
             return (
                 f"lane {lane} element {list(element)} = {array[tuple(index)]!r} outside "
-                f"[{leaf.low[element]!r}, {leaf.high[element]!r}]"
+                f"[{low[element]!r}, {high[element]!r}]"
             )
         return None
     if leaf.kind == "discrete":
@@ -294,7 +314,7 @@ def _leaf_outside(leaf: Space, data: Any) -> str | None:
 def lane_bytes(space: Space, value: Any, lanes: int, lane: int) -> bytes:
     """The bytes of one lane of a batched value (for comparing lanes across runs)."""
     parts = []
-    for (_, leaf), data in zip(leaves_of(space), decode(space, value, lanes)):
+    for (_, leaf), data in zip(leaves_of(space), decode(space, value, lanes), strict=False):
         parts.append("\x00".join(data[lane]).encode() if leaf.kind == "text" else data[lane].tobytes())
     return b"\x01".join(parts)
 
@@ -302,7 +322,7 @@ def lane_bytes(space: Space, value: Any, lanes: int, lane: int) -> bytes:
 def select_lanes(space: Space, value: Any, lanes: int, picks: list[int]) -> spaces_pb2.SpaceValue:
     """The lanes `picks` of a batched value, in that order, as a value of their own."""
     leaves = []
-    for (_, leaf), data in zip(leaves_of(space), decode(space, value, lanes)):
+    for (_, leaf), data in zip(leaves_of(space), decode(space, value, lanes), strict=False):
         leaves.append(encode_text([data[i] for i in picks]) if leaf.kind == "text" else data[picks].tobytes())
     return spaces_pb2.SpaceValue(leaves=leaves)
 
@@ -314,7 +334,7 @@ def lane_summary(space: Space, value: Any, lanes: int, lane: int) -> str:
     except ValueMismatch as exc:
         return f"(undecodable: {exc})"
     parts = []
-    for (path, _), data in list(zip(leaves_of(space), decoded))[:6]:
+    for (path, _), data in list(zip(leaves_of(space), decoded, strict=False))[:6]:
         item = data[lane]
         if isinstance(item, str):
             shown = repr(item[:40])
@@ -348,24 +368,27 @@ def _sample_leaf(leaf: Space, rng: np.random.Generator, lanes: int) -> bytes:
             length = int(rng.integers(leaf.min_length, min(leaf.max_length, leaf.min_length + 8) + 1))
             texts.append("".join(charset[int(i)] for i in rng.integers(0, len(charset), length)))
         return encode_text(texts)
+    values: np.ndarray[Any, Any]
     if leaf.kind == "discrete":
         values = rng.integers(leaf.start, leaf.start + leaf.n, size=shape)
     elif leaf.kind == "multi_binary":
         values = rng.integers(0, 2, size=shape)
     elif leaf.kind == "multi_discrete":
         values = rng.integers(0, np.array(leaf.nvec).reshape(leaf.shape), size=shape)
-    elif leaf.dtype.kind == "f":
-        low = np.where(np.isfinite(leaf.low.astype(np.float64)), leaf.low, -1.0).astype(np.float64)
-        high = np.where(np.isfinite(leaf.high.astype(np.float64)), leaf.high, 1.0).astype(np.float64)
+    elif leaf.leaf_dtype.kind == "f":
+        least, most = leaf.bounds
+        low = np.where(np.isfinite(least.astype(np.float64)), least, -1.0).astype(np.float64)
+        high = np.where(np.isfinite(most.astype(np.float64)), most, 1.0).astype(np.float64)
         low, high = np.minimum(low, high), np.maximum(np.minimum(high, low + 2.0), low)
         values = rng.uniform(low, high, size=shape)
-    elif leaf.dtype.kind == "b":
+    elif leaf.leaf_dtype.kind == "b":
         values = rng.integers(0, 2, size=shape)
     else:
-        low = np.maximum(leaf.low.astype(object), -(1 << 31)).astype(np.int64)
-        high = np.minimum(leaf.high.astype(object), (1 << 31)).astype(np.int64)
-        values = rng.integers(low, np.maximum(high, low) + 1, size=shape)
-    return np.asarray(values).astype(leaf.dtype).tobytes()
+        least, most = leaf.bounds
+        lows = np.maximum(least.astype(object), -(1 << 31)).astype(np.int64)
+        highs = np.minimum(most.astype(object), (1 << 31)).astype(np.int64)
+        values = rng.integers(lows, np.maximum(highs, lows) + 1, size=shape)
+    return np.asarray(values).astype(leaf.leaf_dtype).tobytes()
 
 
 def encode_text(texts: list[str]) -> bytes:
@@ -387,11 +410,11 @@ def out_of_domain(space: Space, lanes: int) -> spaces_pb2.SpaceValue | None:
         bad = np.full(shape, first.start + first.n)
     elif first.kind == "multi_discrete":
         bad = np.broadcast_to(np.array(first.nvec).reshape(first.shape), shape)
-    elif first.kind == "box" and first.dtype.kind == "f":
+    elif first.kind == "box" and first.leaf_dtype.kind == "f":
         bad = np.full(shape, math.nan)
     else:
         return None
-    value.leaves[0] = np.asarray(bad).astype(first.dtype).tobytes()
+    value.leaves[0] = np.asarray(bad).astype(first.leaf_dtype).tobytes()
     return value
 
 
@@ -402,9 +425,10 @@ def wrong_dtype(space: Space, lanes: int) -> spaces_pb2.SpaceValue | None:
         return None
     first = leaves[0][1]
     value = sample(space, np.random.default_rng(0), lanes)
-    key = f"{first.dtype.kind}{first.dtype.itemsize}"
+    dtype = first.leaf_dtype
+    key = f"{dtype.kind}{dtype.itemsize}"
     other = np.dtype(OTHER_WIDTH.get(key, "<f8"))
-    array = np.frombuffer(value.leaves[0], dtype=first.dtype)
+    array = np.frombuffer(value.leaves[0], dtype=dtype)
     value.leaves[0] = array.astype(other).tobytes()
     return value
 

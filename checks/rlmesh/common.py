@@ -1,48 +1,19 @@
-"""What the rlmesh phases share: options, the decoded contract, observation checks."""
+"""What the rlmesh phases share: the decoded contract, request builders, observation and session checks."""
 
 from __future__ import annotations
 
-import functools
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import numpy as np
-import pydantic
 
-from checks.core import PhaseContext, PhaseFunction, Report, SuiteOptions, Transcript, truncate
+from checks.core import PhaseStopped, Report, Transcript, truncate
 from checks.rlmesh import codec
-from checks.rlmesh.client import (
-    EDITION,
-    Endpoint,
-    JoinSession,
-    NoReply,
-    OverLimit,
-    RpcFailed,
-    StrayResponse,
-    StreamEnded,
-    error_text,
-)
-from checks.rlmesh.proto import core_pb2, env_pb2
+from checks.rlmesh.client import EDITION, Endpoint, JoinSession, error_text
+from checks.rlmesh.options import Ctx
+from checks.rlmesh.proto import core_pb2, env_pb2, spaces_pb2
 
 WARNING_KEY = "rlmesh.conformance.warning"
-_episode_counter = itertools.count(1)
-
-
-class RlmeshOptions(SuiteOptions):
-    seed: int = pydantic.Field(0, ge=0, lt=2**62, description="Base seed; lane i is seeded with seed + i.")
-    episodes: int = pydantic.Field(2, ge=1, le=100, description="Episodes to finish on each exercised lane.")
-    step_budget: int = pydantic.Field(400, ge=1, le=100_000, description="Most steps the episodes phase sends.")
-    lanes: list[int] | None = pydantic.Field(
-        None, description="Lanes to exercise in lane probes (default: the first two)."
-    )
-    latency_bound_ms: float | None = pydantic.Field(
-        None, gt=0, description="Median step round-trip bound; without it step latency is information."
-    )
-    max_message_bytes: int = pydantic.Field(
-        16 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024, description="Largest message accepted from the target."
-    )
 
 
 @dataclass
@@ -66,87 +37,19 @@ class Contract:
         return self.autoreset == core_pb2.AUTORESET_MODE_NEXT_STEP
 
 
-class NoContract(Exception):
-    """The target gave no usable contract, so env interaction cannot be judged."""
-
-
-class Unanswered(Exception):
-    """A valid request got something other than its response (a `rlmesh.s1.answered` failure)."""
-
-
-def expect(response: env_pb2.JoinResponse, kind: str, where: str) -> env_pb2.JoinResponse:
-    if kind_of(response) != kind:
-        raise Unanswered(f"{where}: {describe(response)}")
-    return response
-
-
-def not_judged(report: Report, clauses: tuple[str, ...], exc: Exception, evidence: Transcript) -> None:
-    """Record why the rest of a phase could not be decided; a valid request refused is itself a failure."""
-    if isinstance(exc, Unanswered):
-        report.failed("rlmesh.s1.answered", "the response to a valid request", str(exc), evidence)
-        why = f"a valid request was refused (see rlmesh.s1.answered): {exc}"
-    elif isinstance(exc, OverLimit):
-        why = f"a message exceeded the max_message_bytes option: {exc}"
-    elif isinstance(exc, codec.ValueMismatch):
-        why = f"an observation does not decode (see rlmesh.v2.obs-layout): {exc}"
-    else:
-        why = str(exc)
-    report.error_undecided(clauses, f"not judged: {why}", evidence)
-
-
-def guarded(run: PhaseFunction, clauses: tuple[str, ...]) -> PhaseFunction:
-    """`run`, with a failed opening exchange turned into verdicts instead of a harness error.
-
-    Every phase opens with a Handshake and a Join whose first request is a
-    valid reset. When the target gives no usable contract there, or ends or
-    stalls that exchange, the phase's clauses cannot be judged; and a valid
-    request left unanswered is itself a `rlmesh.s1.answered` failure (a Join
-    refused as a second session, while rlconform holds none, `rlmesh.c1.reopen`).
-    """
-
-    @functools.wraps(run)
-    async def phase(ctx: PhaseContext) -> None:
-        try:
-            await run(ctx)
-        except (NoContract, RpcFailed, StreamEnded, NoReply) as exc:
-            report = ctx.report
-            mine = [t for t in report.transcripts.values() if t.phase == report.phase]
-            evidence = mine[-1] if mine else report.transcript("opening exchange")
-            if isinstance(exc, RpcFailed):
-                exc = NoContract(f"the Handshake failed: {exc}")
-            elif isinstance(exc, StrayResponse):
-                report.failed("rlmesh.e5.request-id-echo", "the response echoing the request's id", str(exc), evidence)
-            elif isinstance(exc, StreamEnded) and exc.code is grpc.StatusCode.FAILED_PRECONDITION:
-                # Join retries a refusal while the previous session winds down, so this one outlasted that.
-                report.failed(
-                    "rlmesh.c1.reopen",
-                    "a new session while rlconform holds no other",
-                    f"refused even after the previous session had time to wind down: {exc}",
-                    evidence,
-                )
-            elif isinstance(exc, (StreamEnded, NoReply)) and not isinstance(exc, OverLimit):
-                exc = Unanswered(f"a valid request went unanswered: {exc}")
-            not_judged(report, clauses, exc, evidence)
-
-    return phase
-
-
-def endpoint(ctx: PhaseContext) -> Endpoint:
-    return Endpoint(ctx.url, ctx.timeout, ctx.options.max_message_bytes)
-
-
 async def fetch_contract(target: Endpoint, transcript: Transcript) -> Contract:
+    """The contract, or a stop: without a usable contract env interaction cannot be judged."""
     response = await target.handshake(transcript)
     if not response.base.compatible or not response.HasField("env_contract"):
-        raise NoContract("the Handshake offered no compatible env contract")
+        raise PhaseStopped("the Handshake offered no compatible env contract", transcript)
     contract = response.env_contract
     try:
         obs = codec.space_from_proto(contract.spec.observation_space, "observation_space")
         act = codec.space_from_proto(contract.spec.action_space, "action_space")
     except codec.ContractError as exc:
-        raise NoContract(f"the contract's spaces are unusable: {exc}") from None
+        raise PhaseStopped(f"the contract's spaces are unusable: {exc}", transcript) from None
     if not 1 <= contract.num_envs <= 4096:
-        raise NoContract(f"num_envs {contract.num_envs} is unusable")
+        raise PhaseStopped(f"num_envs {contract.num_envs} is unusable", transcript)
     return Contract(
         response,
         int(contract.num_envs),
@@ -158,18 +61,17 @@ async def fetch_contract(target: Endpoint, transcript: Transcript) -> Contract:
     )
 
 
-def lanes_to_exercise(ctx: PhaseContext, contract: Contract) -> list[int]:
+def lanes_to_exercise(ctx: Ctx, contract: Contract) -> list[int]:
     chosen = ctx.options.lanes or list(range(min(2, contract.num_envs)))
     return [lane for lane in chosen if 0 <= lane < contract.num_envs] or [0]
 
 
-def seeds_for(ctx: PhaseContext, lanes: int, offset: int = 0) -> list[int]:
+def seeds_for(ctx: Ctx, lanes: int, offset: int = 0) -> list[int]:
     return [ctx.options.seed + offset + lane for lane in range(lanes)]
 
 
-def episode_ids(lanes: int) -> list[str]:
-    batch = next(_episode_counter)
-    return [f"rlconform-{batch}-{lane}" for lane in range(lanes)]
+def rng_for(ctx: Ctx, salt: int) -> np.random.Generator:
+    return np.random.default_rng([ctx.options.seed, salt])
 
 
 def reset_request(
@@ -188,12 +90,16 @@ def configure_request(contract: Contract) -> tuple[str, env_pb2.JoinRequest]:
 
 
 def step_request(
-    action: Any, env_indices: list[int] | None = None, ids: list[str] | None = None
+    action: spaces_pb2.SpaceValue | None, env_indices: list[int] | None = None, ids: list[str] | None = None
 ) -> env_pb2.JoinRequest:
     step = env_pb2.StepRequest(env_indices=env_indices or [], episode_ids=ids or [])
     if action is not None:
         step.action.CopyFrom(action)
     return env_pb2.JoinRequest(step=step)
+
+
+def render_request(env_indices: list[int]) -> env_pb2.JoinRequest:
+    return env_pb2.JoinRequest(render=env_pb2.RenderRequest(env_indices=env_indices))
 
 
 def kind_of(response: env_pb2.JoinResponse) -> str:
@@ -206,15 +112,22 @@ def describe(response: env_pb2.JoinResponse) -> str:
     return f"a {kind_of(response)} response"
 
 
+def recoverable(response: env_pb2.JoinResponse, *codes: int) -> bool:
+    return kind_of(response) == "error" and response.error.is_recoverable and response.error.code in codes
+
+
 def observe(
-    report: Report, contract: Contract, value: Any, lanes: int, where: str, evidence: Transcript
+    report: Report, contract: Contract, value: spaces_pb2.SpaceValue, lanes: int, where: str, evidence: Transcript
 ) -> list[Any] | None:
     """Check one observation's layout and domain; the decoded leaves, or None if undecodable."""
     try:
         decoded = codec.decode(contract.obs, value, lanes)
     except codec.ValueMismatch as exc:
         report.failed(
-            "rlmesh.v2.obs-layout", f"{contract.obs.describe()} for {lanes} lane(s)", f"{where}: {exc}", evidence
+            "rlmesh.v2.obs-layout",
+            expected=f"{contract.obs.describe()} for {lanes} lane(s)",
+            actual=f"{where}: {exc}",
+            evidence=evidence,
         )
         return None
     report.passed("rlmesh.v2.obs-layout", actual=f"{where}: {lanes} lane(s) decoded", evidence=evidence)
@@ -222,14 +135,14 @@ def observe(
     report.check(
         reason is None,
         "rlmesh.v2.obs-in-space",
-        f"inside {contract.obs.describe()}",
-        f"{where}: {reason}" if reason else f"{where}: inside",
-        evidence,
+        expected=f"inside {contract.obs.describe()}",
+        actual=f"{where}: {reason}" if reason else f"{where}: inside",
+        evidence=evidence,
     )
     return decoded
 
 
-def check_infos(report: Report, infos: Any, where: str, evidence: Transcript) -> None:
+def check_infos(report: Report, infos: spaces_pb2.MetaMap | None, where: str, evidence: Transcript) -> None:
     """Flag observation conformance warnings the server attached to its infos.
 
     A multi-lane response may pack per-lane infos as a list under `final_info`
@@ -248,9 +161,26 @@ def check_infos(report: Report, infos: Any, where: str, evidence: Transcript) ->
     report.check(
         not observed,
         "rlmesh.v2.no-conformance-warning",
-        "no observation conformance warning",
-        f"{where}: {truncate(repr(observed), 300)}" if observed else f"{where}: none",
-        evidence,
+        expected="no observation conformance warning",
+        actual=f"{where}: {truncate(repr(observed), 300)}" if observed else f"{where}: none",
+        evidence=evidence,
+    )
+
+
+def contract_unchanged(
+    report: Report,
+    first: env_pb2.HandshakeResponse,
+    again: env_pb2.HandshakeResponse,
+    expected: str,
+    identical: str,
+    changed: str,
+    evidence: Transcript,
+) -> None:
+    """Whether a later Handshake offered the very env_contract of an earlier one, byte for byte."""
+    before = first.env_contract.SerializeToString(deterministic=True)
+    same = again.env_contract.SerializeToString(deterministic=True) == before
+    report.check(
+        same, "rlmesh.h3.contract-stable", expected=expected, actual=identical if same else changed, evidence=evidence
     )
 
 
@@ -266,11 +196,7 @@ def finish_session(report: Report, session: JoinSession, evidence: Transcript) -
     report.check(
         not problems,
         "rlmesh.e5.request-id-echo",
-        "one response per request, ids echoed",
-        "; ".join(problems) or f"{len(session.answered)} responses matched their requests",
-        evidence,
+        expected="one response per request, ids echoed",
+        actual="; ".join(problems) or f"{len(session.answered)} responses matched their requests",
+        evidence=evidence,
     )
-
-
-def rng_for(ctx: PhaseContext, salt: int) -> np.random.Generator:
-    return np.random.default_rng([ctx.options.seed, salt])

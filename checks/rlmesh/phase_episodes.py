@@ -6,48 +6,29 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from checks.core import PhaseContext, Report, Transcript, percentile, seconds, truncate
+from checks.core import NoReply, PhaseStopped, Report, Transcript, percentile, seconds, truncate
 from checks.rlmesh import codec
-from checks.rlmesh.client import (
-    Endpoint,
-    JoinSession,
-    NoReply,
-    OverLimit,
-    StrayResponse,
-    StreamEnded,
-    summarize_episode,
-)
+from checks.rlmesh.client import Endpoint, JoinSession, OverLimit, StrayResponse, StreamEnded, summarize_episode
 from checks.rlmesh.common import (
     Contract,
     check_infos,
     configure_request,
     describe,
-    endpoint,
-    episode_ids,
-    fetch_contract,
     finish_session,
     kind_of,
     lanes_to_exercise,
-    not_judged,
     observe,
     reset_request,
     rng_for,
     seeds_for,
     step_request,
 )
-from checks.rlmesh.phase_errors import fatal_ends
+from checks.rlmesh.options import Ctx
+from checks.rlmesh.probes import fatal_ends
 from checks.rlmesh.proto import env_pb2
+from checks.rlmesh.session import broken_off, opened
 
 WARM_UP_STEPS = 3
-EPISODE_CLAUSES = (
-    "rlmesh.s1.answered",
-    "rlmesh.v2.obs-layout",
-    "rlmesh.v2.obs-in-space",
-    "rlmesh.s1.step-shape",
-    "rlmesh.s1.reward-finite",
-    "rlmesh.s2.episode-accounting",
-    "rlmesh.s3.autoreset",
-)
 
 
 @dataclass
@@ -61,23 +42,19 @@ class Episode:
     ended_at: int | None = None  # the step it ended on under DISABLED, until it is reset
 
 
-class Abandon(Exception):
-    """The session cannot go on; the reason is already recorded."""
-
-
 def answered(report: Report, response: env_pb2.JoinResponse, kind: str, where: str, t: Transcript) -> bool:
     ok = kind_of(response) == kind
-    report.check(ok, "rlmesh.s1.answered", f"a {kind} response", f"{where}: {describe(response)}", t)
+    report.check(
+        ok, "rlmesh.s1.answered", expected=f"a {kind} response", actual=f"{where}: {describe(response)}", evidence=t
+    )
     return ok
 
 
-async def episodes_phase(ctx: PhaseContext) -> None:
+async def episodes_phase(ctx: Ctx) -> None:
     report = ctx.report
-    async with endpoint(ctx) as target:
-        t = report.transcript("Join: episodes")
-        contract = await fetch_contract(target, t)
+    async with opened(ctx, "Join: episodes") as (target, t, contract):
         lanes = contract.num_envs
-        seeds, ids = seeds_for(ctx, lanes), episode_ids(lanes)
+        seeds, ids = seeds_for(ctx, lanes), ctx.state.episode_ids(lanes)
         session, response = await configured_session(ctx, target, contract, reset_request(seeds, ids), t)
         try:
             if not answered(report, response, "reset", "seeded full reset", t):
@@ -87,22 +64,25 @@ async def episodes_phase(ctx: PhaseContext) -> None:
             episodes = [Episode(ids[i], seeds[i]) for i in range(lanes)]
             await run_episodes(ctx, contract, session, episodes, t)
         except (OverLimit, StrayResponse) as exc:  # our size limit; a broken echo (rlmesh.e5.request-id-echo)
-            not_judged(report, EPISODE_CLAUSES, exc, t)
+            raise PhaseStopped(broken_off(exc), t) from None
         except (StreamEnded, NoReply) as exc:
-            report.failed("rlmesh.s1.answered", "a response to every valid request", str(exc), t)
-        except Abandon:
-            pass
+            report.failed(
+                "rlmesh.s1.answered", expected="a response to every valid request", actual=str(exc), evidence=t
+            )
+            raise PhaseStopped(f"a valid request went unanswered (see rlmesh.s1.answered): {exc}", t) from None
         finally:
             finish_session(report, session, t)
             await session.close()
-        record_latency(ctx, session, t)
-        report.info(
-            "rlmesh.h5.unknown-fields", f"undeclared JoinResponse tags seen: {sorted(session.unknown)}", evidence=t
-        )
+            record_latency(ctx, session, t)
+            report.info(
+                "rlmesh.h5.unknown-fields",
+                actual=f"undeclared JoinResponse tags seen: {sorted(session.unknown)}",
+                evidence=t,
+            )
 
 
 async def run_episodes(
-    ctx: PhaseContext, contract: Contract, session: JoinSession, episodes: list[Episode], t: Transcript
+    ctx: Ctx, contract: Contract, session: JoinSession, episodes: list[Episode], t: Transcript
 ) -> None:
     report, options = ctx.report, ctx.options
     lanes = contract.num_envs
@@ -115,7 +95,7 @@ async def run_episodes(
             break
         pushed = [episode.episode_id for episode in episodes]
         for lane in autoreset_next:
-            pushed[lane] = episode_ids(1)[0] + f"-lane{lane}"
+            pushed[lane] = ctx.state.episode_ids(1)[0] + f"-lane{lane}"
         response = await session.request(step_request(codec.sample(contract.act, rng, lanes), ids=pushed))
         where = f"step {step_number}"
         if not answered(report, response, "step", where, t):
@@ -126,15 +106,15 @@ async def run_episodes(
         report.check(
             codec.is_finite(body.rewards),
             "rlmesh.s1.reward-finite",
-            "finite rewards",
-            f"{where}: rewards {list(body.rewards)[:8]}",
-            t,
+            expected="finite rewards",
+            actual=f"{where}: rewards {list(body.rewards)[:8]}",
+            evidence=t,
         )
         observe(report, contract, body.observation, lanes, where, t)
         check_infos(report, body.infos, where, t)
         completions: dict[int, list[env_pb2.EpisodeMetadata]] = {}
-        for episode in body.completed_episodes:
-            completions.setdefault(episode.env_index, []).append(episode)
+        for completed in body.completed_episodes:
+            completions.setdefault(completed.env_index, []).append(completed)
         for lane in range(lanes):
             reward, terminated, truncated = (
                 body.rewards[lane],
@@ -146,10 +126,10 @@ async def run_episodes(
                 report.check(
                     reward == 0 and not terminated and not truncated and not reported,
                     "rlmesh.s3.autoreset",
-                    "NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
-                    f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
+                    expected="NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
+                    actual=f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
                     f"completions {[summarize_episode(e) for e in reported]}",
-                    t,
+                    evidence=t,
                 )
                 episodes[lane] = Episode(pushed[lane], None)
                 continue
@@ -158,10 +138,10 @@ async def run_episodes(
                 report.check(
                     (terminated or truncated) and not reported,
                     "rlmesh.s3.autoreset",
-                    "DISABLED: an ended lane stays ended, with no new episode, until reset",
-                    f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
+                    expected="DISABLED: an ended lane stays ended, with no new episode, until reset",
+                    actual=f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
                     f"completions {[summarize_episode(e) for e in reported]}",
-                    t,
+                    evidence=t,
                 )
                 continue
             episode.steps += 1
@@ -173,16 +153,16 @@ async def run_episodes(
             elif reported:
                 report.failed(
                     "rlmesh.s2.episode-accounting",
-                    "no completion for a lane that did not end",
-                    f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}",
-                    t,
+                    expected="no completion for a lane that did not end",
+                    actual=f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}",
+                    evidence=t,
                 )
         for lane, reported in completions.items():
             report.failed(
                 "rlmesh.s2.episode-accounting",
-                "completions only for lanes of this endpoint",
-                f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}",
-                t,
+                expected="completions only for lanes of this endpoint",
+                actual=f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}",
+                evidence=t,
             )
         autoreset_next = {
             lane
@@ -195,7 +175,9 @@ async def run_episodes(
             await reset_ended(ctx, contract, session, episodes, t, step_number)
     if not any(finished):
         report.info(
-            "rlmesh.s2.episode-accounting", f"no lane ended within the step budget of {options.step_budget}", evidence=t
+            "rlmesh.s2.episode-accounting",
+            actual=f"no lane ended within the step budget of {options.step_budget}",
+            evidence=t,
         )
 
 
@@ -216,10 +198,10 @@ def step_shape_ok(report: Report, body: env_pb2.StepResponse, lanes: int, where:
     report.check(
         ok,
         "rlmesh.s1.step-shape",
-        f"{lanes} rewards and mask bytes (0/1), no env_indices",
-        f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
+        expected=f"{lanes} rewards and mask bytes (0/1), no env_indices",
+        actual=f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
         f"{list(body.truncated_mask[:8])}, env_indices {list(body.env_indices)[:8]}",
-        t,
+        evidence=t,
     )
     return ok
 
@@ -240,7 +222,10 @@ def check_completion(
     )
     if len(reported) != 1:
         report.failed(
-            "rlmesh.s2.episode-accounting", expected, f"{where}: {len(reported)} completions for lane {lane}", t
+            "rlmesh.s2.episode-accounting",
+            expected=expected,
+            actual=f"{where}: {len(reported)} completions for lane {lane}",
+            evidence=t,
         )
         return
     got = reported[0]
@@ -260,14 +245,14 @@ def check_completion(
     report.check(
         not problems,
         "rlmesh.s2.episode-accounting",
-        expected,
-        f"{where}: {summarize_episode(got)}" + (f" (wrong {', '.join(problems)})" if problems else ""),
-        t,
+        expected=expected,
+        actual=f"{where}: {summarize_episode(got)}" + (f" (wrong {', '.join(problems)})" if problems else ""),
+        evidence=t,
     )
 
 
 async def reset_ended(
-    ctx: PhaseContext,
+    ctx: Ctx,
     contract: Contract,
     session: JoinSession,
     episodes: list[Episode],
@@ -282,26 +267,26 @@ async def reset_ended(
     offset = 100 * step_number
     if lanes > 1 and contract.subset_step:
         for lane in stale:
-            seed, new_id = ctx.options.seed + offset + lane, episode_ids(1)[0]
+            seed, new_id = ctx.options.seed + offset + lane, ctx.state.episode_ids(1)[0]
             where = f"partial reset of lane {lane}"
             response = await session.request(reset_request([seed], [new_id], [lane]))
             if not answered(ctx.report, response, "reset", where, t):
-                raise Abandon(where)
+                raise PhaseStopped(f"{where} was refused (see rlmesh.s1.answered)", t)
             observe(ctx.report, contract, response.reset.observation, 1, where, t)
             episodes[lane] = Episode(new_id, seed)
         return
     if len(stale) < lanes:
         return  # no partial reset here: wait until every lane has ended
-    seeds, ids = seeds_for(ctx, lanes, offset), episode_ids(lanes)
+    seeds, ids = seeds_for(ctx, lanes, offset), ctx.state.episode_ids(lanes)
     response = await session.request(reset_request(seeds, ids))
     if not answered(ctx.report, response, "reset", "full reset after every lane ended", t):
-        raise Abandon("reset refused")
+        raise PhaseStopped("the full reset after every lane ended was refused (see rlmesh.s1.answered)", t)
     observe(ctx.report, contract, response.reset.observation, lanes, "reset", t)
     episodes[:] = [Episode(ids[i], seeds[i]) for i in range(lanes)]
 
 
 async def configured_session(
-    ctx: PhaseContext, target: Endpoint, contract: Contract, first: env_pb2.JoinRequest, t: Transcript
+    ctx: Ctx, target: Endpoint, contract: Contract, first: env_pb2.JoinRequest, t: Transcript
 ) -> tuple[JoinSession, env_pb2.JoinResponse]:
     """Open a Join as the runtime does, pinning the workflow edition first, then exchange `first`.
 
@@ -312,20 +297,20 @@ async def configured_session(
     try:
         session, response = await target.join(t, configure)
     except NoReply as exc:
-        opened = await target.join(t, first)  # if this goes unanswered too, nothing is answered: not the pin's fault
+        unpinned = await target.join(t, first)  # if this goes unanswered too, nothing is answered: not the pin's fault
         report.failed(
             "rlmesh.h2.configure-edition",
-            "a configure response",
-            f"configure {truncate(edition, 40)!r}: {exc}, while a Join opened with a reset is answered",
-            t,
+            expected="a configure response",
+            actual=f"configure {truncate(edition, 40)!r}: {exc}, while a Join opened with a reset is answered",
+            evidence=t,
         )
-        return opened
+        return unpinned
     report.check(
         kind_of(response) == "configure",
         "rlmesh.h2.configure-edition",
-        "a configure response",
-        f"configure {truncate(edition, 40)!r}: {describe(response)}",
-        t,
+        expected="a configure response",
+        actual=f"configure {truncate(edition, 40)!r}: {describe(response)}",
+        evidence=t,
     )
     if await fatal_ends(report, session, response, t):
         finish_session(report, session, t)
@@ -333,7 +318,7 @@ async def configured_session(
     return session, await session.request(first)
 
 
-def record_latency(ctx: PhaseContext, session: JoinSession, t: Transcript) -> None:
+def record_latency(ctx: Ctx, session: JoinSession, t: Transcript) -> None:
     rtts = [rtt for kind, rtt in session.timings if kind == "step"][WARM_UP_STEPS:]
     if len(rtts) < 3:
         return
@@ -341,6 +326,12 @@ def record_latency(ctx: PhaseContext, session: JoinSession, t: Transcript) -> No
     text = f"step round trip over {len(rtts)} steps: median {seconds(median)}, p99 {seconds(p99)}"
     bound = ctx.options.latency_bound_ms
     if bound is None:
-        ctx.report.info("rlmesh.o1.step-latency", text, evidence=t)
+        ctx.report.info("rlmesh.o1.step-latency", actual=text, evidence=t)
     else:
-        ctx.report.check(median * 1000 <= bound, "rlmesh.o1.step-latency", f"median <= {bound:g} ms", text, t)
+        ctx.report.check(
+            median * 1000 <= bound,
+            "rlmesh.o1.step-latency",
+            expected=f"median <= {bound:g} ms",
+            actual=text,
+            evidence=t,
+        )

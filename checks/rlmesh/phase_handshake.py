@@ -6,24 +6,20 @@ import time
 
 import grpc
 
-from checks.core import PhaseContext, seconds, truncate
+from checks.core import seconds, truncate
 from checks.rlmesh import codec
 from checks.rlmesh.client import RpcFailed, unknown_tags
-from checks.rlmesh.common import endpoint
+from checks.rlmesh.common import contract_unchanged
+from checks.rlmesh.options import Ctx
 from checks.rlmesh.proto import core_pb2
+from checks.rlmesh.session import phase_endpoint
 
-CONTRACT_CLAUSES = (
-    "rlmesh.h1.num-envs",
-    "rlmesh.h1.autoreset-mode",
-    "rlmesh.h1.spaces",
-    "rlmesh.h1.render-mode-declared",
-)
 USABLE_AUTORESET = {core_pb2.AUTORESET_MODE_NEXT_STEP: "NEXT_STEP", core_pb2.AUTORESET_MODE_DISABLED: "DISABLED"}
 
 
-async def handshake_phase(ctx: PhaseContext) -> None:
+async def handshake_phase(ctx: Ctx) -> None:
     report = ctx.report
-    async with endpoint(ctx) as target:
+    async with phase_endpoint(ctx) as target:
         # The generation we speak: compatible, with a contract.
         t = report.transcript("Handshake rlmesh-wire-v1")
         started = time.monotonic()
@@ -31,32 +27,47 @@ async def handshake_phase(ctx: PhaseContext) -> None:
             response = await target.handshake(t)
         except RpcFailed as exc:
             if exc.code is not grpc.StatusCode.RESOURCE_EXHAUSTED:  # that one is our own size limit
-                report.failed("rlmesh.h1.compatible", "compatible=true with an env_contract", str(exc), t)
+                report.failed(
+                    "rlmesh.h1.compatible", expected="compatible=true with an env_contract", actual=str(exc), evidence=t
+                )
             raise
         report.info(
-            "rlmesh.o1.handshake-latency", f"first Handshake took {seconds(time.monotonic() - started)}", evidence=t
+            "rlmesh.o1.handshake-latency",
+            actual=f"first Handshake took {seconds(time.monotonic() - started)}",
+            evidence=t,
         )
         base, has_contract = response.base, response.HasField("env_contract")
         report.check(
             base.compatible and has_contract,
             "rlmesh.h1.compatible",
-            "compatible=true with an env_contract",
-            f"compatible={base.compatible}, env_contract {'present' if has_contract else 'absent'}, "
+            expected="compatible=true with an env_contract",
+            actual=f"compatible={base.compatible}, env_contract {'present' if has_contract else 'absent'}, "
             f"error_message={truncate(base.error_message, 120)!r}",
-            t,
+            evidence=t,
         )
         report.check(
             bool(base.peer_info.component.strip()),
             "rlmesh.h1.peer-info",
-            "a non-empty component",
-            f"component={truncate(base.peer_info.component, 60)!r}",
-            t,
+            expected="a non-empty component",
+            actual=f"component={truncate(base.peer_info.component, 60)!r}",
+            evidence=t,
         )
         if not has_contract:
-            for clause in CONTRACT_CLAUSES:
+            for clause in (
+                "rlmesh.h1.num-envs",
+                "rlmesh.h1.autoreset-mode",
+                "rlmesh.h1.spaces",
+                "rlmesh.h1.render-mode-declared",
+            ):
                 report.error(clause, "not judged: the Handshake returned no env_contract", t)
         contract = response.env_contract
-        report.check(contract.num_envs >= 1, "rlmesh.h1.num-envs", "num_envs >= 1", f"num_envs={contract.num_envs}", t)
+        report.check(
+            contract.num_envs >= 1,
+            "rlmesh.h1.num-envs",
+            expected="num_envs >= 1",
+            actual=f"num_envs={contract.num_envs}",
+            evidence=t,
+        )
         mode = (
             core_pb2.AutoresetMode.Name(contract.autoreset_mode)
             if contract.autoreset_mode in core_pb2.AutoresetMode.values()
@@ -65,9 +76,9 @@ async def handshake_phase(ctx: PhaseContext) -> None:
         report.check(
             contract.autoreset_mode in USABLE_AUTORESET,
             "rlmesh.h1.autoreset-mode",
-            "NEXT_STEP or DISABLED",
-            f"autoreset_mode={mode}",
-            t,
+            expected="NEXT_STEP or DISABLED",
+            actual=f"autoreset_mode={mode}",
+            evidence=t,
         )
         problems = []
         for name in ("action_space", "observation_space"):
@@ -86,7 +97,13 @@ async def handshake_phase(ctx: PhaseContext) -> None:
         if unjudged and not broken:
             report.error("rlmesh.h1.spaces", "; ".join(problems), t)
         else:
-            report.check(not broken, "rlmesh.h1.spaces", "both spaces present and well-formed", "; ".join(problems), t)
+            report.check(
+                not broken,
+                "rlmesh.h1.spaces",
+                expected="both spaces present and well-formed",
+                actual="; ".join(problems),
+                evidence=t,
+            )
 
         metadata = codec.map_to_python(contract.spec.metadata)
         declared = metadata.get("render_modes")
@@ -95,9 +112,10 @@ async def handshake_phase(ctx: PhaseContext) -> None:
             report.check(
                 listed,
                 "rlmesh.h1.render-mode-declared",
-                "render_mode among metadata render_modes",
-                f"render_mode={truncate(contract.render_mode, 40)!r}, render_modes={truncate(repr(declared), 120)}",
-                t,
+                expected="render_mode among metadata render_modes",
+                actual=f"render_mode={truncate(contract.render_mode, 40)!r}, "
+                f"render_modes={truncate(repr(declared), 120)}",
+                evidence=t,
             )
         else:
             report.passed("rlmesh.h1.render-mode-declared", actual="no render_mode declared", evidence=t)
@@ -105,11 +123,10 @@ async def handshake_phase(ctx: PhaseContext) -> None:
         tags = unknown_tags(response.base)
         report.info(
             "rlmesh.h5.unknown-fields",
-            f"undeclared HandshakeResponse.base tags {tags}, top-level tags {unknown_tags(response)}; "
+            actual=f"undeclared HandshakeResponse.base tags {tags}, top-level tags {unknown_tags(response)}; "
             f"capabilities {dict(base.capabilities)}",
             evidence=t,
         )
-        contract_bytes = contract.SerializeToString(deterministic=True)
 
         # Other generations must be turned away in-band, without a contract.
         for generation in ("rlmesh-wire-v2", ""):
@@ -119,9 +136,9 @@ async def handshake_phase(ctx: PhaseContext) -> None:
             except RpcFailed as exc:
                 report.failed(
                     "rlmesh.h2.generation-gate",
-                    "compatible=false in a HandshakeResponse",
-                    f"generation {generation!r}: {exc}",
-                    t,
+                    expected="compatible=false in a HandshakeResponse",
+                    actual=f"generation {generation!r}: {exc}",
+                    evidence=t,
                 )
                 continue
             report.check(
@@ -129,36 +146,38 @@ async def handshake_phase(ctx: PhaseContext) -> None:
                 and bool(other.base.error_message.strip())
                 and not other.HasField("env_contract"),
                 "rlmesh.h2.generation-gate",
-                "compatible=false, an error_message, no env_contract",
-                f"generation {generation!r}: compatible={other.base.compatible}, "
+                expected="compatible=false, an error_message, no env_contract",
+                actual=f"generation {generation!r}: compatible={other.base.compatible}, "
                 f"error_message={truncate(other.base.error_message, 120)!r}, "
                 f"env_contract {'present' if other.HasField('env_contract') else 'absent'}",
-                t,
+                evidence=t,
             )
 
         t = report.transcript("Handshake without base")
         try:
             await target.handshake(t, None)
-            report.failed("rlmesh.h2.missing-base", "gRPC INVALID_ARGUMENT", "a HandshakeResponse", t)
+            report.failed(
+                "rlmesh.h2.missing-base", expected="gRPC INVALID_ARGUMENT", actual="a HandshakeResponse", evidence=t
+            )
         except RpcFailed as exc:
             report.check(
                 exc.code is grpc.StatusCode.INVALID_ARGUMENT,
                 "rlmesh.h2.missing-base",
-                "gRPC INVALID_ARGUMENT",
-                str(exc),
-                t,
+                expected="gRPC INVALID_ARGUMENT",
+                actual=str(exc),
+                evidence=t,
             )
 
         t = report.transcript("Handshake again")
-        again = await target.handshake(t)
-        same = again.env_contract.SerializeToString(deterministic=True) == contract_bytes
-        report.check(
-            same,
-            "rlmesh.h3.contract-stable",
+        contract_unchanged(
+            report,
+            response,
+            await target.handshake(t),
             "a byte-identical env_contract",
-            "identical" if same else "the env_contract changed between two Handshakes",
+            "identical",
+            "the env_contract changed between two Handshakes",
             t,
         )
 
         t = report.transcript("grpc.health.v1 Check")
-        report.info("rlmesh.o1.health", f"health for service '': {await target.health(t)}", evidence=t)
+        report.info("rlmesh.o1.health", actual=f"health for service '': {await target.health(t)}", evidence=t)

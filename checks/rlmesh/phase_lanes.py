@@ -5,62 +5,35 @@ from __future__ import annotations
 import statistics
 import time
 
-from checks.core import PhaseContext, Transcript, seconds
+from checks.core import PhaseStopped, seconds
 from checks.rlmesh import codec
-from checks.rlmesh.client import JoinSession, NoReply, StreamEnded
 from checks.rlmesh.common import (
     Contract,
-    Unanswered,
     describe,
-    endpoint,
-    episode_ids,
-    expect,
-    fetch_contract,
-    finish_session,
     kind_of,
     lanes_to_exercise,
-    not_judged,
     observe,
     reset_request,
     rng_for,
-    seeds_for,
     step_request,
 )
+from checks.rlmesh.options import Ctx
 from checks.rlmesh.proto import env_pb2
+from checks.rlmesh.session import Seeded, opened, seeded_session, unanswered
 
 OVERLAP_FLOOR = 0.020  # lane steps faster than this cannot show overlap above scheduling noise
 TIMING_ROUNDS = 5
 OVERLAP_SHARE = 0.8
-LANE_CLAUSES = (
-    "rlmesh.h4.capability-honest",
-    "rlmesh.l1.subset-step",
-    "rlmesh.l1.partial-reset",
-    "rlmesh.l2.lanes-overlap",
-    "rlmesh.l3.lane-fifo",
-)
 PIPELINE_DEPTH = 4
 
 
-class Refused(Exception):
-    """A request got something other than the response the probe needs."""
-
-
-async def exchange(session: JoinSession, request: env_pb2.JoinRequest, kind: str, where: str) -> env_pb2.JoinResponse:
-    return expect(await session.request(request), kind, where)
-
-
-async def lanes_phase(ctx: PhaseContext) -> None:
+async def lanes_phase(ctx: Ctx) -> None:
     report = ctx.report
-    async with endpoint(ctx) as target:
-        t = report.transcript("Join: lanes")
-        contract = await fetch_contract(target, t)
-        lanes, chosen = contract.num_envs, lanes_to_exercise(ctx, contract)
-        seeds = seeds_for(ctx, lanes)
-        session, first = await target.join(t, reset_request(seeds, episode_ids(lanes)))
-        rng = rng_for(ctx, 20)
-        try:
-            expect(first, "reset", "seeded reset")
-            response = await session.request(step_request(codec.sample(contract.act, rng, 1), [chosen[0]]))
+    async with opened(ctx, "Join: lanes") as (target, t, contract):
+        chosen = lanes_to_exercise(ctx, contract)
+        async with seeded_session(ctx, target, contract, t) as seeded:
+            rng = rng_for(ctx, 20)
+            response = await seeded.session.request(step_request(codec.sample(contract.act, rng, 1), [chosen[0]]))
             if not contract.subset_step:
                 error = response.error
                 report.check(
@@ -68,72 +41,64 @@ async def lanes_phase(ctx: PhaseContext) -> None:
                     and error.code == env_pb2.ENV_ERROR_CODE_UNSUPPORTED
                     and error.is_recoverable,
                     "rlmesh.h4.capability-honest",
-                    "no subset_step advertised: a recoverable UNSUPPORTED",
-                    f"subset step on lane {chosen[0]}: {describe(response)}",
-                    t,
+                    expected="no subset_step advertised: a recoverable UNSUPPORTED",
+                    actual=f"subset step on lane {chosen[0]}: {describe(response)}",
+                    evidence=t,
                 )
                 for clause in ("rlmesh.l1.subset-step", "rlmesh.l1.partial-reset", "rlmesh.l2.lanes-overlap"):
                     report.unsupported(clause, "the endpoint does not advertise subset_step", t)
             else:
                 if kind_of(response) == "error" and response.error.code != env_pb2.ENV_ERROR_CODE_UNSUPPORTED:
-                    raise Unanswered(f"subset step on lane {chosen[0]}: {describe(response)}")
-                body = response.step
+                    raise unanswered(report, f"subset step on lane {chosen[0]}: {describe(response)}", t)
+                body, stepped = response.step, kind_of(response) == "step"
+                lane = chosen[0]
                 ok = (
-                    kind_of(response) == "step"
-                    and list(body.env_indices) == [chosen[0]]
-                    and len(body.rewards) == 1
-                    and len(body.terminated_mask) == 1
+                    stepped and list(body.env_indices) == [lane] and len(body.rewards) == len(body.terminated_mask) == 1
                 )
+                shown = f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards" if stepped else ""
                 report.check(
                     ok,
                     "rlmesh.h4.capability-honest",
-                    f"a one-lane step response echoing [{chosen[0]}]",
-                    f"subset step on lane {chosen[0]}: {describe(response)}"
-                    + (
-                        f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards"
-                        if kind_of(response) == "step"
-                        else ""
-                    ),
-                    t,
+                    expected=f"a one-lane step response echoing [{lane}]",
+                    actual=f"subset step on lane {lane}: {describe(response)}{shown}",
+                    evidence=t,
                 )
                 if not ok:
-                    raise Refused("the subset step itself is broken (see rlmesh.h4.capability-honest)")
+                    raise PhaseStopped("the subset step itself is broken (see rlmesh.h4.capability-honest)", t)
                 if observe(report, contract, body.observation, 1, f"subset step on lane {chosen[0]}", t) is None:
-                    raise Refused("the observation does not decode (see rlmesh.v2.obs-layout)")
-                await partial_reset(ctx, session, contract, seeds, chosen[-1], t)
+                    raise PhaseStopped("the observation does not decode (see rlmesh.v2.obs-layout)", t)
+                await partial_reset(ctx, seeded, contract, chosen[-1])
                 if len(chosen) >= 2:
-                    await subset_step(ctx, session, contract, seeds, chosen, t)
-                    await overlap(ctx, session, contract, chosen, t)
+                    await subset_step(ctx, seeded, contract, chosen)
+                    await overlap(ctx, seeded, contract, chosen)
                 else:
                     report.unsupported("rlmesh.l1.subset-step", "one lane: no second lane to leave alone", t)
                     report.unsupported("rlmesh.l2.lanes-overlap", "one lane: nothing to overlap with", t)
-            await lane_order(ctx, session, contract, seeds, chosen[0], t)
-        except (Refused, Unanswered, codec.ValueMismatch, StreamEnded, NoReply) as exc:
-            not_judged(report, LANE_CLAUSES, exc, t)
-        finally:
-            finish_session(report, session, t)
-            await session.close()
+            await lane_order(ctx, seeded, contract, chosen[0])
 
 
-async def partial_reset(
-    ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], lane: int, t: Transcript
-) -> None:
-    lanes = contract.num_envs
-    full = await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded full reset")
-    response = await session.request(reset_request([seeds[lane]], episode_ids(1), [lane]))
+async def partial_reset(ctx: Ctx, seeded: Seeded, contract: Contract, lane: int) -> None:
+    lanes, seeds, t = contract.num_envs, seeded.seeds, seeded.transcript
+    full = await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded full reset")
+    response = await seeded.session.request(reset_request([seeds[lane]], ctx.state.episode_ids(1), [lane]))
     where = f"partial reset of lane {lane} with seed {seeds[lane]}"
     if kind_of(response) != "reset":
-        ctx.report.failed("rlmesh.l1.partial-reset", "a one-lane reset response", f"{where}: {describe(response)}", t)
+        ctx.report.failed(
+            "rlmesh.l1.partial-reset",
+            expected="a one-lane reset response",
+            actual=f"{where}: {describe(response)}",
+            evidence=t,
+        )
         return
     if observe(ctx.report, contract, response.reset.observation, 1, where, t) is None:
-        raise Refused(f"{where}: the observation does not decode (see rlmesh.v2.obs-layout)")
+        raise PhaseStopped(f"{where}: the observation does not decode (see rlmesh.v2.obs-layout)", t)
     expected = codec.lane_bytes(contract.obs, full.reset.observation, lanes, lane)
     got = codec.lane_bytes(contract.obs, response.reset.observation, 1, 0)
     ctx.report.check(
         got == expected,
         "rlmesh.l1.partial-reset",
-        "the lane's observation from a full reset",
-        f"{where}: "
+        expected="the lane's observation from a full reset",
+        actual=f"{where}: "
         + (
             "identical"
             if got == expected
@@ -142,17 +107,15 @@ async def partial_reset(
                 f"{codec.lane_summary(contract.obs, full.reset.observation, lanes, lane)}"
             )
         ),
-        t,
+        evidence=t,
     )
 
 
-async def subset_step(
-    ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], chosen: list[int], t: Transcript
-) -> None:
-    report, lanes = ctx.report, contract.num_envs
+async def subset_step(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list[int]) -> None:
+    report, lanes, seeds, t = ctx.report, contract.num_envs, seeded.seeds, seeded.transcript
     a, b = chosen[0], chosen[1]
     rng = rng_for(ctx, 21)
-    response = await session.request(step_request(codec.sample(contract.act, rng, 2), [a, b]))
+    response = await seeded.session.request(step_request(codec.sample(contract.act, rng, 2), [a, b]))
     body = response.step
     aligned = (
         kind_of(response) == "step"
@@ -164,15 +127,15 @@ async def subset_step(
     report.check(
         aligned,
         "rlmesh.l1.subset-step",
-        f"two-lane fields with env_indices [{a}, {b}]",
-        f"subset step on [{a}, {b}]: {describe(response)}"
+        expected=f"two-lane fields with env_indices [{a}, {b}]",
+        actual=f"subset step on [{a}, {b}]: {describe(response)}"
         + (
             f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards, "
             f"{len(body.terminated_mask)}/{len(body.truncated_mask)} mask bytes"
             if kind_of(response) == "step"
             else ""
         ),
-        t,
+        evidence=t,
     )
     if not aligned or observe(report, contract, body.observation, 2, f"subset step on [{a}, {b}]", t) is None:
         return
@@ -180,38 +143,38 @@ async def subset_step(
     act_a, act_b = codec.sample(contract.act, rng, 1), codec.sample(contract.act, rng, 1)
     alone = []
     for _ in range(2):
-        await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
-        step = await exchange(session, step_request(act_b, [b]), "step", f"subset step on [{b}]")
+        await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded reset")
+        step = await seeded.exchange(step_request(act_b, [b]), "step", f"subset step on [{b}]")
         alone.append(codec.lane_bytes(contract.obs, step.step.observation, 1, 0))
     if alone[0] != alone[1]:
         report.info(
             "rlmesh.l1.subset-step",
-            f"lane {b} is not deterministic under a seed; untouched lanes not judged",
+            actual=f"lane {b} is not deterministic under a seed; untouched lanes not judged",
             evidence=t,
         )
         return
-    await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
-    await exchange(session, step_request(act_a, [a]), "step", f"subset step on [{a}]")
-    after = await exchange(session, step_request(act_b, [b]), "step", f"subset step on [{b}]")
+    await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded reset")
+    await seeded.exchange(step_request(act_a, [a]), "step", f"subset step on [{a}]")
+    after = await seeded.exchange(step_request(act_b, [b]), "step", f"subset step on [{b}]")
     got = codec.lane_bytes(contract.obs, after.step.observation, 1, 0)
     report.check(
         got == alone[0],
         "rlmesh.l1.subset-step",
-        f"lane {b} not advanced by a step of lane {a}",
-        "untouched" if got == alone[0] else f"lane {b} moved when only lane {a} was stepped",
-        t,
+        expected=f"lane {b} not advanced by a step of lane {a}",
+        actual="untouched" if got == alone[0] else f"lane {b} moved when only lane {a} was stepped",
+        evidence=t,
     )
     if got != alone[0]:
         return
     # The lanes named in descending order: each action and each result row belongs to the lane at its position.
     pair = codec.sample(contract.act, rng, 2)
-    await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
-    both = await exchange(session, step_request(pair, [b, a]), "step", f"subset step on [{b}, {a}]")
-    await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
+    await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded reset")
+    both = await seeded.exchange(step_request(pair, [b, a]), "step", f"subset step on [{b}, {a}]")
+    await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded reset")
     solo = {}
     for lane, position in ((a, 1), (b, 0)):
         action = codec.select_lanes(contract.act, pair, 2, [position])
-        step = await exchange(session, step_request(action, [lane]), "step", f"subset step on [{lane}]")
+        step = await seeded.exchange(step_request(action, [lane]), "step", f"subset step on [{lane}]")
         solo[lane] = codec.lane_bytes(contract.obs, step.step.observation, 1, 0)
     rows = [codec.lane_bytes(contract.obs, both.step.observation, 2, row) for row in (0, 1)]
     wrong = [lane for lane, row in ((b, rows[0]), (a, rows[1])) if row != solo[lane]]
@@ -220,32 +183,28 @@ async def subset_step(
     report.check(
         not wrong and echoed == [b, a],
         "rlmesh.l1.subset-step",
-        f"env_indices [{b}, {a}] echoed in that order, each row what that lane gives stepped alone",
-        f"env_indices {echoed[:8]}; {rows_text}",
-        t,
+        expected=f"env_indices [{b}, {a}] echoed in that order, each row what that lane gives stepped alone",
+        actual=f"env_indices {echoed[:8]}; {rows_text}",
+        evidence=t,
     )
 
 
-async def overlap(
-    ctx: PhaseContext, session: JoinSession, contract: Contract, chosen: list[int], t: Transcript
-) -> None:
+async def overlap(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list[int]) -> None:
     """Time each lane alone, then both in flight at once; overlap means the pair costs about the longer one."""
-    a, b = chosen[0], chosen[1]
+    a, b, session, t = chosen[0], chosen[1], seeded.session, seeded.transcript
     rng = rng_for(ctx, 22)
     alone: dict[int, list[float]] = {a: [], b: []}
     pairs: list[float] = []
     for _ in range(TIMING_ROUNDS):
         for lane in (a, b):
             started = time.monotonic()
-            await exchange(
-                session, step_request(codec.sample(contract.act, rng, 1), [lane]), "step", f"step lane {lane}"
-            )
+            await seeded.exchange(step_request(codec.sample(contract.act, rng, 1), [lane]), "step", f"step lane {lane}")
             alone[lane].append(time.monotonic() - started)
         started = time.monotonic()
         first = await session.send(step_request(codec.sample(contract.act, rng, 1), [a]))
         second = await session.send(step_request(codec.sample(contract.act, rng, 1), [b]))
         for request_id in (first, second):
-            expect(await session.response(request_id), "step", "concurrent lane step")
+            seeded.expect(await session.response(request_id), "step", "concurrent lane step")
         pairs.append(time.monotonic() - started)
     # The best pair round against typical single steps: a serializing server can never beat the sum.
     ra, rb, pair = statistics.median(alone[a]), statistics.median(alone[b]), min(pairs)
@@ -254,50 +213,50 @@ async def overlap(
         f"(one after the other: about {seconds(ra + rb)})"
     )
     if min(ra, rb) < OVERLAP_FLOOR:
-        ctx.report.info("rlmesh.l2.lanes-overlap", f"{text}; too fast to tell overlap from noise", evidence=t)
+        ctx.report.info("rlmesh.l2.lanes-overlap", actual=f"{text}; too fast to tell overlap from noise", evidence=t)
         return
     ctx.report.check(
         pair < OVERLAP_SHARE * (ra + rb),
         "rlmesh.l2.lanes-overlap",
-        f"the pair in under {OVERLAP_SHARE:.0%} of the two steps' time",
-        text,
-        t,
+        expected=f"the pair in under {OVERLAP_SHARE:.0%} of the two steps' time",
+        actual=text,
+        evidence=t,
     )
 
 
-async def lane_order(
-    ctx: PhaseContext, session: JoinSession, contract: Contract, seeds: list[int], lane: int, t: Transcript
-) -> None:
+async def lane_order(ctx: Ctx, seeded: Seeded, contract: Contract, lane: int) -> None:
     """Pipelined steps for one lane against a sequential replay of the same actions."""
-    report, lanes = ctx.report, contract.num_envs
+    report, lanes, seeds, session, t = ctx.report, contract.num_envs, seeded.seeds, seeded.session, seeded.transcript
     width = 1 if contract.subset_step else lanes
     indices = [lane] if contract.subset_step else []
     rng = rng_for(ctx, 23)
     actions = [codec.sample(contract.act, rng, width) for _ in range(PIPELINE_DEPTH)]
 
     async def states(pipelined: bool) -> list[bytes]:
-        await exchange(session, reset_request(seeds, episode_ids(lanes)), "reset", "seeded reset")
+        await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded reset")
         if pipelined:
             ids = [await session.send(step_request(action, indices)) for action in actions]
             responses = [await session.response(request_id) for request_id in ids]
         else:
             responses = [await session.request(step_request(action, indices)) for action in actions]
         for response in responses:
-            expect(response, "step", f"step of lane {lane}")
+            seeded.expect(response, "step", f"step of lane {lane}")
         return [codec.lane_bytes(contract.obs, r.step.observation, width, 0) for r in responses]
 
     reference = await states(False)
     if await states(False) != reference:
-        report.info("rlmesh.l3.lane-fifo", "the lane is not deterministic under a seed; order not judged", evidence=t)
+        report.info(
+            "rlmesh.l3.lane-fifo", actual="the lane is not deterministic under a seed; order not judged", evidence=t
+        )
         return
     got = await states(True)
     wrong = [k + 1 for k in range(PIPELINE_DEPTH) if got[k] != reference[k]]
     report.check(
         not wrong,
         "rlmesh.l3.lane-fifo",
-        f"{PIPELINE_DEPTH} pipelined steps match a sequential replay",
-        f"responses {wrong} of {PIPELINE_DEPTH} differ from the sequential replay (applied out of order)"
+        expected=f"{PIPELINE_DEPTH} pipelined steps match a sequential replay",
+        actual=f"responses {wrong} of {PIPELINE_DEPTH} differ from the sequential replay (applied out of order)"
         if wrong
         else "in order",
-        t,
+        evidence=t,
     )

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from checks.core import Phase, PhaseFunction, Suite
+from checks.core import Phase, Suite
 from checks.rlmesh.clauses import CATALOGUE
-from checks.rlmesh.common import RlmeshOptions, guarded
-from checks.rlmesh.phase_close import render_close_phase, shutdown_phase
+from checks.rlmesh.options import RlmeshOptions, RlmeshRun
 from checks.rlmesh.phase_episodes import episodes_phase
 from checks.rlmesh.phase_errors import errors_phase
 from checks.rlmesh.phase_handshake import handshake_phase
 from checks.rlmesh.phase_lanes import lanes_phase
+from checks.rlmesh.phase_render_close import render_close_phase
 from checks.rlmesh.phase_seeding import seeding_phase
-
-
-def phase(name: str, run: PhaseFunction, clauses: tuple[str, ...], description: str, **extra) -> Phase:
-    return Phase(name, guarded(run, clauses), clauses, description, **extra)
-
+from checks.rlmesh.phase_shutdown import shutdown_phase
 
 PHASES = (
-    phase(
+    Phase(
         "handshake",
         handshake_phase,
         (
@@ -37,7 +33,7 @@ PHASES = (
         ),
         "generation gate, the env contract and its spaces, capabilities, health",
     ),
-    phase(
+    Phase(
         "episodes",
         episodes_phase,
         (
@@ -58,7 +54,7 @@ PHASES = (
         "autoreset, step RTT",
         budget=12,  # in step timeouts: a step budget of slow steps needs room
     ),
-    phase(
+    Phase(
         "seeding",
         seeding_phase,
         (
@@ -71,7 +67,7 @@ PHASES = (
         ),
         "the same seeds replay exactly on every lane; one seed for many lanes; seed-list length",
     ),
-    phase(
+    Phase(
         "lanes",
         lanes_phase,
         (
@@ -85,7 +81,7 @@ PHASES = (
         "subset steps and partial resets as advertised, lane steps overlapping in time, per-lane order",
         budget=12,
     ),
-    phase(
+    Phase(
         "errors",
         errors_phase,
         (
@@ -104,8 +100,8 @@ PHASES = (
         "malformed actions, bad lanes, an empty request, a step past its deadline, a second session: "
         "recoverable errors, a usable stream",
     ),
-    phase(
-        "render_close",
+    Phase(
+        "render-close",
         render_close_phase,
         (
             "rlmesh.r1.render-multi-lane",
@@ -118,7 +114,7 @@ PHASES = (
         ),
         "render by lane, Close reporting active episodes, a new session afterwards, the contract unchanged",
     ),
-    phase(
+    Phase(
         "shutdown",
         shutdown_phase,
         ("rlmesh.c2.shutdown",),
@@ -136,4 +132,5 @@ SUITE = Suite(
     catalogue=CATALOGUE,
     spec_version="rlmesh-wire-v1",
     url_example="127.0.0.1:50051",
+    new_state=RlmeshRun,
 )

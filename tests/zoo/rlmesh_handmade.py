@@ -338,7 +338,7 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
             terminated = bytearray()
             both = "both-flags" in self.faults
             pushed = list(body.episode_ids)
-            for lane, move in zip(chosen, moves):
+            for lane, move in zip(chosen, moves, strict=False):
                 state = self.lanes[lane]
                 if state.pending:  # NEXT_STEP: this step starts the lane's next episode, under the pushed id
                     state.reset(None, pushed[lane] if lane < len(pushed) else "")

@@ -1,0 +1,149 @@
+"""How a phase opens its endpoint and its seeded Join, and how a broken exchange stops the phase.
+
+Every phase opens with a Handshake and a Join whose first request is a valid
+reset. When the target ends or stalls such an exchange, the rest of the phase
+cannot be judged: the phase stops (`PhaseStopped`), after recording what the
+stop itself proves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import grpc
+
+from checks.core import NoReply, PhaseStopped, Report, Transcript
+from checks.rlmesh import codec
+from checks.rlmesh.client import Endpoint, JoinSession, OverLimit, RpcFailed, StrayResponse, StreamEnded
+from checks.rlmesh.common import (
+    Contract,
+    describe,
+    fetch_contract,
+    finish_session,
+    kind_of,
+    reset_request,
+    seeds_for,
+)
+from checks.rlmesh.options import Ctx
+from checks.rlmesh.proto import env_pb2
+
+BROKEN_OFF = (codec.ValueMismatch, StreamEnded, NoReply)  # what ends a session's exchanges early
+
+
+def unanswered(report: Report, actual: str, evidence: Transcript) -> PhaseStopped:
+    """A valid request got something other than its response: a failure, and the end of the phase."""
+    report.failed("rlmesh.s1.answered", expected="the response to a valid request", actual=actual, evidence=evidence)
+    return PhaseStopped(f"a valid request was refused (see rlmesh.s1.answered): {actual}", evidence)
+
+
+def broken_off(exc: Exception) -> str:
+    """Why a session's exchanges stopped, for the clauses left undecided."""
+    if isinstance(exc, OverLimit):
+        return f"a message exceeded the max_message_bytes option: {exc}"
+    if isinstance(exc, codec.ValueMismatch):
+        return f"an observation does not decode (see rlmesh.v2.obs-layout): {exc}"
+    return str(exc)
+
+
+def opening_failed(report: Report, exc: RpcFailed | StreamEnded | NoReply) -> PhaseStopped:
+    """What a Handshake or a valid request that failed outside any session's own handling proves."""
+    mine = [t for t in report.transcripts.values() if t.phase == report.phase]
+    evidence = mine[-1] if mine else report.transcript("opening exchange")
+    if isinstance(exc, RpcFailed):
+        return PhaseStopped(f"the Handshake failed: {exc}", evidence)
+    if isinstance(exc, StrayResponse):
+        report.failed(
+            "rlmesh.e5.request-id-echo",
+            expected="the response echoing the request's id",
+            actual=str(exc),
+            evidence=evidence,
+        )
+        return PhaseStopped(str(exc), evidence)
+    if isinstance(exc, StreamEnded) and exc.code is grpc.StatusCode.FAILED_PRECONDITION:
+        # Join retries a refusal while the previous session winds down, so this one outlasted that.
+        report.failed(
+            "rlmesh.c1.reopen",
+            expected="a new session while rlconform holds no other",
+            actual=f"refused even after the previous session had time to wind down: {exc}",
+            evidence=evidence,
+        )
+        return PhaseStopped(str(exc), evidence)
+    if isinstance(exc, OverLimit):
+        return PhaseStopped(broken_off(exc), evidence)
+    return unanswered(report, f"a valid request went unanswered: {exc}", evidence)
+
+
+@asynccontextmanager
+async def phase_endpoint(ctx: Ctx) -> AsyncIterator[Endpoint]:
+    """The target's endpoint for one phase; a failed Handshake or unanswered Join stops the phase."""
+    async with Endpoint(ctx.url, ctx.timeout, ctx.options.max_message_bytes) as target:
+        try:
+            yield target
+        except (RpcFailed, StreamEnded, NoReply) as exc:
+            raise opening_failed(ctx.report, exc) from None
+
+
+class Opened(NamedTuple):
+    target: Endpoint
+    transcript: Transcript
+    contract: Contract
+
+
+@asynccontextmanager
+async def opened(ctx: Ctx, title: str) -> AsyncIterator[Opened]:
+    """`phase_endpoint`, a first transcript named `title`, and the contract the target's Handshake offers."""
+    async with phase_endpoint(ctx) as target:
+        transcript = ctx.report.transcript(title)
+        yield Opened(target, transcript, await fetch_contract(target, transcript))
+
+
+@dataclass
+class Seeded:
+    """A Join opened with a seeded reset of every lane, and the transcript its exchanges go to."""
+
+    ctx: Ctx
+    transcript: Transcript
+    session: JoinSession  # replaced by a fresh session when a probe ends this one
+    first: env_pb2.JoinResponse
+    seeds: list[int]
+
+    def expect(self, response: env_pb2.JoinResponse, kind: str, where: str) -> env_pb2.JoinResponse:
+        if kind_of(response) != kind:
+            raise unanswered(self.ctx.report, f"{where}: {describe(response)}", self.transcript)
+        return response
+
+    async def exchange(self, request: env_pb2.JoinRequest, kind: str, where: str) -> env_pb2.JoinResponse:
+        return self.expect(await self.session.request(request), kind, where)
+
+
+async def join_seeded(ctx: Ctx, target: Endpoint, contract: Contract, transcript: Transcript) -> Seeded:
+    lanes = contract.num_envs
+    seeds = seeds_for(ctx, lanes)
+    session, first = await target.join(transcript, reset_request(seeds, ctx.state.episode_ids(lanes)))
+    return Seeded(ctx, transcript, session, first, seeds)
+
+
+@asynccontextmanager
+async def kept(seeded: Seeded) -> AsyncIterator[Seeded]:
+    """The seeded session's exchanges: its reset answered, a break-off a stop, the session judged and closed."""
+    report, transcript = seeded.ctx.report, seeded.transcript
+    try:
+        seeded.expect(seeded.first, "reset", "seeded reset")
+        yield seeded
+    except BROKEN_OFF as exc:
+        raise PhaseStopped(broken_off(exc), transcript) from None
+    finally:
+        finish_session(report, seeded.session, transcript)
+        await seeded.session.close()
+
+
+@asynccontextmanager
+async def seeded_session(
+    ctx: Ctx, target: Endpoint, contract: Contract, transcript: Transcript
+) -> AsyncIterator[Seeded]:
+    """`join_seeded`, then `kept`: the way most phases open and close their session."""
+    async with kept(await join_seeded(ctx, target, contract, transcript)) as seeded:
+        yield seeded
