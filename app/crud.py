@@ -7,7 +7,7 @@ same field-pathed error messages.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pydantic
@@ -25,12 +25,13 @@ from app.models import (
     TargetPublic,
     TargetUpdate,
     TranscriptRow,
+    stored_id,
     utcnow,
 )
 from app.netpolicy import NetworkRefused, check_host
 from app.textsafe import unstorable_paths
 from checks.core import HARNESS_VERSION, Gate, Suite, SuiteOptions
-from checks.registry import KINDS, get_suite
+from checks.registry import KINDS, find_suite
 
 REDACTED = "**********"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -97,13 +98,6 @@ def secret_fields(options_model: type[SuiteOptions]) -> set[str]:
     return {name for name, field in options_model.model_fields.items() if _is_secret(field.annotation)}
 
 
-def _suite_or_none(kind: str) -> Suite | None:
-    try:
-        return get_suite(kind)
-    except (KeyError, ImportError):
-        return None
-
-
 def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
     """A copy of `options` with every secret field of the kind's options model masked.
 
@@ -111,7 +105,7 @@ def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
     nobody can tell which options are secret, so every value is masked.
     """
     redacted = dict(options or {})
-    suite = _suite_or_none(kind)
+    suite = find_suite(kind)
     if suite is None:
         return {name: REDACTED if value not in (None, "") else value for name, value in redacted.items()}
     for name in secret_fields(suite.options_model):
@@ -154,19 +148,11 @@ def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
 
 
 def _validate_target(
-    session: Session,
-    *,
-    name: str,
-    kind: str,
-    url: str,
-    gate: str,
-    options: dict[str, Any],
-    expected_failures: Iterable[str],
-    schedule_minutes: int | None,
-    allowed_networks: Sequence[str],
-    existing_id: int | None = None,
+    session: Session, data: TargetCreate, allowed_networks: Sequence[str], existing_id: int | None = None
 ) -> tuple[str, dict[str, Any]]:
     """Every rule a target must meet; returns the normalised URL and options to store."""
+    name, kind, url, gate, options = data.name, data.kind, data.url, data.gate, data.options
+    expected_failures, schedule_minutes = data.expected_failures, data.schedule_minutes
     errors: list[dict[str, Any]] = []
     if not NAME_PATTERN.match(name or "") or len(name) > 64:
         errors.append(_error(["name"], "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"))
@@ -185,11 +171,10 @@ def _validate_target(
     if kind not in KINDS:
         errors.append(_error(["kind"], f"unknown kind {kind!r}; known kinds: {', '.join(KINDS)}"))
         raise TargetInvalid(errors)
-    try:
-        suite = get_suite(kind)
-    except ImportError as exc:
-        errors.append(_error(["kind"], f"{kind} is unavailable on this server: {exc}"))
-        raise TargetInvalid(errors) from None
+    suite = find_suite(kind)
+    if suite is None:
+        errors.append(_error(["kind"], f"{kind} is unavailable on this server: its optional dependencies are missing"))
+        raise TargetInvalid(errors)
 
     try:
         url = suite.validate_url(url)
@@ -217,24 +202,10 @@ def _validate_target(
     return url, stored_options
 
 
-def _policy(session: Session, allowed_networks: Sequence[str] | None) -> Sequence[str]:
-    """The explicit allow-list, else the one `app.db.get_session` put on the session."""
-    return allowed_networks if allowed_networks is not None else session.info.get("allowed_networks", ())
-
-
-def create_target(session: Session, data: TargetCreate, allowed_networks: Sequence[str] | None = None) -> Target:
+def create_target(session: Session, data: TargetCreate, allowed_networks: Sequence[str]) -> Target:
+    """Validate and store a new target; its URL must lie in `allowed_networks` (empty allows any)."""
     require_storable(data.model_dump())
-    url, options = _validate_target(
-        session,
-        name=data.name,
-        kind=data.kind,
-        url=data.url,
-        gate=data.gate,
-        options=data.options,
-        expected_failures=data.expected_failures,
-        schedule_minutes=data.schedule_minutes,
-        allowed_networks=_policy(session, allowed_networks),
-    )
+    url, options = _validate_target(session, data, allowed_networks)
     target = Target(
         name=data.name,
         kind=data.kind,
@@ -251,37 +222,23 @@ def create_target(session: Session, data: TargetCreate, allowed_networks: Sequen
     return target
 
 
-def update_target(
-    session: Session, target: Target, data: TargetUpdate, allowed_networks: Sequence[str] | None = None
-) -> Target:
+def update_target(session: Session, target: Target, data: TargetUpdate, allowed_networks: Sequence[str]) -> Target:
     """Apply the fields `data` sets; a kind change revalidates URL, options and expected failures."""
     changes = data.model_dump(exclude_unset=True)
     require_storable(changes)
-    kind = changes.get("kind") or target.kind
-    options = changes["options"] if changes.get("options") is not None else target.options
-    if changes.get("options") is not None and kind == target.kind:
-        suite = _suite_or_none(kind)
+    # An empty kind, URL or gate keeps the stored one, as does null for any field but the schedule (null: none).
+    kept = {name: value for name, value in changes.items() if name == "schedule_minutes" or value not in (None, "")}
+    # Not validated by pydantic here: `_validate_target` reports every broken rule with its field path.
+    merged = TargetCreate.model_construct(**(target.model_dump(include=set(TargetCreate.model_fields)) | kept))
+    if "options" in kept and merged.kind == target.kind:
+        suite = find_suite(merged.kind)
         if suite is not None:
-            options = _keep_masked_secrets(suite, options, target.options)
-    merged = {
-        "kind": kind,
-        "url": changes.get("url") or target.url,
-        "gate": changes.get("gate") or target.gate,
-        "options": options,
-        "expected_failures": (
-            changes["expected_failures"] if changes.get("expected_failures") is not None else target.expected_failures
-        ),
-        "schedule_minutes": changes["schedule_minutes"] if "schedule_minutes" in changes else target.schedule_minutes,
-    }
-    url, stored_options = _validate_target(
-        session, name=target.name, allowed_networks=_policy(session, allowed_networks), existing_id=target.id, **merged
-    )
-    target.kind = kind
-    target.url = url
-    target.gate = merged["gate"]
+            merged.options = _keep_masked_secrets(suite, merged.options, target.options)
+    url, stored_options = _validate_target(session, merged, allowed_networks, existing_id=target.id)
+    target.kind, target.url, target.gate = merged.kind, url, merged.gate
     target.options = stored_options
-    target.expected_failures = list(dict.fromkeys(merged["expected_failures"]))
-    target.schedule_minutes = merged["schedule_minutes"]
+    target.expected_failures = list(dict.fromkeys(merged.expected_failures))
+    target.schedule_minutes = merged.schedule_minutes
     if changes.get("description") is not None:
         target.description = changes["description"][:2000]
     target.updated_at = utcnow()
@@ -291,7 +248,7 @@ def update_target(
     return target
 
 
-def _delete_runs(session: Session, run_ids: Sequence[int]) -> None:
+def _delete_runs(session: Session, run_ids: Sequence[int | None]) -> None:
     if not run_ids:
         return
     session.exec(delete(ClauseResultRow).where(col(ClauseResultRow.run_id).in_(run_ids)))
@@ -299,8 +256,15 @@ def _delete_runs(session: Session, run_ids: Sequence[int]) -> None:
     session.exec(delete(Run).where(col(Run.id).in_(run_ids)))
 
 
+def live_run_ids(session: Session, target: Target) -> list[int]:
+    """The target's queued and running runs."""
+    live = [RunStatus.QUEUED, RunStatus.RUNNING]
+    statement = select(col(Run.id)).where(Run.target_id == target.id, col(Run.status).in_(live))
+    return [run_id for run_id in session.exec(statement) if run_id is not None]
+
+
 def delete_target(session: Session, target: Target) -> None:
-    """Delete the target with its runs, results and transcripts (cancel live runs first)."""
+    """Delete the target with its runs, results and transcripts (cancel live runs first: `Runner.delete_target`)."""
     run_ids = list(session.exec(select(Run.id).where(Run.target_id == target.id)))
     _delete_runs(session, run_ids)
     session.delete(target)
@@ -327,13 +291,12 @@ def enqueue_run(
     """Queue a run of the target's suite; option overrides go on top of the target's options.
 
     The run keeps a redacted snapshot of the options it will use. Call
-    `app.state.runner.wake()` afterwards.
+    `Runner.wake()` afterwards.
     """
     require_storable({"phases": list(phases or []), "options": dict(options or {}), "trigger": trigger})
-    try:
-        suite = get_suite(target.kind)
-    except (KeyError, ImportError) as exc:
-        raise TargetInvalid([_error(["kind"], f"{target.kind} is unavailable: {exc}")]) from None
+    suite = find_suite(target.kind)
+    if suite is None:
+        raise TargetInvalid([_error(["kind"], f"{target.kind} is unavailable on this server")])
     errors: list[dict[str, Any]] = []
     selected: list[str] = []
     try:
@@ -354,13 +317,13 @@ def enqueue_run(
         raise TargetInvalid(errors)
     snapshot = redact_options(target.kind, parsed.model_dump(mode="json"))
     run = Run(
-        target_id=target.id,
+        target_id=stored_id(target),
         status=RunStatus.QUEUED,
         phases=selected,
         options=snapshot,
         kind=target.kind,
         url=target.url,
-        gate=target.gate,
+        gate=Gate(target.gate),
         expected_failures=list(target.expected_failures),
         harness_version=HARNESS_VERSION,
         spec_version=suite.spec_version,
@@ -374,7 +337,7 @@ def enqueue_run(
     return run
 
 
-def _expected_total(session: Session, target: Target, suite, selected: list[str]) -> int:
+def _expected_total(session: Session, target: Target, suite: Suite, selected: list[str]) -> int:
     """How many results the run will likely decide, for its progress bar.
 
     Connection-level clauses are decided again in every phase that connects,
@@ -396,7 +359,7 @@ def _expected_total(session: Session, target: Target, suite, selected: list[str]
 def cancel_run(session: Session, run: Run, message: str = "cancelled") -> Run:
     """Mark a run that is not executing in this process as cancelled; ended runs stay as they are.
 
-    A run executing here is cancelled through `app.state.runner.cancel(run_id)`,
+    A run executing here is cancelled through `Runner.cancel(run_id)`,
     which keeps its decided clauses and then records the status.
     """
     if run.status in ENDED_STATUSES:

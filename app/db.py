@@ -52,7 +52,6 @@ def upgrade_database(url: str) -> None:
 
 
 def get_session(request: Request) -> Iterator[Session]:
-    """A session on the app's engine for one request, carrying the network policy for `app.crud`."""
+    """A session on the app's engine for one request."""
     with Session(request.app.state.engine) as session:
-        session.info["allowed_networks"] = list(request.app.state.settings.allowed_networks)
         yield session

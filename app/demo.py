@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
 from app import crud
 from app.models import Target, TargetCreate, utcnow
+from checks.plugrl.reference import ReferenceServer, start_reference_server
 
 log = logging.getLogger("rlconform.demo")
 
@@ -55,15 +55,10 @@ def _register(engine: Engine, url: str) -> None:
             session.commit()
 
 
-async def start_demo(engine: Engine) -> Any | None:
+async def start_demo(engine: Engine) -> ReferenceServer | None:
     """Start the reference server and register it; returns the server (call `close()`) or None."""
     plan = await asyncio.to_thread(_plan, engine)
     if plan == "skip":
-        return None
-    try:
-        from checks.plugrl.reference import start_reference_server  # noqa: PLC0415
-    except ImportError as exc:
-        log.warning("demo target unavailable: %s", exc)
         return None
     server = await start_reference_server("127.0.0.1", 0)
     try:

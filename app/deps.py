@@ -1,4 +1,4 @@
-"""Dependencies routes share: the session, settings, a valid target or run, the write token."""
+"""Dependencies routes share: the session, settings, runner, metrics, a valid target or run, the write token."""
 
 from __future__ import annotations
 
@@ -10,22 +10,12 @@ from fastapi import Depends, HTTPException, Request, status
 from sqlmodel import Session, select
 
 from app.db import get_session
-from app.models import Run, Target
+from app.metrics import Metrics
+from app.models import DB_INT_MAX, Run, Target
+from app.runner import Runner
 from app.settings import Settings
 
 SessionDep = Annotated[Session, Depends(get_session)]
-
-# Ids and numbers are 32-bit INTEGER columns on PostgreSQL; a larger one can name no row, and
-# must get a 404/422 rather than an overflow from the database driver.
-DB_INT_MAX = 2**31 - 1
-
-
-def parse_row_id(text: str) -> int | None:
-    """`text` as a row id when it is plain ASCII digits within the database's range, else None."""
-    if not (text.isascii() and text.isdigit()) or len(text) > 10:
-        return None
-    value = int(text)
-    return value if value <= DB_INT_MAX else None
 
 
 def get_app_settings(request: Request) -> Settings:
@@ -33,6 +23,20 @@ def get_app_settings(request: Request) -> Settings:
 
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+
+
+def get_runner(request: Request) -> Runner:
+    return request.app.state.runner
+
+
+RunnerDep = Annotated[Runner, Depends(get_runner)]
+
+
+def get_metrics(request: Request) -> Metrics:
+    return request.app.state.metrics
+
+
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 
 
 def valid_target(name: str, session: SessionDep) -> Target:

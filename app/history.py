@@ -1,8 +1,8 @@
 """History of a target's clauses across runs, run diffs and the last passing run.
 
 Everything here is computed from one aggregated query per view (never one
-query per cell), and returns plain JSON-serialisable dicts so the REST API
-can hand them out unchanged and the pages can render them.
+query per cell), and returns the response models of `app.models`, so the
+REST API hands them out unchanged and the pages render the same objects.
 
 A clause decided in several phases of one run is rolled up to its worst
 verdict (`checks.core.worst` precedence). The aggregate picks the worst
@@ -15,17 +15,33 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import String, and_, case, cast, func, literal, or_
+from sqlalchemy import ColumnElement, String, and_, case, cast, func, literal, or_
 from sqlmodel import Session, col, select
 
-from app.models import ClauseResultRow, Run, RunStatus, Target
-from checks.core import VERDICT_RANK, Verdict
+from app.models import (
+    ClauseHistory,
+    ClauseResultRow,
+    DiffCounts,
+    DiffEntry,
+    HistoryCell,
+    Run,
+    RunDiff,
+    RunStatus,
+    RunSummary,
+    Target,
+    TargetHistory,
+    TrendPoint,
+    parse_row_id,
+    stored_id,
+)
+from checks.core import VERDICT_RANK, Gate, Outcome, Verdict
+from checks.registry import find_suite
 
-# Verdicts that mean "the target did not do what the clause asks", for diffs.
-FAILING = frozenset({Verdict.FAIL, Verdict.WARN, Verdict.ERROR})
-# For flakiness only the target's own verdicts count: an `error` is the
-# harness failing to decide (e.g. the target was down), not a flip.
-FLIP_FAILING = frozenset({Verdict.FAIL, Verdict.WARN})
+# For flakiness only the target's own verdicts count, whatever the gate: an
+# `error` is the harness failing to decide (e.g. the target was down), not a flip.
+FLIP_FAILING = Gate.STRICT.failing()
+# Verdicts that mean "the target did not do what the clause asks (or the harness could not tell)", for diffs.
+FAILING = FLIP_FAILING | {Verdict.ERROR}
 
 _RANK_TO_VERDICT = {rank: verdict for verdict, rank in VERDICT_RANK.items()}
 
@@ -41,14 +57,14 @@ def _worst_per_clause(
     if not run_ids:
         return {}
     rank = case(
-        *((ClauseResultRow.verdict == str(verdict), rank) for verdict, rank in VERDICT_RANK.items()),
+        *((col(ClauseResultRow.verdict) == str(verdict), rank) for verdict, rank in VERDICT_RANK.items()),
         else_=VERDICT_RANK[Verdict.ERROR],
     )
     worst_key = func.max(cast(rank, String) + literal(":") + ClauseResultRow.phase)
     statement = (
         select(ClauseResultRow.run_id, ClauseResultRow.clause_id, worst_key, func.max(ClauseResultRow.level))
         .where(col(ClauseResultRow.run_id).in_(list(run_ids)))
-        .group_by(ClauseResultRow.run_id, ClauseResultRow.clause_id)
+        .group_by(col(ClauseResultRow.run_id), col(ClauseResultRow.clause_id))
     )
     if clause_id is not None:
         statement = statement.where(ClauseResultRow.clause_id == clause_id)
@@ -62,19 +78,15 @@ def _worst_per_clause(
 
 def _clause_order(kind: str, clause_ids: Iterable[str]) -> list[str]:
     """Clause ids in the suite's catalogue order; unknown ones (renamed, retired) last, sorted."""
-    try:
-        from checks.registry import get_suite  # noqa: PLC0415 -- a kind may be unavailable
-
-        order = {clause.id: index for index, clause in enumerate(get_suite(kind).catalogue)}
-    except (ImportError, KeyError):
-        order = {}
+    suite = find_suite(kind)
+    order = {clause.id: index for index, clause in enumerate(suite.catalogue)} if suite is not None else {}
     return sorted(set(clause_ids), key=lambda cid: (order.get(cid, len(order)), cid))
 
 
-def _recent_run_ids(session: Session, target_id: int, limit: int) -> list[int]:
-    """The target's last `limit` run ids, oldest first."""
+def _recent_runs(session: Session, target_id: int, limit: int) -> list[Run]:
+    """The target's last `limit` runs, oldest first."""
     newest_first = session.exec(
-        select(Run.id)
+        select(Run)
         .where(Run.target_id == target_id)
         .order_by(col(Run.created_at).desc(), col(Run.id).desc())
         .limit(max(1, limit))
@@ -82,24 +94,19 @@ def _recent_run_ids(session: Session, target_id: int, limit: int) -> list[int]:
     return list(reversed(newest_first))
 
 
+def _ids(runs: Iterable[Run]) -> list[int]:
+    return [stored_id(run) for run in runs]
+
+
 def clause_timeline(session: Session, target_id: int, clause_id: str, limit: int = 20) -> list[dict[str, Any]]:
     """One clause over the target's last `limit` runs, worst verdict per run, oldest first."""
-    run_ids = _recent_run_ids(session, target_id, limit)
+    run_ids = _ids(_recent_runs(session, target_id, limit))
     cells = _worst_per_clause(session, run_ids, clause_id)
     return [{"run_id": run_id, **cells[(run_id, clause_id)]} for run_id in run_ids if (run_id, clause_id) in cells]
 
 
-def _run_summary(run: Run) -> dict[str, Any]:
-    return {
-        "id": run.id,
-        "status": run.status,
-        "outcome": run.outcome,
-        "harness_version": run.harness_version,
-        "spec_version": run.spec_version,
-        "trigger": run.trigger,
-        "created_at": run.created_at.isoformat() if run.created_at else None,
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-    }
+def _run_summary(run: Run) -> RunSummary:
+    return RunSummary.model_validate(run, from_attributes=True)
 
 
 def _flips(verdicts: Sequence[str | None]) -> tuple[list[bool], bool]:
@@ -126,7 +133,7 @@ def _flips(verdicts: Sequence[str | None]) -> tuple[list[bool], bool]:
     return transitions, went_bad and went_good
 
 
-def target_history(session: Session, target: Target, limit: int = 30) -> dict[str, Any]:
+def target_history(session: Session, target: Target, limit: int = 30) -> TargetHistory:
     """The clauses x last `limit` runs grid of a target, oldest run first.
 
     Each cell is the clause's worst verdict in that run (None when the run
@@ -134,14 +141,8 @@ def target_history(session: Session, target: Target, limit: int = 30) -> dict[st
     transition from the clause's previous result. Clauses flipping both
     ways inside the window are flaky. `trend` has the pass count per run.
     """
-    recent = session.exec(
-        select(Run)
-        .where(Run.target_id == target.id)
-        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
-        .limit(max(1, limit))
-    ).all()
-    runs = list(reversed(recent))
-    run_ids = [run.id for run in runs]
+    runs = _recent_runs(session, stored_id(target), limit)
+    run_ids = _ids(runs)
     cells = _worst_per_clause(session, run_ids)
 
     levels: dict[str, str] = {}
@@ -149,61 +150,59 @@ def target_history(session: Session, target: Target, limit: int = 30) -> dict[st
         levels.setdefault(clause_id, cell["level"])
 
     clauses = []
-    flaky: list[str] = []
     for clause_id in _clause_order(target.kind, levels):
         row = [cells.get((run_id, clause_id)) for run_id in run_ids]
         transitions, is_flaky = _flips([cell["verdict"] if cell else None for cell in row])
+        history_cells = [
+            HistoryCell(
+                run_id=run_id,
+                verdict=Verdict(cell["verdict"]) if cell else None,
+                phase=cell["phase"] if cell else None,
+                transition=moved,
+            )
+            for run_id, cell, moved in zip(run_ids, row, transitions, strict=True)
+        ]
         clauses.append(
-            {
-                "clause_id": clause_id,
-                "level": levels[clause_id],
-                "flaky": is_flaky,
-                "transitions": sum(transitions),
-                "cells": [
-                    {
-                        "run_id": run_id,
-                        "verdict": cell["verdict"] if cell else None,
-                        "phase": cell["phase"] if cell else None,
-                        "transition": moved,
-                    }
-                    for run_id, cell, moved in zip(run_ids, row, transitions)
-                ],
-            }
+            ClauseHistory(
+                clause_id=clause_id,
+                level=levels[clause_id],
+                flaky=is_flaky,
+                transitions=sum(transitions),
+                cells=history_cells,
+            )
         )
-        if is_flaky:
-            flaky.append(clause_id)
 
-    trend = {run_id: {"run_id": run_id, "passed": 0, "failing": 0, "decided": 0} for run_id in run_ids}
+    trend = {run_id: TrendPoint(run_id=run_id) for run_id in run_ids}
     for (run_id, _), cell in cells.items():
         point = trend[run_id]
-        point["decided"] += 1
-        point["passed"] += cell["verdict"] == Verdict.PASS
-        point["failing"] += cell["verdict"] in FAILING
-    return {
-        "target": target.name,
-        "kind": target.kind,
-        "runs": [_run_summary(run) for run in runs],
-        "clauses": clauses,
-        "flaky": flaky,
-        "trend": list(trend.values()),
-    }
+        point.decided += 1
+        point.passed += cell["verdict"] == Verdict.PASS
+        point.failing += cell["verdict"] in FAILING
+    return TargetHistory(
+        target=target.name,
+        kind=target.kind,
+        runs=[_run_summary(run) for run in runs],
+        clauses=clauses,
+        flaky=[clause.clause_id for clause in clauses if clause.flaky],
+        trend=list(trend.values()),
+    )
 
 
-def _diff_entry(clause_id: str, base: dict[str, str] | None, head: dict[str, str] | None) -> dict[str, Any]:
-    return {
-        "clause_id": clause_id,
-        "level": (head or base or {}).get("level"),
-        "base": base["verdict"] if base else None,
-        "head": head["verdict"] if head else None,
-        "base_phase": base["phase"] if base else None,
-        "head_phase": head["phase"] if head else None,
-    }
+def _diff_entry(clause_id: str, base: dict[str, str] | None, head: dict[str, str] | None) -> DiffEntry:
+    return DiffEntry(
+        clause_id=clause_id,
+        level=(head or base or {}).get("level"),
+        base=Verdict(base["verdict"]) if base else None,
+        head=Verdict(head["verdict"]) if head else None,
+        base_phase=base["phase"] if base else None,
+        head_phase=head["phase"] if head else None,
+    )
 
 
 DIFF_CATEGORIES = ("newly_failing", "newly_passing", "changed", "added", "removed")
 
 
-def diff_runs(session: Session, base: Run, head: Run) -> dict[str, Any]:
+def diff_runs(session: Session, base: Run, head: Run) -> RunDiff:
     """What changed from `base` to `head`, per clause rolled up across phases.
 
     newly_failing: decided in both, now failing (fail, warn or error) and not before.
@@ -211,10 +210,10 @@ def diff_runs(session: Session, base: Run, head: Run) -> dict[str, Any]:
     changed: decided in both with another verdict that is neither of the above.
     added / removed: decided only in head / only in base.
     """
-    cells = _worst_per_clause(session, [base.id, head.id])
+    cells = _worst_per_clause(session, _ids([base, head]))
     before = {clause_id: cell for (run_id, clause_id), cell in cells.items() if run_id == base.id}
     after = {clause_id: cell for (run_id, clause_id), cell in cells.items() if run_id == head.id}
-    categories: dict[str, list[dict[str, Any]]] = {name: [] for name in DIFF_CATEGORIES}
+    categories: dict[str, list[DiffEntry]] = {name: [] for name in DIFF_CATEGORIES}
     unchanged = 0
     for clause_id in _clause_order(head.kind, set(before) | set(after)):
         old, new = before.get(clause_id), after.get(clause_id)
@@ -232,15 +231,11 @@ def diff_runs(session: Session, base: Run, head: Run) -> dict[str, Any]:
         else:
             category = "changed"
         categories[category].append(_diff_entry(clause_id, old, new))
-    return {
-        "base": _run_summary(base),
-        "head": _run_summary(head),
-        **categories,
-        "counts": {name: len(entries) for name, entries in categories.items()} | {"unchanged": unchanged},
-    }
+    counts = DiffCounts(unchanged=unchanged, **{name: len(entries) for name, entries in categories.items()})
+    return RunDiff(base=_run_summary(base), head=_run_summary(head), counts=counts, **categories)
 
 
-def _older_than(run: Run):
+def _older_than(run: Run) -> ColumnElement[bool]:
     """Runs created before `run`; the id breaks ties between equal timestamps."""
     return or_(
         col(Run.created_at) < run.created_at,
@@ -248,9 +243,27 @@ def _older_than(run: Run):
     )
 
 
+def comparison_run(session: Session, run: Run, against: str) -> Run | None:
+    """The run `against` names for a diff of `run`: `baseline`, `previous` or a run id.
+
+    None when that run does not exist; ValueError when `against` is none of these.
+    """
+    if against == "baseline":
+        target = session.get(Target, run.target_id)
+        return last_passing_run(session, target, before=run) if target is not None else None
+    if against == "previous":
+        return previous_run(session, run)
+    if not (against.isascii() and against.isdigit()):
+        raise ValueError("against must be a run id, baseline or previous")
+    base_id = parse_row_id(against)
+    return session.get(Run, base_id) if base_id is not None else None
+
+
 def last_passing_run(session: Session, target: Target, before: Run | None = None) -> Run | None:
     """The target's most recent finished run whose outcome is pass, older than `before` if given."""
-    statement = select(Run).where(Run.target_id == target.id, Run.status == RunStatus.FINISHED, Run.outcome == "pass")
+    statement = select(Run).where(
+        Run.target_id == target.id, Run.status == RunStatus.FINISHED, Run.outcome == Outcome.PASS
+    )
     if before is not None:
         statement = statement.where(_older_than(before))
     statement = statement.order_by(col(Run.created_at).desc(), col(Run.id).desc()).limit(1)

@@ -14,6 +14,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from app.api import public_router
+from app.api import router as api_router
 from app.crud import TargetInvalid
 from app.db import make_engine, upgrade_database
 from app.demo import start_demo
@@ -23,6 +25,7 @@ from app.runner import Runner, recover_interrupted
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
 from app.textsafe import storable
+from app.web import router as web_router
 from checks.core import HARNESS_VERSION
 
 log = logging.getLogger("rlconform")
@@ -87,10 +90,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
         detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
         return JSONResponse({"detail": detail}, status_code=422)
-
-    from app.api import public_router  # noqa: PLC0415
-    from app.api import router as api_router
-    from app.web import router as web_router  # noqa: PLC0415
 
     app.include_router(api_router)
     app.include_router(public_router)

@@ -63,7 +63,7 @@ class Metrics:
                 "# TYPE rlconform_run_duration_seconds histogram",
                 *(
                     f'rlconform_run_duration_seconds_bucket{{le="{bound:g}"}} {count}'
-                    for bound, count in zip(DURATION_BUCKETS, self.duration_buckets)
+                    for bound, count in zip(DURATION_BUCKETS, self.duration_buckets, strict=True)
                 ),
                 f'rlconform_run_duration_seconds_bucket{{le="+Inf"}} {self.duration_count}',
                 f"rlconform_run_duration_seconds_sum {self.duration_sum:.6f}",

@@ -10,9 +10,13 @@ import enum
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict
-from sqlalchemy import JSON, Column, Index, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, String, Text, UniqueConstraint
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
+from sqlmodel.main import SQLModelConfig
+
+from checks.core import Gate, Outcome, Verdict
 
 
 def utcnow() -> datetime:
@@ -27,7 +31,59 @@ class RunStatus(enum.StrEnum):
     INTERRUPTED = "interrupted"
 
 
+# Ids and numbers are 32-bit INTEGER columns on PostgreSQL; a larger one can name no row, and
+# must get a 404/422 rather than an overflow from the database driver.
+DB_INT_MAX = 2**31 - 1
+
+
+def parse_row_id(text: str) -> int | None:
+    """`text` as a row id when it is plain ASCII digits within the database's range, else None."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 10:
+        return None
+    value = int(text)
+    return value if value <= DB_INT_MAX else None
+
+
+def stored_id(row: Target | Run) -> int:
+    """The id of a row that is in the database (the models allow None only before the first insert)."""
+    if row.id is None:
+        raise ValueError(f"this {type(row).__name__} is not stored yet")
+    return row.id
+
+
 ENDED_STATUSES = {RunStatus.FINISHED, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
+
+
+class _EnumColumn(TypeDecorator[enum.StrEnum]):
+    """A string enum stored as its value in a VARCHAR(16), as the schema has always had it."""
+
+    impl = String
+    cache_ok = True
+    enum_type: type[enum.StrEnum]
+
+    def __init__(self) -> None:
+        super().__init__(length=16)
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        return None if value is None else str(self.enum_type(value))
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> enum.StrEnum | None:
+        return None if value is None else self.enum_type(value)
+
+
+class RunStatusColumn(_EnumColumn):
+    cache_ok = True  # SQLAlchemy reads it from each class itself
+    enum_type = RunStatus
+
+
+class OutcomeColumn(_EnumColumn):
+    cache_ok = True  # SQLAlchemy reads it from each class itself
+    enum_type = Outcome
+
+
+class GateColumn(_EnumColumn):
+    cache_ok = True  # SQLAlchemy reads it from each class itself
+    enum_type = Gate
 
 
 # ---------------------------------------------------------------- targets
@@ -56,7 +112,7 @@ class TargetCreate(TargetBase):
 
 
 class TargetUpdate(SQLModel):
-    model_config = ConfigDict(extra="forbid")  # a misspelt or read-only field (e.g. name) is an error, not a no-op
+    model_config = SQLModelConfig(extra="forbid")  # a misspelt or read-only field (e.g. name) is an error, not a no-op
 
     kind: str | None = None
     url: str | None = None
@@ -78,62 +134,48 @@ class TargetPublic(TargetBase):
 # ---------------------------------------------------------------- runs
 
 
-class Run(SQLModel, table=True):
-    __table_args__ = (Index("ix_run_target_created", "target_id", "created_at"),)
+class RunBase(SQLModel):
+    """The fields a stored run and its API shape share."""
 
-    id: int | None = Field(default=None, primary_key=True)
-    target_id: int = Field(foreign_key="target.id", index=True)
-    status: str = Field(default=RunStatus.QUEUED, max_length=16, index=True)
-    outcome: str | None = Field(default=None, max_length=16)  # checks.core.Outcome
-    phases: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))  # redacted snapshot
+    status: RunStatus = Field(default=RunStatus.QUEUED, sa_type=RunStatusColumn, index=True)
+    outcome: Outcome | None = Field(default=None, sa_type=OutcomeColumn)
+    phases: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
+    options: dict[str, Any] = Field(default_factory=dict, sa_type=JSON, nullable=False)  # redacted snapshot
     kind: str = Field(max_length=32)
     url: str = Field(max_length=2048)
-    gate: str = Field(default="default", max_length=16)
-    expected_failures: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    gate: Gate = Field(default=Gate.DEFAULT, sa_type=GateColumn)
+    expected_failures: list[str] = Field(default_factory=list, sa_type=JSON, nullable=False)
     harness_version: str = Field(max_length=32)
     spec_version: str = Field(max_length=32)
     trigger: str = Field(default="api", max_length=16)  # api, browser, schedule, ci
     current_phase: str | None = Field(default=None, max_length=64)
     total_clauses: int = 0
     decided_clauses: int = 0
-    counts: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    message: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    counts: dict[str, int] = Field(default_factory=dict, sa_type=JSON, nullable=False)
+    message: str = Field(default="", sa_type=Text, nullable=False)
     created_at: datetime = Field(default_factory=utcnow, index=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
 
+class Run(RunBase, table=True):
+    __table_args__ = (Index("ix_run_target_created", "target_id", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", index=True)
+
+
 class RunCreate(SQLModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = SQLModelConfig(extra="forbid")
 
     phases: list[str] | None = None
     options: dict[str, Any] | None = None  # overrides on top of the target's options
     trigger: Literal["api", "ci"] = "api"  # browser and schedule runs are started by the service itself
 
 
-class RunPublic(SQLModel):
+class RunPublic(RunBase):
     id: int
     target: str
-    status: str
-    outcome: str | None
-    phases: list[str]
-    options: dict[str, Any]
-    kind: str
-    url: str
-    gate: str
-    expected_failures: list[str]
-    harness_version: str
-    spec_version: str
-    trigger: str
-    current_phase: str | None
-    total_clauses: int
-    decided_clauses: int
-    counts: dict[str, int]
-    message: str
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
 
 
 # ---------------------------------------------------------------- results
@@ -190,3 +232,85 @@ class TranscriptRow(SQLModel, table=True):
     close_code: int | None = None
     close_reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     closed_by: str | None = Field(default=None, max_length=16)
+
+
+# ---------------------------------------------------------------- history and diffs
+
+
+class RunSummary(SQLModel):
+    """A run as history and diffs show it."""
+
+    id: int
+    status: RunStatus
+    outcome: Outcome | None
+    harness_version: str
+    spec_version: str
+    trigger: str
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class HistoryCell(SQLModel):
+    """A clause's worst verdict in one run (None: not decided there), and the phase deciding it."""
+
+    run_id: int
+    verdict: Verdict | None
+    phase: str | None
+    transition: bool
+
+
+class ClauseHistory(SQLModel):
+    clause_id: str
+    level: str
+    flaky: bool
+    transitions: int
+    cells: list[HistoryCell]
+
+
+class TrendPoint(SQLModel):
+    run_id: int
+    passed: int = 0
+    failing: int = 0
+    decided: int = 0
+
+
+class TargetHistory(SQLModel):
+    """The clauses x recent runs grid of a target, oldest run first."""
+
+    target: str
+    kind: str
+    runs: list[RunSummary]
+    clauses: list[ClauseHistory]
+    flaky: list[str]
+    trend: list[TrendPoint]
+
+
+class DiffEntry(SQLModel):
+    clause_id: str
+    level: str | None
+    base: Verdict | None
+    head: Verdict | None
+    base_phase: str | None
+    head_phase: str | None
+
+
+class DiffCounts(SQLModel):
+    newly_failing: int
+    newly_passing: int
+    changed: int
+    added: int
+    removed: int
+    unchanged: int
+
+
+class RunDiff(SQLModel):
+    """What changed from `base` to `head`, one entry per clause rolled up across phases."""
+
+    base: RunSummary
+    head: RunSummary
+    newly_failing: list[DiffEntry]
+    newly_passing: list[DiffEntry]
+    changed: list[DiffEntry]
+    added: list[DiffEntry]
+    removed: list[DiffEntry]
+    counts: DiffCounts

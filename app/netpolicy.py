@@ -72,7 +72,7 @@ def resolve(host: str, port: int | None) -> list[str]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, OSError) as exc:
         raise NetworkRefused(f"cannot resolve {host!r}: {exc}") from None
-    return sorted({info[4][0] for info in infos})
+    return sorted({str(info[4][0]) for info in infos})
 
 
 def check_host(host: str, port: int | None, allowed: Sequence[str]) -> None:

@@ -11,6 +11,7 @@ runs are picked up again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import Counter
@@ -26,8 +27,8 @@ from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow
 from app.netpolicy import NetworkRefused, check_host_async
 from app.textsafe import storable
-from checks.core import ClauseResult, Gate, Transcript, Verdict, outcome_of, run_suite, truncate
-from checks.registry import get_suite
+from checks.core import ClauseResult, Outcome, Suite, SuiteOptions, Transcript, Verdict, outcome_of, run_suite, truncate
+from checks.registry import find_suite
 
 log = logging.getLogger("rlconform.runner")
 
@@ -60,7 +61,7 @@ def scrub(data: Any, secrets: Sequence[str]) -> Any:
     return data
 
 
-def secret_values(suite: Any, options: Any) -> list[str]:
+def secret_values(suite: Suite, options: SuiteOptions) -> list[str]:
     """The run's secret option values worth scrubbing (very short ones would mask ordinary text)."""
     values = []
     for name in crud.secret_fields(suite.options_model):
@@ -70,6 +71,42 @@ def secret_values(suite: Any, options: Any) -> list[str]:
         if len(secret) >= 3:
             values.append(secret)
     return values
+
+
+def _transcript_row(session: Session, run_id: int, data: dict[str, Any]) -> TranscriptRow:
+    """The stored row of a transcript (`Transcript.to_dict()`), created or updated."""
+    row = session.exec(
+        select(TranscriptRow).where(TranscriptRow.run_id == run_id, TranscriptRow.number == data["id"])
+    ).first() or TranscriptRow(run_id=run_id, number=data["id"], phase=data["phase"][:64], label="")
+    row.label = truncate(data["label"], 400)
+    row.frames = data["frames"]
+    row.dropped = data["dropped"]
+    row.close_code = data["close_code"]
+    row.close_reason = data["close_reason"]
+    row.closed_by = (data["closed_by"] or None) and data["closed_by"][:16]
+    return row
+
+
+def _result_row(session: Session, run_id: int, data: dict[str, Any]) -> ClauseResultRow:
+    """The stored row of a clause result (`ClauseResult.to_dict()`), created or updated."""
+    row = session.exec(
+        select(ClauseResultRow).where(
+            ClauseResultRow.run_id == run_id,
+            ClauseResultRow.phase == data["phase"],
+            ClauseResultRow.clause_id == data["clause_id"],
+        )
+    ).first() or ClauseResultRow(
+        run_id=run_id, phase=data["phase"], clause_id=data["clause_id"], level=data["level"], verdict=""
+    )
+    row.level = data["level"]
+    row.verdict = data["verdict"]
+    row.expected = data["expected"]
+    row.actual = data["actual"]
+    row.duration = data["duration"]
+    row.checks = data["checks"]
+    row.transcript_ids = data["transcript_ids"]
+    row.decided_at = utcnow()
+    return row
 
 
 def write_batch(
@@ -86,35 +123,9 @@ def write_batch(
     results, transcripts = storable(list(results)), storable(list(transcripts))
     with Session(engine) as session:
         for data in transcripts:
-            row = session.exec(
-                select(TranscriptRow).where(TranscriptRow.run_id == run_id, TranscriptRow.number == data["id"])
-            ).first() or TranscriptRow(run_id=run_id, number=data["id"], phase=data["phase"][:64], label="")
-            row.label = truncate(data["label"], 400)
-            row.frames = data["frames"]
-            row.dropped = data["dropped"]
-            row.close_code = data["close_code"]
-            row.close_reason = data["close_reason"]
-            row.closed_by = (data["closed_by"] or None) and data["closed_by"][:16]
-            session.add(row)
+            session.add(_transcript_row(session, run_id, data))
         for data in results:
-            row = session.exec(
-                select(ClauseResultRow).where(
-                    ClauseResultRow.run_id == run_id,
-                    ClauseResultRow.phase == data["phase"],
-                    ClauseResultRow.clause_id == data["clause_id"],
-                )
-            ).first() or ClauseResultRow(
-                run_id=run_id, phase=data["phase"], clause_id=data["clause_id"], level=data["level"], verdict=""
-            )
-            row.level = data["level"]
-            row.verdict = data["verdict"]
-            row.expected = data["expected"]
-            row.actual = data["actual"]
-            row.duration = data["duration"]
-            row.checks = data["checks"]
-            row.transcript_ids = data["transcript_ids"]
-            row.decided_at = utcnow()
-            session.add(row)
+            session.add(_result_row(session, run_id, data))
         session.flush()
         counts = _run_counts(session, run_id)
         values: dict[str, Any] = {"counts": counts, "decided_clauses": sum(counts.values())}
@@ -257,6 +268,12 @@ class Runner:
             return
         await asyncio.to_thread(self._cancel_in_db, run_id)
 
+    async def delete_target(self, session: Session, target: Target) -> None:
+        """Cancel the target's queued and running runs, then delete it with all its runs."""
+        for run_id in await asyncio.to_thread(crud.live_run_ids, session, target):
+            await self.cancel(run_id)
+        await asyncio.to_thread(crud.delete_target, session, target)
+
     def _cancel_in_db(self, run_id: int) -> None:
         with Session(self.engine) as session:
             run = session.get(Run, run_id)
@@ -280,13 +297,13 @@ class Runner:
                 for run_id in claimed:
                     task = asyncio.create_task(self._execute(run_id), name=f"run-{run_id}")
                     self.tasks[run_id] = task
-                    task.add_done_callback(lambda _task, run_id=run_id: self._task_done(run_id))
+                    task.add_done_callback(functools.partial(self._task_done, run_id))
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.poll_interval)
             except TimeoutError:
                 pass
 
-    def _task_done(self, run_id: int) -> None:
+    def _task_done(self, run_id: int, _task: asyncio.Task[None]) -> None:
         self.tasks.pop(run_id, None)
         self._wake.set()
 
@@ -294,7 +311,7 @@ class Runner:
         claimed: list[int] = []
         with Session(self.engine) as session:
             queued = session.exec(
-                select(Run.id).where(Run.status == RunStatus.QUEUED).order_by(col(Run.id)).limit(limit)
+                select(col(Run.id)).where(Run.status == RunStatus.QUEUED).order_by(col(Run.id)).limit(limit)
             ).all()
             for run_id in queued:
                 result = session.exec(
@@ -302,7 +319,7 @@ class Runner:
                     .where(col(Run.id) == run_id, col(Run.status) == RunStatus.QUEUED)
                     .values(status=RunStatus.RUNNING, started_at=utcnow())
                 )
-                if result.rowcount == 1:
+                if result.rowcount == 1 and run_id is not None:
                     claimed.append(run_id)
             session.commit()
         return claimed
@@ -329,7 +346,10 @@ class Runner:
             if loaded is None:
                 return
             run, target = loaded
-            suite = get_suite(run.kind)
+            suite = find_suite(run.kind)
+            if suite is None:
+                await self._finish(run_id, RunStatus.FINISHED, Outcome.ERROR, f"{run.kind} is unavailable", started)
+                return
             options = crud.run_options(suite, run, target)
             secrets = secret_values(suite, options)
             host, port = suite.host_port(run.url)
@@ -337,11 +357,12 @@ class Runner:
             recorder = RunRecorder(self.engine, run_id, secrets)
             report = await run_suite(suite, run.url, options, run.phases or None, recorder)
             await recorder.close()
-            if asyncio.current_task().cancelling():  # a phase swallowed the cancellation
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # a phase swallowed the cancellation
                 raise asyncio.CancelledError
             verdicts = report.verdicts()
             outcome = outcome_of(verdicts, run.gate, run.expected_failures)
-            await self._finish(run_id, RunStatus.FINISHED, str(outcome), _summary(verdicts, run), started)
+            await self._finish(run_id, RunStatus.FINISHED, outcome, _summary(verdicts, run), started)
         except asyncio.CancelledError:
             if recorder is not None:
                 await _close_quietly(recorder)
@@ -351,26 +372,29 @@ class Runner:
                 await self._finish(run_id, RunStatus.CANCELLED, None, "cancelled; decided clauses are kept", started)
             raise
         except NetworkRefused as exc:
-            await self._finish(run_id, RunStatus.FINISHED, "error", f"refused by the network policy: {exc}", started)
+            why = f"refused by the network policy: {exc}"
+            await self._finish(run_id, RunStatus.FINISHED, Outcome.ERROR, why, started)
         except Exception as exc:
             log.exception("run %s failed in the harness", run_id)
             if recorder is not None:
                 await _close_quietly(recorder)
             why = scrub(f"harness error: {type(exc).__name__}: {truncate(str(exc), 300)}", secrets)
-            await self._finish(run_id, RunStatus.FINISHED, "error", why, started)
+            await self._finish(run_id, RunStatus.FINISHED, Outcome.ERROR, why, started)
 
-    async def _finish(self, run_id: int, status: RunStatus, outcome: str | None, message: str, started: float) -> None:
+    async def _finish(
+        self, run_id: int, status: RunStatus, outcome: Outcome | None, message: str, started: float
+    ) -> None:
         await asyncio.to_thread(self._write_end, run_id, status, outcome, message, time.monotonic() - started)
 
-    def _write_end(self, run_id: int, status: RunStatus, outcome: str | None, message: str, elapsed: float) -> None:
+    def _write_end(self, run_id: int, status: RunStatus, outcome: Outcome | None, message: str, elapsed: float) -> None:
         with Session(self.engine) as session:
             run = session.get(Run, run_id)
             if run is None:
                 return
             if run.status in ENDED_STATUSES:  # cancelled by another path meanwhile: keep that
-                status, outcome, message = RunStatus(run.status), run.outcome, run.message
+                status, outcome, message = run.status, run.outcome, run.message
             counts = _run_counts(session, run_id)
-            run.status, run.outcome, run.message = str(status), outcome, storable(message)
+            run.status, run.outcome, run.message = status, outcome, storable(message)
             run.counts, run.decided_clauses = counts, sum(counts.values())
             if status is RunStatus.FINISHED:
                 run.total_clauses = run.decided_clauses
@@ -386,8 +410,8 @@ class Runner:
 
 def _summary(verdicts: Sequence[tuple[str, Verdict]], run: Run) -> str:
     expected = set(run.expected_failures)
-    gating = {Verdict.FAIL, Verdict.ERROR} | ({Verdict.WARN} if run.gate == Gate.STRICT else set())
-    failing = sorted({cid for cid, v in verdicts if v in gating and cid not in expected})
+    failing_or_undecided = run.gate.failing() | {Verdict.ERROR}
+    failing = sorted({cid for cid, v in verdicts if v in failing_or_undecided and cid not in expected})
     if not failing:
         return ""
     shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")

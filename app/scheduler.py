@@ -10,7 +10,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import crud
-from app.models import Run, RunStatus, Target, utcnow
+from app.models import Run, RunStatus, Target, stored_id, utcnow
 from app.runner import Runner
 
 log = logging.getLogger("rlconform.scheduler")
@@ -32,7 +32,7 @@ def enqueue_due(engine: Engine) -> list[int]:
             ):
                 continue
             try:
-                queued.append(crud.enqueue_run(session, target, trigger="schedule").id)
+                queued.append(stored_id(crud.enqueue_run(session, target, trigger="schedule")))
             except crud.TargetInvalid as exc:
                 log.warning("cannot schedule %s: %s", target.name, exc)
     return queued

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from checks.core import Suite
-from checks.registry import KINDS, get_suite
+from checks.registry import KINDS, find_suite
+
+UNAVAILABLE = "unavailable on this server: its optional dependencies are not installed"
 
 
 def describe_suite(suite: Suite) -> dict[str, Any]:
@@ -35,8 +37,6 @@ def describe_suite(suite: Suite) -> dict[str, Any]:
 def suites_document() -> list[dict[str, Any]]:
     document = []
     for kind in KINDS:
-        try:
-            document.append(describe_suite(get_suite(kind)))
-        except ImportError as exc:
-            document.append({"kind": kind, "unavailable": str(exc)})
+        suite = find_suite(kind)
+        document.append(describe_suite(suite) if suite is not None else {"kind": kind, "unavailable": UNAVAILABLE})
     return document

@@ -13,6 +13,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from app.models import TrendPoint
+
 COLOURS = {
     "pass": "#009e73",
     "fail": "#d55e00",
@@ -63,11 +65,11 @@ def sparkline(runs: Sequence[dict[str, Any]], *, width: int = 120, height: int =
     return Markup("".join(parts))
 
 
-def trend_chart(points: Sequence[dict[str, Any]], *, width: int = 720, height: int = 180) -> Markup:
-    """Passed and failing clause counts per run, oldest to newest. Items need run_id, passed, failing."""
+def trend_chart(points: Sequence[TrendPoint], *, width: int = 720, height: int = 180) -> Markup:
+    """Passed and failing clause counts per run, oldest to newest."""
     left, right, top, bottom = 36, 12, 12, 28
     plot_w, plot_h = width - left - right, height - top - bottom
-    peak = max([1] + [max(p["passed"], p["failing"]) for p in points])
+    peak = max([1] + [max(p.passed, p.failing) for p in points])
     parts = [
         f'<svg class="trend" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}"'
         f' role="img" aria-label="passed and failing clauses over the last {len(points)} runs">'
@@ -93,21 +95,22 @@ def trend_chart(points: Sequence[dict[str, Any]], *, width: int = 720, height: i
         ("passed", COLOURS["pass"], "", "circle"),
         ("failing", COLOURS["fail"], "5 4", "square"),
     ):
-        path = " ".join(f"{x_of(i):.1f},{y_of(p[key]):.1f}" for i, p in enumerate(points))
+        path = " ".join(f"{x_of(i):.1f},{y_of(getattr(p, key)):.1f}" for i, p in enumerate(points))
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}/>')
         for index, point in enumerate(points):
-            x, y = x_of(index), y_of(point[key])
-            title = escape(f"run #{point['run_id']}: {point[key]} {key}")
+            value = getattr(point, key)
+            x, y = x_of(index), y_of(value)
+            title = escape(f"run #{point.run_id}: {value} {key}")
             shape = (
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}">'
                 if mark == "circle"
                 else f'<rect x="{x - 3:.1f}" y="{y - 3:.1f}" width="6" height="6" fill="{colour}">'
             )
             closing = "</circle>" if mark == "circle" else "</rect>"
-            parts.append(f'<a href="/runs/{int(point["run_id"])}">{shape}<title>{title}</title>{closing}</a>')
-    first, last = points[0]["run_id"], points[-1]["run_id"]
-    parts.append(f'<text x="{left}" y="{height - 8}" class="axis">run #{int(first)}</text>')
-    parts.append(f'<text x="{width - right}" y="{height - 8}" text-anchor="end" class="axis">run #{int(last)}</text>')
+            parts.append(f'<a href="/runs/{point.run_id}">{shape}<title>{title}</title>{closing}</a>')
+    first, last = points[0].run_id, points[-1].run_id
+    parts.append(f'<text x="{left}" y="{height - 8}" class="axis">run #{first}</text>')
+    parts.append(f'<text x="{width - right}" y="{height - 8}" text-anchor="end" class="axis">run #{last}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

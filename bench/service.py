@@ -35,9 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.db import make_engine, upgrade_database  # noqa: E402
 from app.main import create_app  # noqa: E402
-from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target, utcnow  # noqa: E402
+from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, utcnow  # noqa: E402
 from app.settings import Settings  # noqa: E402
-from checks.core import HARNESS_VERSION, Catalogue, Phase, PhaseContext, Suite, SuiteOptions  # noqa: E402
+from checks.core import HARNESS_VERSION, Catalogue, Outcome, Phase, PhaseContext, Suite, SuiteOptions  # noqa: E402
+from checks.plugrl.reference import start_reference_server  # noqa: E402
 from checks.registry import KINDS  # noqa: E402
 
 RUN_PAGE_TARGET_MS = 150.0
@@ -94,8 +95,8 @@ def fill_database(url: str, runs: int) -> tuple[str, int]:
             verdicts = [verdict_for(index, c) for c in range(len(clause_ids))]
             run = Run(
                 target_id=target.id,
-                status="finished",
-                outcome="fail" if "fail" in verdicts else "pass",
+                status=RunStatus.FINISHED,
+                outcome=Outcome.FAIL if "fail" in verdicts else Outcome.PASS,
                 kind="bench",
                 url=target.url,
                 harness_version=HARNESS_VERSION,
@@ -127,7 +128,7 @@ def fill_database(url: str, runs: int) -> tuple[str, int]:
                         "transcript_ids": [],
                         "decided_at": run.created_at,
                     }
-                    for c, ((phase, clause_id), verdict) in enumerate(zip(clause_ids, verdicts))
+                    for c, ((phase, clause_id), verdict) in enumerate(zip(clause_ids, verdicts, strict=True))
                 ],
             )
         session.commit()
@@ -186,8 +187,6 @@ class ServerLoop:
 
 
 def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int) -> None:
-    from checks.plugrl.reference import start_reference_server  # noqa: PLC0415
-
     server_loop = ServerLoop()
     references = [server_loop.run(start_reference_server("127.0.0.1", 0)) for _ in range(servers)]
     settings = Settings(

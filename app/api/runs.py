@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response, status
+from fastapi import APIRouter, HTTPException, Query, Response, status
 from sqlmodel import Session, col, select
 
 from app import crud
-from app.api.schemas import ClauseResultOut, RunExport, TranscriptPublic
-from app.deps import DB_INT_MAX, WRITE, RunDep, SessionDep, parse_row_id
-from app.models import ClauseResultRow, Run, RunPublic, RunStatus, Target, TranscriptRow
+from app.api.schemas import ClauseResultOut, RunExport, TranscriptPublic, documented_as
+from app.deps import WRITE, RunDep, RunnerDep, SessionDep
+from app.history import comparison_run, diff_runs
+from app.models import DB_INT_MAX, ClauseResultRow, Run, RunDiff, RunPublic, RunStatus, Target, TranscriptRow
 from checks.formats import render_junit
 
 router = APIRouter(tags=["runs"])
@@ -19,6 +20,10 @@ router = APIRouter(tags=["runs"])
 
 def _target_name(session: Session, run: Run) -> str:
     return session.exec(select(Target.name).where(Target.id == run.target_id)).first() or "?"
+
+
+def _public(session: Session, run: Run) -> RunPublic:
+    return crud.run_public(run, _target_name(session, run))
 
 
 def _results(session: Session, run: Run, after_id: int = 0) -> list[ClauseResultRow]:
@@ -35,9 +40,11 @@ def _results(session: Session, run: Run, after_id: int = 0) -> list[ClauseResult
 def list_runs(
     session: SessionDep,
     target: str | None = None,
-    status_: RunStatus | None = Query(None, alias="status"),
-    limit: int = Query(50, ge=1, le=500),
-    before_id: int | None = Query(None, ge=0, le=DB_INT_MAX + 1, description="Only runs with a smaller id (paging)"),
+    status_: Annotated[RunStatus | None, Query(alias="status")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    before_id: Annotated[
+        int | None, Query(ge=0, le=DB_INT_MAX + 1, description="Only runs with a smaller id (paging)")
+    ] = None,
 ) -> list[RunPublic]:
     statement = select(Run)
     if target is not None:
@@ -52,14 +59,16 @@ def list_runs(
 
 @router.get("/runs/{run_id}", summary="A run's status, outcome and progress")
 def read_run(run: RunDep, session: SessionDep) -> RunPublic:
-    return crud.run_public(run, _target_name(session, run))
+    return _public(session, run)
 
 
 @router.get("/runs/{run_id}/results", summary="The run's clause results so far, in the order decided")
 def read_results(
     run: RunDep,
     session: SessionDep,
-    after_id: int = Query(0, ge=0, le=DB_INT_MAX, description="Only results with a larger id, for polling a live run"),
+    after_id: Annotated[
+        int, Query(ge=0, le=DB_INT_MAX, description="Only results with a larger id, for polling a live run")
+    ] = 0,
     verdict: str | None = None,
     phase: str | None = None,
 ) -> list[ClauseResultOut]:
@@ -88,8 +97,7 @@ def read_transcript(run: RunDep, number: int, session: SessionDep) -> Transcript
 @router.get(
     "/runs/{run_id}/junit.xml",
     summary="JUnit XML: a testsuite per phase, a testcase per clause",
-    response_class=Response,
-    responses={200: {"content": {"application/xml": {}}}},
+    **documented_as("application/xml"),
 )
 def read_junit(run: RunDep, session: SessionDep) -> Response:
     xml = render_junit([row.model_dump() for row in _results(session, run)], run.kind, run.expected_failures)
@@ -102,7 +110,7 @@ def export_run(run: RunDep, session: SessionDep) -> RunExport:
         select(TranscriptRow).where(TranscriptRow.run_id == run.id).order_by(col(TranscriptRow.number))
     ).all()
     return RunExport(
-        run=crud.run_public(run, _target_name(session, run)),
+        run=_public(session, run),
         results=[ClauseResultOut.model_validate(row, from_attributes=True) for row in _results(session, run)],
         transcripts=[TranscriptPublic.model_validate(row, from_attributes=True) for row in transcripts],
     )
@@ -112,39 +120,29 @@ def export_run(run: RunDep, session: SessionDep) -> RunExport:
 def diff_run(
     run: RunDep,
     session: SessionDep,
-    against: str = Query("baseline", description="A run id, `baseline` (last passing run) or `previous`"),
-) -> dict[str, Any]:
-    from app.history import diff_runs, last_passing_run, previous_run  # noqa: PLC0415
-
-    base: Run | None
-    if against == "baseline":
-        target = session.get(Target, run.target_id)
-        base = last_passing_run(session, target, before=run) if target is not None else None
-        if base is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no passing run of this target before run {run.id}")
-    elif against == "previous":
-        base = previous_run(session, run)
-        if base is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run of this target before run {run.id}")
-    elif against.isascii() and against.isdigit():
-        base_id = parse_row_id(against)
-        base = session.get(Run, base_id) if base_id is not None else None
-        if base is None:
-            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {against}")
-    else:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "against must be a run id, baseline or previous")
+    against: Annotated[str, Query(description="A run id, `baseline` (last passing run) or `previous`")] = "baseline",
+) -> RunDiff:
+    try:
+        base = comparison_run(session, run, against)
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    if base is None:
+        missing = {
+            "baseline": f"no passing run of this target before run {run.id}",
+            "previous": f"no run of this target before run {run.id}",
+        }
+        raise HTTPException(status.HTTP_404_NOT_FOUND, missing.get(against, f"no run {against}"))
     return diff_runs(session, base, run)
 
 
 @router.post(
     "/runs/{run_id}/cancel", dependencies=[WRITE], summary="Cancel a queued or running run; decided clauses are kept"
 )
-async def cancel_run(request: Request, run: RunDep, session: SessionDep) -> RunPublic:
-    await request.app.state.runner.cancel(run.id)
+async def cancel_run(runner: RunnerDep, run: RunDep, session: SessionDep) -> RunPublic:
+    await runner.cancel(run.id or 0)
 
     def reload() -> RunPublic:
-        session.expire_all()
-        fresh = session.get(Run, run.id)
-        return crud.run_public(fresh, _target_name(session, fresh))
+        session.refresh(run)
+        return _public(session, run)
 
     return await asyncio.to_thread(reload)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fastapi import Response
 from sqlmodel import SQLModel
 
 from app.models import ClauseResultPublic, RunPublic
@@ -34,6 +35,11 @@ class RunExport(SQLModel):
     run: RunPublic
     results: list[ClauseResultOut]
     transcripts: list[TranscriptPublic]
+
+
+def documented_as(media_type: str) -> dict[str, Any]:
+    """Route arguments for a plain `Response` body that the OpenAPI document names by its media type."""
+    return {"response_class": Response, "responses": {200: {"content": {media_type: {}}}}}
 
 
 class Health(SQLModel):

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response, status
+from fastapi import APIRouter, Query, Response, status
 from sqlmodel import col, select
 
 from app import crud
-from app.deps import WRITE, SessionDep, TargetDep
-from app.models import Run, RunCreate, RunPublic, RunStatus, Target, TargetCreate, TargetPublic, TargetUpdate
+from app.deps import WRITE, RunnerDep, SessionDep, SettingsDep, TargetDep
+from app.history import TargetHistory, target_history
+from app.models import RunCreate, RunPublic, Target, TargetCreate, TargetPublic, TargetUpdate
 
 router = APIRouter(tags=["targets"])
 
@@ -22,9 +22,9 @@ def list_targets(session: SessionDep) -> list[TargetPublic]:
 
 
 @router.post("/targets", dependencies=[WRITE], status_code=status.HTTP_201_CREATED, summary="Register a target")
-def create_target(data: TargetCreate, session: SessionDep) -> TargetPublic:
+def create_target(data: TargetCreate, session: SessionDep, settings: SettingsDep) -> TargetPublic:
     """422 with field paths (`["body", "options", "timeout"]`) when the input breaks a rule."""
-    return crud.target_public(crud.create_target(session, data))
+    return crud.target_public(crud.create_target(session, data, settings.allowed_networks))
 
 
 @router.get("/targets/{name}", summary="One target")
@@ -33,9 +33,9 @@ def read_target(target: TargetDep) -> TargetPublic:
 
 
 @router.patch("/targets/{name}", dependencies=[WRITE], summary="Change a target")
-def update_target(data: TargetUpdate, target: TargetDep, session: SessionDep) -> TargetPublic:
+def update_target(data: TargetUpdate, target: TargetDep, session: SessionDep, settings: SettingsDep) -> TargetPublic:
     """Send back a masked secret (`**********`) to keep the stored one."""
-    return crud.target_public(crud.update_target(session, target, data))
+    return crud.target_public(crud.update_target(session, target, data, settings.allowed_networks))
 
 
 @router.delete(
@@ -44,19 +44,8 @@ def update_target(data: TargetUpdate, target: TargetDep, session: SessionDep) ->
     status_code=status.HTTP_204_NO_CONTENT,
     summary="Delete a target and its runs",
 )
-async def delete_target(request: Request, target: TargetDep, session: SessionDep) -> Response:
-    live = await asyncio.to_thread(
-        lambda: list(
-            session.exec(
-                select(Run.id).where(
-                    Run.target_id == target.id, col(Run.status).in_([RunStatus.QUEUED, RunStatus.RUNNING])
-                )
-            )
-        )
-    )
-    for run_id in live:
-        await request.app.state.runner.cancel(run_id)
-    await asyncio.to_thread(crud.delete_target, session, target)
+async def delete_target(runner: RunnerDep, target: TargetDep, session: SessionDep) -> Response:
+    await runner.delete_target(session, target)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -66,16 +55,16 @@ async def delete_target(request: Request, target: TargetDep, session: SessionDep
     status_code=status.HTTP_202_ACCEPTED,
     summary="Queue a run of the target's suite",
 )
-def start_run(request: Request, target: TargetDep, session: SessionDep, data: RunCreate | None = None) -> RunPublic:
+def start_run(runner: RunnerDep, target: TargetDep, session: SessionDep, data: RunCreate | None = None) -> RunPublic:
     """`phases` selects phases (default: the suite's default ones); `options` override the target's."""
     data = data or RunCreate()
     run = crud.enqueue_run(session, target, phases=data.phases, options=data.options, trigger=data.trigger)
-    request.app.state.runner.wake()
+    runner.wake()
     return crud.run_public(run, target.name)
 
 
 @router.get("/targets/{name}/history", summary="Clauses × the target's recent runs")
-def target_history(target: TargetDep, session: SessionDep, limit: int = Query(30, ge=1, le=200)) -> dict[str, Any]:
-    from app.history import target_history as history  # noqa: PLC0415
-
-    return history(session, target, limit=limit)
+def read_history(
+    target: TargetDep, session: SessionDep, limit: Annotated[int, Query(ge=1, le=200)] = 30
+) -> TargetHistory:
+    return target_history(session, target, limit=limit)

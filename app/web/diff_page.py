@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from sqlmodel import Session
 
-from app.deps import RunDep, SessionDep, parse_row_id
-from app.history import DIFF_CATEGORIES, diff_runs, last_passing_run, previous_run
+from app.deps import RunDep, SessionDep
+from app.history import DIFF_CATEGORIES, comparison_run, diff_runs
 from app.models import Run, Target
 from app.web.templating import templates
 
@@ -24,18 +24,15 @@ CATEGORY_TITLES = {
 
 def resolve_against(session: Session, run: Run, against: str) -> tuple[Run | None, str]:
     """The run to compare with, and a sentence saying why it is missing when it is."""
-    if against == "baseline":
-        target = session.get(Target, run.target_id)
-        base = last_passing_run(session, target, before=run) if target else None
-        return base, "" if base else "This target has no passing run before this one to compare with."
-    if against in ("", "previous"):
-        base = previous_run(session, run)
-        return base, "" if base else "This is the target's first run; there is nothing before it."
-    if not (against.isascii() and against.isdigit()):
+    try:
+        base = comparison_run(session, run, against or "previous")
+    except ValueError:
         return None, "Compare with a run id, `previous` or `baseline`."
-    base_id = parse_row_id(against)
-    base = session.get(Run, base_id) if base_id is not None else None
-    return base, "" if base else f"There is no run #{against}."
+    missing = {
+        "baseline": "This target has no passing run before this one to compare with.",
+        "previous": "This is the target's first run; there is nothing before it.",
+    }
+    return base, "" if base else missing.get(against or "previous", f"There is no run #{against}.")
 
 
 @router.get("/runs/{run_id}/diff", response_class=HTMLResponse, include_in_schema=False)

@@ -13,17 +13,17 @@ from urllib.parse import quote, urlsplit
 
 from fastapi import Depends, HTTPException, Request
 
-from app.deps import cross_site
+from app.deps import cross_site, get_app_settings
 
 TOKEN_COOKIE = "rlconform_token"
 
 
 def token_required(request: Request) -> bool:
-    return request.app.state.settings.api_token is not None
+    return get_app_settings(request).api_token is not None
 
 
 def token_matches(request: Request, supplied: str) -> bool:
-    token = request.app.state.settings.api_token
+    token = get_app_settings(request).api_token
     return token is None or hmac.compare_digest(supplied.encode(), token.get_secret_value().encode())
 
 

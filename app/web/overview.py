@@ -10,7 +10,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from app.deps import SessionDep
-from app.models import Run, Target
+from app.models import Run, Target, stored_id
 from app.svg import sparkline
 from app.web.templating import templates
 
@@ -23,7 +23,7 @@ def recent_runs_by_target(session: Session, limit: int) -> dict[int, list[Run]]:
     """The last `limit` runs of every target, oldest first, from one windowed query."""
     position = (
         func.row_number()
-        .over(partition_by=Run.target_id, order_by=(col(Run.created_at).desc(), col(Run.id).desc()))
+        .over(partition_by=col(Run.target_id), order_by=(col(Run.created_at).desc(), col(Run.id).desc()))
         .label("position")
     )
     ranked = select(Run.id, position).subquery()
@@ -45,7 +45,7 @@ def overview(request: Request, session: SessionDep) -> HTMLResponse:
     recent = recent_runs_by_target(session, SPARKLINE_RUNS)
     rows: list[dict[str, Any]] = []
     for target in targets:
-        runs = recent.get(target.id, [])
+        runs = recent.get(stored_id(target), [])
         last = runs[-1] if runs else None
         last_ended = next((run for run in reversed(runs) if run.outcome), None)
         rows.append(

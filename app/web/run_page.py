@@ -9,12 +9,12 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from sqlmodel import Session, col, select
 
-from app.deps import RunDep, SessionDep
-from app.history import last_passing_run, previous_run
+from app.deps import RunDep, RunnerDep, SessionDep
+from app.history import FAILING, last_passing_run, previous_run
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.web.guard import WriteGuard
 from app.web.templating import VERDICT_ORDER, templates
-from checks.core import Verdict
+from checks.registry import find_suite
 
 router = APIRouter()
 
@@ -44,15 +44,6 @@ class PhaseBlock:
         return {verdict: n for verdict, n in counts.items() if n}
 
 
-def _suite_or_none(kind: str):
-    try:
-        from checks.registry import get_suite  # noqa: PLC0415 -- a kind may be unavailable
-
-        return get_suite(kind)
-    except (ImportError, KeyError):
-        return None
-
-
 def build_matrix(run: Run, results: list[ClauseResultRow]) -> list[PhaseBlock]:
     """Phases in suite order, each with every clause it decides; results land in their slots.
 
@@ -61,7 +52,7 @@ def build_matrix(run: Run, results: list[ClauseResultRow]) -> list[PhaseBlock]:
     """
     by_key = {(r.phase, r.clause_id): r for r in results}
     blocks: dict[str, PhaseBlock] = {}
-    suite = _suite_or_none(run.kind)
+    suite = find_suite(run.kind)
     if suite is not None:
         for phase in suite.phases:
             block = blocks[phase.name] = PhaseBlock(phase.name, phase.description)
@@ -117,7 +108,7 @@ def matrix_context(session: Session, run: Run, verdict: list[str], phase: list[s
         "live": live,
         "progress": {"decided": decided, "total": total},
         "expected_failures": set(run.expected_failures),
-        "failing": {str(Verdict.FAIL), str(Verdict.ERROR), str(Verdict.WARN)},
+        "failing": FAILING,
     }
 
 
@@ -150,7 +141,7 @@ def run_matrix(
 
 
 @router.post("/runs/{run_id}/cancel", include_in_schema=False, dependencies=[WriteGuard])
-async def cancel(request: Request, run: RunDep) -> RedirectResponse:
+async def cancel(run: RunDep, runner: RunnerDep) -> RedirectResponse:
     if run.status not in ENDED_STATUSES:
-        await request.app.state.runner.cancel(run.id)
+        await runner.cancel(run.id or 0)
     return RedirectResponse(f"/runs/{run.id}", status_code=303)

@@ -9,19 +9,17 @@ form for the chosen kind (a tiny script presses it on change).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import pydantic
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlmodel import Session, col, select
 from starlette.datastructures import FormData
 
 from app import crud
-from app.deps import SessionDep, TargetDep
-from app.models import Run, RunStatus, Target
+from app.deps import RunnerDep, SessionDep, SettingsDep, TargetDep
+from app.models import Target
 from app.web.guard import WriteGuard
 from app.web.options_form import (
     FieldErrors,
@@ -33,7 +31,7 @@ from app.web.options_form import (
 )
 from app.web.templating import templates
 from checks.core import Gate
-from checks.registry import KINDS, get_suite
+from checks.registry import KINDS, find_suite
 
 router = APIRouter()
 
@@ -50,10 +48,9 @@ FormDep = Annotated[FormData, Depends(read_form)]
 def available_kinds() -> list[dict[str, Any]]:
     kinds = []
     for kind in KINDS:
-        try:
-            kinds.append({"kind": kind, "title": get_suite(kind).title, "available": True})
-        except ImportError:
-            kinds.append({"kind": kind, "title": "unavailable on this server", "available": False})
+        suite = find_suite(kind)
+        title = suite.title if suite is not None else "unavailable on this server"
+        kinds.append({"kind": kind, "title": title, "available": suite is not None})
     return kinds
 
 
@@ -63,9 +60,8 @@ def default_kind() -> str:
 
 def suite_form(kind: str) -> dict[str, Any]:
     """What the form needs to know about a kind: URL hints, clauses and generated option fields."""
-    try:
-        suite = get_suite(kind)
-    except (KeyError, ImportError):
+    suite = find_suite(kind)
+    if suite is None:
         return {"kind": kind, "available": False, "fields": [], "clauses": [], "url_example": "", "schemes": []}
     return {
         "kind": kind,
@@ -125,10 +121,10 @@ def render_form(
     kind: str,
     values: dict[str, Any],
     target: Target | None = None,
-    errors: FieldErrors = (),
+    errors: FieldErrors | None = None,
     status_code: int = 200,
 ) -> HTMLResponse:
-    field_errors, general = errors_by_field(list(errors))
+    field_errors, general = errors_by_field(errors or [])
     context = {
         "target": target,
         "kinds": available_kinds(),
@@ -164,9 +160,8 @@ def suite_errors(kind: str, values: dict[str, Any]) -> FieldErrors:
     Used when the target's own fields are already invalid (so `crud` stops
     early), to show every problem at once instead of one round at a time.
     """
-    try:
-        suite = get_suite(kind)
-    except (KeyError, ImportError):
+    suite = find_suite(kind)
+    if suite is None:
         return []
     errors: FieldErrors = []
     try:
@@ -205,7 +200,7 @@ def new_target_form(request: Request, kind: str | None = None) -> HTMLResponse:
 
 
 @router.post("/targets/new", include_in_schema=False, dependencies=[WriteGuard])
-def create_target(request: Request, session: SessionDep, form: FormDep) -> Response:
+def create_target(request: Request, session: SessionDep, settings: SettingsDep, form: FormDep) -> Response:
     kind = str(form.get("kind", "")) or default_kind()
     fields = suite_form(kind)["fields"]
     if _switching_kind(form):
@@ -214,7 +209,12 @@ def create_target(request: Request, session: SessionDep, form: FormDep) -> Respo
     values, errors = target_values(form, kind, None)
     values["name"] = str(form.get("name", "")).strip()
     try:
-        _save(lambda: crud.create_target(session, crud.target_create_from(values)), kind, values, errors)
+        _save(
+            lambda: crud.create_target(session, crud.target_create_from(values), settings.allowed_networks),
+            kind,
+            values,
+            errors,
+        )
     except crud.TargetInvalid as exc:
         return render_form(
             request, kind=kind, values=values_from_form(form, fields), errors=exc.errors, status_code=422
@@ -229,7 +229,9 @@ def edit_target_form(request: Request, target: TargetDep) -> HTMLResponse:
 
 
 @router.post("/targets/{name}/edit", include_in_schema=False, dependencies=[WriteGuard])
-def update_target(request: Request, session: SessionDep, target: TargetDep, form: FormDep) -> Response:
+def update_target(
+    request: Request, session: SessionDep, settings: SettingsDep, target: TargetDep, form: FormDep
+) -> Response:
     kind = str(form.get("kind", "")) or target.kind
     fields = suite_form(kind)["fields"]
     if _switching_kind(form):
@@ -237,8 +239,12 @@ def update_target(request: Request, session: SessionDep, target: TargetDep, form
         return render_form(request, kind=kind, values=values, target=target)
     current = target.options if kind == target.kind else None
     values, errors = target_values(form, kind, current)
+
+    def save() -> None:
+        crud.update_target(session, target, crud.target_update_from(values), settings.allowed_networks)
+
     try:
-        _save(lambda: crud.update_target(session, target, crud.target_update_from(values)), kind, values, errors)
+        _save(save, kind, values, errors)
     except crud.TargetInvalid as exc:
         session.rollback()
         return render_form(
@@ -253,7 +259,9 @@ def update_target(request: Request, session: SessionDep, target: TargetDep, form
 
 
 @router.post("/targets/{name}/delete", include_in_schema=False, dependencies=[WriteGuard])
-async def delete_target(request: Request, session: SessionDep, target: TargetDep, form: FormDep) -> Response:
+async def delete_target(
+    request: Request, session: SessionDep, runner: RunnerDep, target: TargetDep, form: FormDep
+) -> Response:
     if form.get("confirm") != "yes":
         fields = suite_form(target.kind)["fields"]
         errors = [{"loc": ["confirm"], "msg": "tick the box to confirm: the target's runs and results go too"}]
@@ -265,13 +273,5 @@ async def delete_target(request: Request, session: SessionDep, target: TargetDep
             errors=errors,
             status_code=400,
         )
-    live = await asyncio.to_thread(_live_run_ids, session, target)
-    for run_id in live:
-        await request.app.state.runner.cancel(run_id)
-    await asyncio.to_thread(crud.delete_target, session, target)
+    await runner.delete_target(session, target)
     return RedirectResponse("/", status_code=303)
-
-
-def _live_run_ids(session: Session, target: Target) -> list[int]:
-    live = [RunStatus.QUEUED, RunStatus.RUNNING]
-    return list(session.exec(select(Run.id).where(Run.target_id == target.id, col(Run.status).in_(live))))

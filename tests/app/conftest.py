@@ -29,10 +29,10 @@ def postgres_url() -> Iterator[str]:
     base = os.environ.get(POSTGRES_ENV)
     if not base:
         pytest.skip(f"{POSTGRES_ENV} is not set")
-    import psycopg  # noqa: PLC0415
-    from sqlalchemy.engine import make_url  # noqa: PLC0415
+    import psycopg
+    from sqlalchemy.engine import make_url
 
-    from app.db import make_engine  # noqa: PLC0415
+    from app.db import make_engine
 
     server = make_url(base)
     name = f"rlconform_test_{uuid.uuid4().hex[:12]}"

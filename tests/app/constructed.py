@@ -14,14 +14,14 @@ from app.settings import Settings
 from tests.app.helpers import service_settings
 
 
-@pytest.fixture
-def settings(database_url: str) -> Settings:
+@pytest.fixture(name="settings")
+def settings_on_each_backend(database_url: str) -> Settings:
     """Every page test on SQLite, and on PostgreSQL too when one is configured (the history SQL differs)."""
     return service_settings(database_url)
 
 
-@pytest.fixture
-def session(client: TestClient) -> Iterator[Session]:
+@pytest.fixture(name="session")
+def client_session(client: TestClient) -> Iterator[Session]:
     with Session(client.app.state.engine) as db:
         yield db
 
@@ -44,14 +44,17 @@ def add_run(
     status: str = RunStatus.FINISHED,
     harness: str = "0.1.0",
 ) -> Run:
-    """A run with the given (phase, clause id) -> verdict results, as the runner would store them."""
+    """A run with the given (phase, clause id) -> verdict results, as the runner would store them.
+
+    `outcome` defaults to what the verdicts imply; "" stores no outcome (a run that never finished).
+    """
     failing = any(v in ("fail", "error") for v in verdicts.values())
     run = Run(
         target_id=target.id,
         kind=target.kind,
         url=target.url,
         status=status,
-        outcome=outcome if outcome is not None else ("fail" if failing else "pass"),
+        outcome=(outcome or None) if outcome is not None else ("fail" if failing else "pass"),
         harness_version=harness,
         spec_version="1",
         total_clauses=len(verdicts),

@@ -33,8 +33,11 @@ class FakeOptions(SuiteOptions):
     )
 
 
-async def _decide(ctx: PhaseContext, phase: str, clause_ids: tuple[str, ...]) -> None:
-    options: FakeOptions = ctx.options  # type: ignore[assignment]
+Ctx = PhaseContext[FakeOptions, None]
+
+
+async def _decide(ctx: Ctx, phase: str, clause_ids: tuple[str, ...]) -> None:
+    options = ctx.options
     transcript = ctx.report.transcript(f"{phase} connection to {ctx.url}")
     secret = options.token.get_secret_value() if options.token else ""
     transcript.sent("text", 5, f"hello token={secret}" if secret else "hello")
@@ -44,12 +47,18 @@ async def _decide(ctx: PhaseContext, phase: str, clause_ids: tuple[str, ...]) ->
     for clause_id in clause_ids:
         await asyncio.sleep(options.delay)
         transcript.received("text", 2, f"reply for {clause_id}{said}")
-        ctx.report.check(clause_id not in options.fail, clause_id, "a proper reply", f"a bad reply{said}", transcript)
+        ctx.report.check(
+            clause_id not in options.fail,
+            clause_id,
+            expected="a proper reply",
+            actual=f"a bad reply{said}",
+            evidence=transcript,
+        )
     transcript.closed(1000, f"bye{said}", "checker")
 
 
 def _phase(name: str, clause_ids: tuple[str, ...], default: bool = True) -> Phase:
-    async def run(ctx: PhaseContext) -> None:
+    async def run(ctx: Ctx) -> None:
         await _decide(ctx, name, clause_ids)
 
     return Phase(name, run, clause_ids, f"the {name} phase", default=default, budget=2.0)

@@ -98,7 +98,7 @@ def test_a_malformed_server_url_exits_2_with_a_message(capsys) -> None:
 class _NotRlconform(BaseHTTPRequestHandler):
     """A web server that is not rlconform: accepts any POST with 202 and a body that is not a run."""
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", 0)))
         body = b"accepted" if self.path.endswith("/text/runs") else b'{"queued": true}'
         self.send_response(202)

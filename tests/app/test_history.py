@@ -12,7 +12,7 @@ from sqlmodel import Session
 from app.history import clause_timeline, diff_runs, last_passing_run, target_history
 from app.models import RunStatus
 from app.svg import sparkline
-from tests.app.constructed import add_run, add_target, session, settings  # noqa: F401 -- fixtures
+from tests.app.constructed import add_run, add_target, client_session, settings_on_each_backend  # noqa: F401 -- fixtures
 
 
 def test_history_grid_marks_transitions_and_flaky_clauses(client: TestClient, session: Session) -> None:
@@ -34,24 +34,24 @@ def test_history_grid_marks_transitions_and_flaky_clauses(client: TestClient, se
             },
         )
     history = target_history(session, target)
-    rows = {clause["clause_id"]: clause for clause in history["clauses"]}
-    assert history["flaky"] == ["c.flaky"]
-    assert [cell["transition"] for cell in rows["c.flaky"]["cells"]] == [False, True, True, False]
-    assert [cell["transition"] for cell in rows["c.broke"]["cells"]] == [False, False, True, False]
-    assert not rows["c.broke"]["flaky"] and not rows["c.down"]["flaky"]
-    assert [c["verdict"] for c in rows["c.multi"]["cells"]] == ["pass", "pass", "pass", "warn"]
-    assert rows["c.multi"]["cells"][3]["phase"] == "a"
-    assert [p["passed"] for p in history["trend"]] == [4, 2, 3, 1]
+    rows = {clause.clause_id: clause for clause in history.clauses}
+    assert history.flaky == ["c.flaky"]
+    assert [cell.transition for cell in rows["c.flaky"].cells] == [False, True, True, False]
+    assert [cell.transition for cell in rows["c.broke"].cells] == [False, False, True, False]
+    assert not rows["c.broke"].flaky and not rows["c.down"].flaky
+    assert [c.verdict for c in rows["c.multi"].cells] == ["pass", "pass", "pass", "warn"]
+    assert rows["c.multi"].cells[3].phase == "a"
+    assert [p.passed for p in history.trend] == [4, 2, 3, 1]
     timeline = clause_timeline(session, target.id, "c.multi", limit=3)
     assert [(c["verdict"], c["phase"]) for c in timeline] == [("pass", "b"), ("pass", "b"), ("warn", "a")]
 
-    evidence = client.get(f"/runs/{history['runs'][3]['id']}/clauses/a/c.multi").text
+    evidence = client.get(f"/runs/{history.runs[3].id}/clauses/a/c.multi").text
     assert evidence.count('<li class="current">') == 1 and evidence.count("v-compact") == 4  # one entry per run
 
     html = client.get(f"/targets/{target.name}").text
     assert html.count('class="cell transition"') == 2 + 1 + 3 + 1  # an error is a transition, not a flip
     assert 'class="is-flaky"' in html and "1 flaky" in html
-    assert f'href="/runs/{history["runs"][3]["id"]}/clauses/a/c.multi"' in html
+    assert f'href="/runs/{history.runs[3].id}/clauses/a/c.multi"' in html
     assert '<svg class="trend"' in html
 
 
@@ -70,7 +70,7 @@ def test_history_uses_one_aggregated_query_whatever_the_window(client: TestClien
         history = target_history(session, target, limit=10)
     finally:
         event.remove(engine, "before_cursor_execute", count)
-    assert len(history["runs"]) == 10 and len(history["clauses"]) == 8
+    assert len(history.runs) == 10 and len(history.clauses) == 8
     assert len([s for s in statements if "clause_result" in s]) == 1
 
 
@@ -101,13 +101,13 @@ def test_diff_sorts_clauses_into_categories(client: TestClient, session: Session
         harness="0.2.0",
     )
     diff = diff_runs(session, base, head)
-    assert [e["clause_id"] for e in diff["newly_failing"]] == ["c.regress"]
-    assert [e["clause_id"] for e in diff["newly_passing"]] == ["c.fixed"]
-    assert [(e["clause_id"], e["base"], e["head"]) for e in diff["changed"]] == [("c.worse", "fail", "error")]
-    assert [e["clause_id"] for e in diff["added"]] == ["c.new"] and diff["added"][0]["head_phase"] == "b"
-    assert [e["clause_id"] for e in diff["removed"]] == ["c.gone"]
-    assert diff["counts"]["unchanged"] == 1
-    assert (diff["base"]["harness_version"], diff["head"]["harness_version"]) == ("0.1.0", "0.2.0")
+    assert [e.clause_id for e in diff.newly_failing] == ["c.regress"]
+    assert [e.clause_id for e in diff.newly_passing] == ["c.fixed"]
+    assert [(e.clause_id, e.base, e.head) for e in diff.changed] == [("c.worse", "fail", "error")]
+    assert [e.clause_id for e in diff.added] == ["c.new"] and diff.added[0].head_phase == "b"
+    assert [e.clause_id for e in diff.removed] == ["c.gone"]
+    assert diff.counts.unchanged == 1
+    assert (diff.base.harness_version, diff.head.harness_version) == ("0.1.0", "0.2.0")
 
     html = client.get(f"/runs/{head.id}/diff?against={base.id}").text
     assert "different harness versions" in html

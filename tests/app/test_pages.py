@@ -15,7 +15,7 @@ from app.models import ClauseResultRow, Target, TranscriptRow
 from app.settings import Settings
 from app.spec_page import render_spec
 from checks.spec import load_spec
-from tests.app.constructed import add_run, add_target, session, settings  # noqa: F401 -- fixtures
+from tests.app.constructed import add_run, add_target, client_session, settings_on_each_backend  # noqa: F401 -- fixtures
 from tests.app.helpers import make_target, wait_for_run
 
 HOSTILE = "<script>alert(1)</script>"
@@ -122,7 +122,7 @@ def test_run_page_links_cells_to_evidence_and_legend(client: TestClient, session
     first = add_run(session, target, {("one", "c.a"): "pass"})
     run = add_run(session, target, {("one", "c.a"): "fail"})
     html = client.get(f"/runs/{run.id}").text
-    assert 'href="/runs/%d/clauses/one/c.a"' % run.id in html
+    assert f'href="/runs/{run.id}/clauses/one/c.a"' in html
     assert 'href="/spec#c.a"' in html
     assert 'class="legend"' in html and "a MUST is broken" in html
     assert f"/runs/{run.id}/diff?against={first.id}" in html

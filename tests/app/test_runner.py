@@ -24,7 +24,9 @@ URL = "ws://127.0.0.1:9"
 def seed_target(url: str, **fields) -> Target:
     upgrade_database(url)
     with Session(make_engine(url)) as session:
-        return crud.create_target(session, TargetCreate(name="seeded", kind="fake", url=URL, **fields))
+        return crud.create_target(
+            session, TargetCreate(name="seeded", kind="fake", url=URL, **fields), allowed_networks=()
+        )
 
 
 def test_migrations_build_exactly_the_models_and_rerun_harmlessly(database_url: str) -> None:
@@ -99,7 +101,7 @@ def test_demo_never_clobbers_a_user_target_named_demo(tmp_path: Path, fake_kind:
     url = f"sqlite:///{tmp_path / 'mine.db'}"
     upgrade_database(url)
     with Session(make_engine(url)) as session:
-        crud.create_target(session, TargetCreate(name="demo", kind="fake", url=URL))
+        crud.create_target(session, TargetCreate(name="demo", kind="fake", url=URL), allowed_networks=())
     with TestClient(create_app(service_settings(url, demo=True))) as client:
         assert client.app.state.demo is None
         assert client.get("/api/v1/targets/demo").json()["url"] == URL

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from app.serve import settings_from_args
+from app.cli.serve import settings_from_args
 from app.settings import Settings
 
 

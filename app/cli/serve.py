@@ -8,7 +8,8 @@ import logging
 import pydantic
 import uvicorn
 
-from app.cli import UsageError
+from app.cli.common import UsageError
+from app.main import create_app
 from app.settings import Settings
 
 
@@ -26,9 +27,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings(**values)  # init arguments outrank the environment
 
 
-def serve(args: argparse.Namespace) -> int:
-    from app.main import create_app  # noqa: PLC0415
-
+def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_from_args(args)
     except pydantic.ValidationError as exc:

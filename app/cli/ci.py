@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 import httpx
 
-from app.cli import UsageError, parse_option_pairs
+from app.cli.common import UsageError, parse_option_pairs
 from checks.core import EXIT_CODES, Gate, Outcome, Verdict, outcome_of
 from checks.formats import render_junit, render_text
 
@@ -121,7 +121,7 @@ def _follow(http: httpx.Client, run: dict[str, Any], wait_timeout: float) -> dic
     return run
 
 
-def run_ci(args: argparse.Namespace) -> int:
+def cmd_ci(args: argparse.Namespace) -> int:
     server = args.server.rstrip("/")
     token = args.token or os.environ.get("RLCONFORM_API_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -171,12 +171,12 @@ def _start_and_follow(
 def _summarise(args: argparse.Namespace, run: dict[str, Any], results: list[dict[str, Any]], extra: set[str]) -> int:
     expected = set(run["expected_failures"]) | extra
     verdicts = [(r["clause_id"], Verdict(r["verdict"])) for r in results]
-    outcome = outcome_of(verdicts, Gate(run["gate"]), expected)
+    gate = Gate(run["gate"])
+    outcome = outcome_of(verdicts, gate, expected)
     if run["status"] != "finished" or (run["outcome"] == "error" and outcome is Outcome.PASS):
         outcome = Outcome.ERROR  # not finished, or refused before any clause was decided
     print(render_text(results, outcome, f"{args.target} ({run['kind']} {run['url']}), run {run['id']}"))
-    failing_verdicts = {Verdict.FAIL} | ({Verdict.WARN} if Gate(run["gate"]) is Gate.STRICT else set())
-    failing = sorted({cid for cid, v in verdicts if v in failing_verdicts and cid not in expected})
+    failing = sorted({cid for cid, v in verdicts if v in gate.failing() and cid not in expected})
     errored = sorted({cid for cid, v in verdicts if v is Verdict.ERROR and cid not in expected})
     if failing:
         print(f"failing clauses ({len(failing)}): {', '.join(failing)}")

@@ -1,0 +1,93 @@
+"""`rlconform`: check a target, list suites, run a reference server, serve the dashboard, drive CI.
+
+Exit codes everywhere: 0 pass, 1 conformance failure, 2 harness or infrastructure error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from app.cli.check import REFERENCE_SERVERS, cmd_check, cmd_reference_server, cmd_suites
+from app.cli.ci import cmd_ci
+from app.cli.common import UsageError
+from app.cli.serve import cmd_serve
+
+__all__ = ["build_parser", "main"]
+
+DESCRIPTION = "check a target, list suites, run a reference server, serve the dashboard, drive CI"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlconform", description=DESCRIPTION)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="run a check suite against a target and print the report")
+    check.add_argument("kind", help="target kind, e.g. plugrl-server, openenv, rlmesh")
+    check.add_argument("url", help="target address, e.g. ws://127.0.0.1:8000")
+    check.add_argument("--phase", action="append", help="run only this phase (repeatable)")
+    check.add_argument(
+        "--until-stop",
+        action="store_true",
+        help="also run the opt-in phases that end a run (PlugRL stop, RLMesh shutdown); "
+        "long waits such as feedback-timeout run only when named with --phase",
+    )
+    check.add_argument("--timeout", type=float, help="deadline in seconds for each step")
+    check.add_argument("--option", action="append", metavar="KEY=VALUE", help="set a suite option (repeatable)")
+    check.add_argument("--options-file", metavar="FILE", help="JSON object of suite options")
+    check.add_argument("--json", metavar="FILE", help="also write the results and transcripts as JSON")
+    check.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
+    check.add_argument("--quiet", action="store_true", help="do not print phase progress")
+    check.set_defaults(handler=cmd_check)
+
+    suites = commands.add_parser("suites", help="list kinds, phases, clauses and options")
+    suites.add_argument("--json", action="store_true", help="as JSON, with each options JSON schema")
+    suites.set_defaults(handler=cmd_suites)
+
+    reference = commands.add_parser(
+        "reference-server", help="run a conforming reference server (flags after KIND go to it)"
+    )
+    reference.add_argument("kind", help=f"one of: {', '.join(REFERENCE_SERVERS)}")
+    reference.set_defaults(handler=None)
+
+    serving = commands.add_parser("serve", help="run the dashboard and API")
+    serving.add_argument("--host", help="bind address (RLCONFORM_HOST)")
+    serving.add_argument("--port", type=int, help="port (RLCONFORM_PORT, default 8080)")
+    serving.add_argument("--database-url", help="SQLAlchemy URL (RLCONFORM_DATABASE_URL)")
+    serving.add_argument("--max-concurrent-runs", type=int, help="RLCONFORM_MAX_CONCURRENT_RUNS")
+    serving.add_argument("--no-demo", action="store_true", help="do not start the demo target")
+    serving.set_defaults(handler=cmd_serve)
+
+    ci = commands.add_parser("ci", help="start a run on a server, wait for it and exit 0/1/2")
+    ci.add_argument("--server", required=True, help="base URL of the rlconform service")
+    ci.add_argument("--target", required=True, help="target name")
+    ci.add_argument("--token", help="API token (or RLCONFORM_API_TOKEN)")
+    ci.add_argument("--phase", action="append", help="run only this phase (repeatable)")
+    ci.add_argument("--option", action="append", metavar="KEY=VALUE", help="option override for this run")
+    ci.add_argument("--junit", metavar="FILE", help="write JUnit XML")
+    ci.add_argument("--expected-failures", metavar="FILE", help="file of clause ids, one a line, allowed to fail")
+    ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
+    ci.set_defaults(handler=cmd_ci)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        if argv and argv[0] == "reference-server" and len(argv) >= 2 and not argv[1].startswith("-"):
+            args = parser.parse_args(argv[:2])
+            return cmd_reference_server(args, argv[2:])
+        args = parser.parse_args(argv)
+        return args.handler(args)
+    except UsageError as exc:
+        print(f"rlconform: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader went away (`| head`); what it read is all it wanted
+        sys.stderr.close()
+        return 0
+    except OSError as exc:  # e.g. an unwritable --junit/--json path: the harness could not deliver, so 2, not 1
+        print(f"rlconform: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,142 @@
+"""`rlconform check`, `suites` and `reference-server`: the suites run locally, without the service."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from pydantic_core import PydanticUndefined
+
+from app.cli.common import UsageError, parse_option_pairs
+from app.suites_info import suites_document
+from checks.core import EXIT_CODES, NullSink, Suite, SuiteOptions, run_suite
+from checks.formats import render_junit, render_text, to_json
+from checks.registry import KINDS, UnknownKind, find_suite
+
+# kind -> "module:function" taking argv; each parses its own flags.
+REFERENCE_SERVERS = {
+    "plugrl": "checks.plugrl.reference:main",
+}
+
+
+def load_options(suite: Suite, options_file: str | None, pairs: list[str], timeout: float | None) -> SuiteOptions:
+    """The suite's validated options from a file, --option pairs and --timeout, in that order."""
+    values: dict[str, Any] = {}
+    if options_file:
+        try:
+            loaded = json.loads(Path(options_file).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UsageError(f"cannot read --options-file {options_file}: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise UsageError(f"--options-file {options_file} must hold a JSON object")
+        values.update(loaded)
+    values.update(parse_option_pairs(pairs))
+    if timeout is not None:
+        values["timeout"] = timeout
+    try:
+        return suite.parse_options(values)
+    except pydantic.ValidationError as exc:
+        raise UsageError(describe_validation_error(exc, suite)) from None
+
+
+def describe_validation_error(exc: pydantic.ValidationError, suite: Suite) -> str:
+    known = ", ".join(suite.options_model.model_fields)
+    lines = [f"invalid options for {suite.kind}:"]
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "(options)"
+        if error["type"] == "extra_forbidden":
+            lines.append(f"  {where}: unknown option; {suite.kind} takes {known}")
+        else:
+            lines.append(f"  {where}: {error['msg']}")
+    return "\n".join(lines)
+
+
+def suite_of(kind: str) -> Suite:
+    suite = find_suite(kind)
+    if suite is None:
+        raise UsageError(str(UnknownKind(kind)) if kind not in KINDS else f"{kind} is unavailable on this machine")
+    return suite
+
+
+class Progress(NullSink):
+    """Prints each phase as it starts, unless quiet."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+
+    def phase(self, name: str, state: str) -> None:
+        if state == "running" and not self.quiet:
+            print(f"phase: {name}", file=sys.stderr, flush=True)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    suite = suite_of(args.kind)
+    options = load_options(suite, args.options_file, args.option or [], args.timeout)
+    try:
+        suite.validate_url(args.url)
+        suite.select(args.phase)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+    phases = list(args.phase or [])
+    if args.until_stop and phases and "stop" not in phases:
+        phases.append("stop")
+
+    report = asyncio.run(
+        run_suite(suite, args.url, options, phases or None, Progress(args.quiet), include_optional=args.until_stop)
+    )
+    results = [r.to_dict() for r in report.results.values()]
+    outcome = report.outcome()
+    print(render_text(results, outcome, f"{suite.kind} {args.url}"))
+    if args.json:
+        Path(args.json).write_text(
+            to_json(
+                results,
+                outcome,
+                kind=suite.kind,
+                url=args.url,
+                transcripts=[t.to_dict() for t in report.transcripts.values()],
+            )
+        )
+    if args.junit:
+        Path(args.junit).write_text(render_junit(results, suite.kind))
+    return EXIT_CODES[outcome]
+
+
+def cmd_suites(args: argparse.Namespace) -> int:
+    if args.json:
+        print(json.dumps(suites_document(), indent=2))
+        return 0
+    for kind in KINDS:
+        suite = find_suite(kind)
+        if suite is None:
+            print(f"{kind}: unavailable (its optional dependencies are not installed)\n")
+            continue
+        schemes = ", ".join(f"{s}://" for s in suite.url_schemes) or "HOST:PORT"
+        print(f"{kind}: {suite.title} (spec version {suite.spec_version}; targets {schemes})")
+        for phase in suite.phases:
+            flag = "" if phase.default else (" (only when named)" if phase.named_only else " (opt-in)")
+            print(f"  phase {phase.name}{flag}: {phase.description}")
+            for clause_id in phase.clauses:
+                clause = suite.catalogue[clause_id]
+                print(f"    {clause.level:<6} {clause.id}  {clause.statement}")
+        print("  options:")
+        for name, field in suite.options_model.model_fields.items():
+            default = field.default if field.default is not PydanticUndefined else "(required)"
+            print(f"    {name} = {default!r}  {field.description or ''}")
+        print()
+    return 0
+
+
+def cmd_reference_server(args: argparse.Namespace, rest: list[str]) -> int:
+    if args.kind not in REFERENCE_SERVERS:
+        raise UsageError(f"no reference server for {args.kind!r}; there are: {', '.join(REFERENCE_SERVERS)}")
+    module_name, function = REFERENCE_SERVERS[args.kind].split(":")
+    exit_code: int | None = getattr(importlib.import_module(module_name), function)(rest)
+    return exit_code or 0

@@ -1,0 +1,130 @@
+"""Alembic revisions: one linear chain, and an upgrade keeps every stored target, run and clause result.
+
+Rows are written with plain SQL against the schema of the older revision (reflected, not the current
+models), so the test stays valid as the models move on. The per-revision test has one case per revision
+after the first: it is empty while there is a single revision and runs as soon as a second one lands.
+PostgreSQL is covered too when RLCONFORM_TEST_POSTGRES_URL is set (the `database_url` fixture).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.script import Script, ScriptDirectory
+from sqlalchemy.engine import Connection
+
+from app.db import alembic_config, make_engine
+
+# Parents before children: clause results and transcripts point at runs, runs at targets.
+FILLED_TABLES = ("target", "run", "clause_result", "transcript")
+ROWS = {"target": 2, "run": 3, "clause_result": 4, "transcript": 2}  # per parent row
+KNOWN_VALUES = {
+    "status": "finished",
+    "outcome": "pass",
+    "gate": "default",
+    "verdict": "pass",
+    "level": "MUST",
+    "kind": "constructed",
+    "url": "ws://127.0.0.1:9",
+}
+
+
+def _chain() -> list[Script]:
+    """The revisions from the first to the head."""
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    return list(reversed(list(script.walk_revisions())))
+
+
+def _upgrade(url: str, revision: str) -> None:
+    with make_engine(url).begin() as connection:
+        config = alembic_config(url)
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
+def _value(column: sa.Column[Any], index: int, parent_id: int | None) -> Any:
+    """A storable value for `column`, unique per row where the schema may ask for it."""
+    if column.foreign_keys:
+        return parent_id
+    if column.name in KNOWN_VALUES:
+        return KNOWN_VALUES[column.name]
+    kind = column.type
+    if isinstance(kind, sa.JSON):
+        return []
+    if isinstance(kind, sa.DateTime):
+        return datetime.now(UTC)
+    if isinstance(kind, sa.Boolean):
+        return False
+    if isinstance(kind, sa.Integer):
+        return index
+    if isinstance(kind, sa.Float | sa.Numeric):
+        return 0.0
+    return f"{column.name}-{index}"
+
+
+def _insert(connection: Connection, table_name: str, index: int, parent_id: int | None) -> int:
+    table = sa.Table(table_name, sa.MetaData(), autoload_with=connection)
+    values = {
+        column.name: _value(column, index, parent_id)
+        for column in table.columns
+        if not column.primary_key and (not column.nullable or column.foreign_keys)
+    }
+    result = connection.execute(sa.insert(table).values(**values).returning(table.c.id))
+    return int(result.scalar_one())
+
+
+def _fill(url: str) -> dict[str, int]:
+    """Targets with runs, each run with clause results and transcripts; returns the row count per table."""
+    with make_engine(url).begin() as connection:
+        for t in range(ROWS["target"]):
+            target_id = _insert(connection, "target", t, None)
+            for r in range(ROWS["run"]):
+                run_id = _insert(connection, "run", r, target_id)
+                for c in range(ROWS["clause_result"]):
+                    _insert(connection, "clause_result", c, run_id)
+                for n in range(ROWS["transcript"]):
+                    _insert(connection, "transcript", n, run_id)
+    return _counts(url)
+
+
+def _counts(url: str) -> dict[str, int]:
+    with make_engine(url).connect() as connection:
+        return {
+            name: connection.execute(sa.text(f"SELECT count(*) FROM {name}")).scalar_one() for name in FILLED_TABLES
+        }
+
+
+def test_the_revisions_form_one_linear_chain() -> None:
+    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
+    assert len(script.get_heads()) == 1, f"more than one head: {script.get_heads()}"
+    assert len(script.get_bases()) == 1, f"more than one base: {script.get_bases()}"
+    chain = _chain()
+    assert chain[0].down_revision is None
+    for parent, child in zip(chain, chain[1:], strict=False):
+        assert child.down_revision == parent.revision, f"{child.revision} does not follow {parent.revision}"
+        assert not child.is_merge_point and not parent.is_branch_point
+    assert chain[-1].revision == script.get_current_head()
+
+
+def test_a_filled_database_at_the_first_revision_upgrades_to_head_with_every_row(database_url: str) -> None:
+    _upgrade(database_url, _chain()[0].revision)
+    before = _fill(database_url)
+    assert before["run"] == ROWS["target"] * ROWS["run"]
+    _upgrade(database_url, "head")
+    assert _counts(database_url) == before
+
+
+@pytest.mark.parametrize("revision", [script.revision for script in _chain()[1:]])
+def test_upgrading_a_filled_database_to_each_revision_keeps_every_row(database_url: str, revision: str) -> None:
+    parent = next(script.down_revision for script in _chain() if script.revision == revision)
+    assert isinstance(parent, str)
+    _upgrade(database_url, parent)
+    before = _fill(database_url)
+    _upgrade(database_url, revision)
+    assert _counts(database_url) == before
+    _upgrade(database_url, "head")
+    assert _counts(database_url) == before
