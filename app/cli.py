@@ -18,6 +18,7 @@ import pydantic
 # kind -> "module:function" taking argv; each parses its own flags.
 REFERENCE_SERVERS = {
     "plugrl": "checks.plugrl.reference:main",
+    "rllink": "checks.rllink.reference:main",
 }
 
 
