@@ -16,6 +16,7 @@ KINDS: dict[str, str] = {
     "plugrl-server": "checks.plugrl.suite:SUITE",
     "openenv": "checks.openenv.suite:SUITE",
     "rlmesh": "checks.rlmesh.suite:SUITE",
+    "rllink": "checks.rllink.suite:SUITE",
 }
 
 
