@@ -202,8 +202,8 @@ _c.should(
 )
 _c.must(
     "rlmesh.c1.close",
-    "Close gets one `close` response listing every still-active episode as truncated, with its id, and then the stream"
-    " ends with status OK.",
+    "Close gets one `close` response listing every episode still active, and only those, each truncated with its id "
+    "(a lane whose episode ended on an earlier step has none to list), and then the stream ends with status OK.",
 )
 _c.must(
     "rlmesh.c1.reopen",

@@ -78,6 +78,20 @@ async def test_lane_server_fails_only_the_seed_broadcast_divergence(lanes):
     assert timeout.verdict is Verdict.PASS and "TIMEOUT (recoverable)" in timeout.actual
 
 
+async def test_close_after_a_lane_ended_lists_only_the_active_episodes(serve_env):
+    # Issue 8, item 6: three lanes on their own threads, lane 2's episodes one step long. The step before
+    # Close ends lane 2's episode (reported in that step's completed_episodes), so a correct Close lists
+    # lanes 0 and 1 only. 0.03 s steps instead of the reported 0.1 s: the delay plays no part in it.
+    served = serve_env("threaded-lanes", step_delay=0.03)
+    report = await run_suite(SUITE, served.address, OPTIONS)
+    assert verdicts(report, Verdict.FAIL) == {"rlmesh.s4.seed-all-lanes"}  # the package's known divergence
+    assert verdicts(report, Verdict.ERROR) == set()
+    close = result(report, "rlmesh.c1.close")
+    assert close.verdict is Verdict.PASS, close.actual
+    assert "lane 0 " in close.actual and "lane 1 " in close.actual and "lane 2 " not in close.actual
+    assert "lanes [2] ended on the step before Close" in close.expected
+
+
 async def test_vector_env_fails_only_the_render_divergence(vector):
     report = await run_suite(SUITE, vector.address, OPTIONS)
     assert verdicts(report, Verdict.FAIL) == {"rlmesh.r1.render"}
