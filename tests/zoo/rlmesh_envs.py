@@ -104,7 +104,26 @@ class OwnThread(Counter):
         return self.worker.submit(super().step, action).result()
 
 
+class Endless(Counter):
+    """A counter whose episodes end only when something outside it says so; its observation stays in its Box."""
+
+    metadata = {"render_modes": [], "max_episode_steps": 8}
+    episode_length = 10**9
+
+    def observation(self):
+        return np.array([self.position, self.count % 10], dtype=np.float32)
+
+
+def time_limited() -> gym.Env:
+    """A conforming env that declares `max_episode_steps` 8 and is truncated there, as gymnasium's TimeLimit does."""
+    return gym.wrappers.TimeLimit(Endless(), max_episode_steps=8)
+
+
 # ---------------------------------------------------------------- the zoo
+
+
+class NeverEnds(Endless):
+    """rlmesh.s2.step-limit: declares `max_episode_steps` 8 in its metadata, but its episodes never end."""
 
 
 class ObsOutOfBounds(Counter):
@@ -167,6 +186,7 @@ ENVS = {
     "lanes": lambda: [Counter() for _ in range(3)],
     "threaded-lanes": lambda: [OwnThread(), OwnThread(), OwnThread(episode_length=1)],
     "composite": Composite,
+    "time-limited": time_limited,
     "obs-out-of-bounds": lambda: [ObsOutOfBounds() for _ in range(2)],
     "nan-reward": NanReward,
     "ignores-seed": lambda: [IgnoresSeed() for _ in range(2)],
@@ -174,6 +194,7 @@ ENVS = {
     "nan-observation": NanObservation,
     "render-raises": RenderRaises,
     "undeclared-render-mode": UndeclaredRenderMode,
+    "never-ends": NeverEnds,
 }
 
 
