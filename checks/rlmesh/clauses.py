@@ -90,6 +90,12 @@ _c.must(
     "its seed, its step count, its summed reward and the masks' terminated/truncated flags; no other completion is "
     "reported.",
 )
+_c.should(
+    "rlmesh.s2.step-limit",
+    "When the contract's spec metadata declares `max_episode_steps` (at its top level or under `spec`), an episode "
+    "stepped one step past that limit has ended, terminated or truncated, by then (not judged when no limit is "
+    "declared or no episode reaches it within the `step_budget` option).",
+)
 _c.must(
     "rlmesh.s3.autoreset",
     "The declared autoreset mode is honoured: under NEXT_STEP the step after a lane ends returns its new episode with "
@@ -202,8 +208,8 @@ _c.should(
 )
 _c.must(
     "rlmesh.c1.close",
-    "Close gets one `close` response listing every still-active episode as truncated, with its id, and then the stream"
-    " ends with status OK.",
+    "Close gets one `close` response listing every episode still active, and only those, each truncated with its id "
+    "(a lane whose episode ended on an earlier step has none to list), and then the stream ends with status OK.",
 )
 _c.must(
     "rlmesh.c1.reopen",

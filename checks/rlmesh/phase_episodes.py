@@ -27,6 +27,7 @@ from checks.rlmesh.options import Ctx
 from checks.rlmesh.probes import fatal_ends
 from checks.rlmesh.proto import env_pb2
 from checks.rlmesh.session import broken_off, opened
+from checks.rlmesh.step_limit import StepLimitWatch, judge_step_limit
 
 WARM_UP_STEPS = 3
 
@@ -90,6 +91,7 @@ async def run_episodes(
     finished = [0] * lanes
     rng = rng_for(ctx, 1)
     autoreset_next: set[int] = set()  # lanes that ended on the previous step under NEXT_STEP
+    step_limit = StepLimitWatch.declared_by(contract)
     for step_number in range(1, options.step_budget + 1):
         if min(finished[lane] for lane in watched) >= options.episodes:
             break
@@ -146,6 +148,7 @@ async def run_episodes(
                 continue
             episode.steps += 1
             episode.total += reward
+            step_limit.stepped(lane, episode.episode_id, episode.steps, terminated or truncated, where)
             if terminated or truncated:
                 check_completion(report, episode, reported, lane, terminated, truncated, where, t)
                 finished[lane] += 1
@@ -179,6 +182,7 @@ async def run_episodes(
             actual=f"no lane ended within the step budget of {options.step_budget}",
             evidence=t,
         )
+    judge_step_limit(report, step_limit, options.step_budget, t)
 
 
 def same_float(a: float, b: float) -> bool:

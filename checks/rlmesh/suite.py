@@ -45,6 +45,7 @@ PHASES = (
             "rlmesh.s1.step-shape",
             "rlmesh.s1.reward-finite",
             "rlmesh.s2.episode-accounting",
+            "rlmesh.s2.step-limit",
             "rlmesh.s3.autoreset",
             "rlmesh.o1.step-latency",
             "rlmesh.h5.unknown-fields",

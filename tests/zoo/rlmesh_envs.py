@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium as gym
 import numpy as np
@@ -84,7 +85,45 @@ class Composite(Counter):
         return super().step(int(action[0]))
 
 
+class OwnThread(Counter):
+    """A conforming env that resets and steps on a worker thread of its own, as an env driving a simulator does.
+
+    Served as lanes, the one given `episode_length=1` ends its episode on every first step: when the
+    checker's Close follows one step, that lane has no episode left to report (issue 8, item 6).
+    """
+
+    def __init__(self, episode_length: int = Counter.episode_length) -> None:
+        super().__init__()
+        self.episode_length = episode_length
+        self.worker = ThreadPoolExecutor(1, thread_name_prefix="env")
+
+    def reset(self, *, seed=None, options=None):
+        return self.worker.submit(super().reset, seed=seed, options=options).result()
+
+    def step(self, action):
+        return self.worker.submit(super().step, action).result()
+
+
+class Endless(Counter):
+    """A counter whose episodes end only when something outside it says so; its observation stays in its Box."""
+
+    metadata = {"render_modes": [], "max_episode_steps": 8}
+    episode_length = 10**9
+
+    def observation(self):
+        return np.array([self.position, self.count % 10], dtype=np.float32)
+
+
+def time_limited() -> gym.Env:
+    """A conforming env that declares `max_episode_steps` 8 and is truncated there, as gymnasium's TimeLimit does."""
+    return gym.wrappers.TimeLimit(Endless(), max_episode_steps=8)
+
+
 # ---------------------------------------------------------------- the zoo
+
+
+class NeverEnds(Endless):
+    """rlmesh.s2.step-limit: declares `max_episode_steps` 8 in its metadata, but its episodes never end."""
 
 
 class ObsOutOfBounds(Counter):
@@ -145,7 +184,9 @@ ENVS = {
     "cartpole": lambda: gym.make("CartPole-v1"),
     "vector": lambda: gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 3),
     "lanes": lambda: [Counter() for _ in range(3)],
+    "threaded-lanes": lambda: [OwnThread(), OwnThread(), OwnThread(episode_length=1)],
     "composite": Composite,
+    "time-limited": time_limited,
     "obs-out-of-bounds": lambda: [ObsOutOfBounds() for _ in range(2)],
     "nan-reward": NanReward,
     "ignores-seed": lambda: [IgnoresSeed() for _ in range(2)],
@@ -153,6 +194,7 @@ ENVS = {
     "nan-observation": NanObservation,
     "render-raises": RenderRaises,
     "undeclared-render-mode": UndeclaredRenderMode,
+    "never-ends": NeverEnds,
 }
 
 

@@ -1,4 +1,4 @@
-"""The rlmesh suite against real `rlmesh` 0.1.0 servers: CartPole, three custom lanes, a vector env.
+"""The rlmesh suite against real `rlmesh` 0.1.0 servers: CartPole, three threaded custom lanes, a vector env.
 
 Conforming servers pass, except where the 0.1.0 wheel genuinely diverges from
 the protocol; those divergences must show up as exactly the failing clause,
@@ -53,6 +53,9 @@ async def test_cartpole_passes(cartpole):
     assert {"rlmesh.s5.seed-length", "rlmesh.r1.render-bad-lane"} <= verdicts(report, Verdict.WARN)
     latency = result(report, "rlmesh.o1.step-latency")
     assert latency.verdict is Verdict.INFO and "median" in latency.actual
+    # CartPole's limit of 500 lives in gymnasium's env.spec, which 0.1.0 does not put on the wire.
+    limit = result(report, "rlmesh.s2.step-limit")
+    assert limit.verdict is Verdict.INFO and "no step limit is declared" in limit.actual
     # A CartPole step is far too fast to be given a deadline shorter than it needs.
     timeout = result(report, "rlmesh.e3.timeout")
     assert timeout.verdict is Verdict.INFO and "too fast" in timeout.actual
@@ -73,9 +76,15 @@ async def test_lane_server_fails_only_the_seed_broadcast_divergence(lanes):
         "rlmesh.l1.partial-reset",
         "rlmesh.l2.lanes-overlap",
     } <= verdicts(report, Verdict.PASS)
-    # A 0.12 s step given a 30 ms deadline: 0.1.0 answers TIMEOUT (late, once the env returns), recoverably.
+    # A 0.1 s step given a short deadline: 0.1.0 answers TIMEOUT (late, once the env returns), recoverably.
     timeout = result(report, "rlmesh.e3.timeout")
     assert timeout.verdict is Verdict.PASS and "TIMEOUT (recoverable)" in timeout.actual
+    # Issue 8, item 6: lane 2's episodes last one step, so the step before Close ends it (reported in that
+    # step's completed_episodes) and a correct Close lists lanes 0 and 1 only.
+    close = result(report, "rlmesh.c1.close")
+    assert close.verdict is Verdict.PASS, close.actual
+    assert "lane 0 " in close.actual and "lane 1 " in close.actual and "lane 2 " not in close.actual
+    assert "lanes [2] ended on the step before Close" in close.expected
 
 
 async def test_vector_env_fails_only_the_render_divergence(vector):
@@ -109,6 +118,15 @@ async def test_composite_spaces_pass(serve_env):
         "rlmesh.v3.state-unchanged",
     } <= verdicts(report, Verdict.PASS)
     assert "dict(count: Discrete(n=10, start=1)" in result(report, "rlmesh.h1.spaces").actual
+
+
+async def test_an_env_truncated_at_its_declared_limit_passes(serve_env):
+    served = serve_env("time-limited", step_delay=0)
+    report = await run_suite(SUITE, served.address, OPTIONS)
+    assert verdicts(report, Verdict.FAIL) == set()
+    assert verdicts(report, Verdict.ERROR) == set()
+    limit = result(report, "rlmesh.s2.step-limit")
+    assert limit.verdict is Verdict.PASS and "ended after 8 steps" in limit.actual
 
 
 async def test_shutdown_accepted_stops_the_server(serve_env):

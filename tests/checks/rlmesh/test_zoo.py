@@ -120,6 +120,7 @@ SERVED_ZOO = {
     "nan-observation": ("rlmesh.s1.answered", set()),
     "render-raises": ("rlmesh.r1.render", set()),
     "undeclared-render-mode": ("rlmesh.h1.render-mode-declared", set()),
+    "never-ends": ("rlmesh.s2.step-limit", set()),
 }
 
 
@@ -138,3 +139,16 @@ async def test_broken_env_on_the_real_server_is_flagged(name, serve_env):
 
 def failures(report) -> dict[str, str]:
     return {r.clause_id: r.actual for r in report.results.values() if r.verdict in (Verdict.FAIL, Verdict.WARN)}
+
+
+async def test_an_episode_past_its_declared_limit_is_a_warning_with_the_steps_taken(serve_env):
+    served = serve_env("never-ends", step_delay=0)
+    report = await run_suite(SUITE, served.address, OPTIONS, phases=["episodes"])
+    limit = next(r for r in report.results.values() if r.clause_id == "rlmesh.s2.step-limit")
+    assert limit.verdict is Verdict.WARN
+    assert "max_episode_steps = 8" in limit.expected
+    assert "lane 0 episode" in limit.actual and "has taken 9 steps" in limit.actual and limit.transcript_ids
+    # Bounded by the step budget: a budget that cannot go past the limit does not judge it.
+    report = await run_suite(SUITE, served.address, {**OPTIONS, "step_budget": 8}, phases=["episodes"])
+    limit = next(r for r in report.results.values() if r.clause_id == "rlmesh.s2.step-limit")
+    assert limit.verdict is Verdict.INFO and limit.actual.startswith("not judged, because the step budget of 8")
