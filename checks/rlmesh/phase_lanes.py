@@ -23,6 +23,9 @@ from checks.rlmesh.session import Seeded, opened, seeded_session, unanswered
 
 OVERLAP_FLOOR = 0.020  # lane steps faster than this cannot show overlap above scheduling noise
 TIMING_ROUNDS = 5
+# A serializing server can never beat the sum, however often it is timed, so when noise hides
+# the overlap a few more rounds are taken (the best pair counts) before the clause fails.
+EXTRA_TIMING_ROUNDS = 10
 OVERLAP_SHARE = 0.8
 PIPELINE_DEPTH = 4
 
@@ -195,7 +198,8 @@ async def overlap(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list[int
     rng = rng_for(ctx, 22)
     alone: dict[int, list[float]] = {a: [], b: []}
     pairs: list[float] = []
-    for _ in range(TIMING_ROUNDS):
+
+    async def timing_round() -> None:
         for lane in (a, b):
             started = time.monotonic()
             await seeded.exchange(step_request(codec.sample(contract.act, rng, 1), [lane]), "step", f"step lane {lane}")
@@ -206,11 +210,21 @@ async def overlap(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list[int
         for request_id in (first, second):
             seeded.expect(await session.response(request_id), "step", "concurrent lane step")
         pairs.append(time.monotonic() - started)
+
+    def overlapped() -> bool:
+        return min(pairs) < OVERLAP_SHARE * (statistics.median(alone[a]) + statistics.median(alone[b]))
+
+    for _ in range(TIMING_ROUNDS):
+        await timing_round()
+    for _ in range(EXTRA_TIMING_ROUNDS):
+        if overlapped() or min(statistics.median(alone[a]), statistics.median(alone[b])) < OVERLAP_FLOOR:
+            break
+        await timing_round()
     # The best pair round against typical single steps: a serializing server can never beat the sum.
     ra, rb, pair = statistics.median(alone[a]), statistics.median(alone[b]), min(pairs)
     text = (
         f"lane {a} alone {seconds(ra)}, lane {b} alone {seconds(rb)}, both in flight at best {seconds(pair)} "
-        f"(one after the other: about {seconds(ra + rb)})"
+        f"over {len(pairs)} rounds (one after the other: about {seconds(ra + rb)})"
     )
     if min(ra, rb) < OVERLAP_FLOOR:
         ctx.report.info("rlmesh.l2.lanes-overlap", actual=f"{text}; too fast to tell overlap from noise", evidence=t)
