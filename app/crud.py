@@ -144,6 +144,25 @@ def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
     return suite.parse_options(values)
 
 
+# ---------------------------------------------------------------- expected failures
+
+
+def expected_failure_errors(suite: Suite, clause_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """One error per id that is neither a clause of the suite nor an alias of one."""
+    if len(clause_ids) > MAX_EXPECTED_FAILURES:
+        return [_error(["expected_failures"], f"at most {MAX_EXPECTED_FAILURES} clause ids")]
+    return [
+        _error(["expected_failures", index], f"{clause_id!r} is not a clause of {suite.kind}")
+        for index, clause_id in enumerate(clause_ids)
+        if not suite.catalogue.knows(clause_id)
+    ]
+
+
+def effective_expected_failures(suite: Suite, *lists: Sequence[str]) -> list[str]:
+    """The union of `lists` under current clause ids (an alias counts as the clause it names)."""
+    return list(dict.fromkeys(suite.catalogue.resolve(clause_id) for ids in lists for clause_id in ids))
+
+
 # ---------------------------------------------------------------- targets
 
 
@@ -190,13 +209,7 @@ def _validate_target(
         stored_options = _options_to_store(suite.parse_options(options))
     except pydantic.ValidationError as exc:
         errors.extend(_pydantic_errors(exc, ["options"]))
-    expected_failures = list(expected_failures)
-    if len(expected_failures) > MAX_EXPECTED_FAILURES:
-        errors.append(_error(["expected_failures"], f"at most {MAX_EXPECTED_FAILURES} clause ids"))
-        expected_failures = []
-    for index, clause_id in enumerate(expected_failures):
-        if clause_id not in suite.catalogue:
-            errors.append(_error(["expected_failures", index], f"{clause_id!r} is not a clause of {kind}"))
+    errors.extend(expected_failure_errors(suite, expected_failures))
     if errors:
         raise TargetInvalid(errors)
     return url, stored_options
@@ -286,14 +299,23 @@ def enqueue_run(
     *,
     phases: Sequence[str] | None = None,
     options: dict[str, Any] | None = None,
+    expected_failures: Sequence[str] = (),
     trigger: str = "api",
 ) -> Run:
     """Queue a run of the target's suite; option overrides go on top of the target's options.
 
-    The run keeps a redacted snapshot of the options it will use. Call
-    `Runner.wake()` afterwards.
+    The run keeps a redacted snapshot of the options it will use, and as its
+    expected failures the target's plus `expected_failures`, under current
+    clause ids, so every reader judges the run alike. Call `Runner.wake()` afterwards.
     """
-    require_storable({"phases": list(phases or []), "options": dict(options or {}), "trigger": trigger})
+    require_storable(
+        {
+            "phases": list(phases or []),
+            "options": dict(options or {}),
+            "expected_failures": list(expected_failures),
+            "trigger": trigger,
+        }
+    )
     suite = find_suite(target.kind)
     if suite is None:
         raise TargetInvalid([_error(["kind"], f"{target.kind} is unavailable on this server")])
@@ -303,6 +325,7 @@ def enqueue_run(
         selected = [phase.name for phase in suite.select(list(phases) if phases else None)]
     except ValueError as exc:
         errors.append(_error(["phases"], str(exc)))
+    errors.extend(expected_failure_errors(suite, expected_failures))
     overrides = dict(options or {})
     for name in sorted(secret_fields(suite.options_model)):
         # A run keeps only a redacted snapshot and takes secrets from its target, so an override would be lost.
@@ -324,7 +347,7 @@ def enqueue_run(
         kind=target.kind,
         url=target.url,
         gate=Gate(target.gate),
-        expected_failures=list(target.expected_failures),
+        expected_failures=effective_expected_failures(suite, target.expected_failures, expected_failures),
         harness_version=HARNESS_VERSION,
         spec_version=suite.spec_version,
         trigger=trigger[:16],
