@@ -22,7 +22,7 @@ class Settings(BaseSettings):
     port: int = Field(8080, ge=0, le=65535)
     max_concurrent_runs: int = Field(4, ge=1, le=256, description="Runs executed at the same time.")
     api_token: SecretStr | None = Field(None, description="When set, every write needs `Authorization: Bearer`.")
-    demo: bool = Field(True, description="Start the reference PlugRL server and register it as target `demo`.")
+    demo: bool = Field(True, description="Start each in-process reference server and register it as a demo target.")
     allowed_networks: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="CIDRs and host names runs may connect to (comma separated); empty allows any.",
