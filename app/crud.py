@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pydantic
 from sqlalchemy import delete, func, update
@@ -134,6 +135,11 @@ def _keep_masked_secrets(suite: Suite, new: dict[str, Any], old: dict[str, Any])
     return merged
 
 
+def run_url(run: Run, target: Target) -> str:
+    """The URL a run connects to: its snapshot, with the password taken from the target."""
+    return unmask_url(run.url, target.url)
+
+
 def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
     """The options a run executes with: its snapshot, with secrets taken from the target."""
     values = {k: v for k, v in run.options.items() if v is not None}
@@ -142,6 +148,30 @@ def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
         if target.options.get(name) not in (None, ""):
             values[name] = target.options[name]
     return suite.parse_options(values)
+
+
+# ---------------------------------------------------------------- passwords in URLs
+
+
+def redact_url(url: str) -> str:
+    """`url` with the password of its user info (`ws://user:pass@host`) masked, for display and export."""
+    parts = urlsplit(url)
+    if not parts.netloc or "@" not in parts.netloc:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if ":" not in userinfo:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"))
+
+
+def url_password(url: str) -> str:
+    """The password in `url`'s user info, or ""."""
+    return (urlsplit(url).password or "") if "@" in url else ""
+
+
+def unmask_url(shown: str, stored: str) -> str:
+    """`shown` (a URL as displayed) with the password of `stored` when it is `stored` redacted, else itself."""
+    return stored if shown != stored and redact_url(stored) == shown else shown
 
 
 # ---------------------------------------------------------------- expected failures
@@ -241,6 +271,8 @@ def update_target(session: Session, target: Target, data: TargetUpdate, allowed_
     require_storable(changes)
     # An empty kind, URL or gate keeps the stored one, as does null for any field but the schedule (null: none).
     kept = {name: value for name, value in changes.items() if name == "schedule_minutes" or value not in (None, "")}
+    if isinstance(kept.get("url"), str):
+        kept["url"] = unmask_url(kept["url"], target.url)  # a masked password sent back keeps the stored one
     # Not validated by pydantic here: `_validate_target` reports every broken rule with its field path.
     merged = TargetCreate.model_construct(**(target.model_dump(include=set(TargetCreate.model_fields)) | kept))
     if "options" in kept and merged.kind == target.kind:
@@ -286,6 +318,7 @@ def delete_target(session: Session, target: Target) -> None:
 
 def target_public(target: Target) -> TargetPublic:
     data = target.model_dump()
+    data["url"] = redact_url(target.url)
     data["options"] = redact_options(target.kind, target.options)
     return TargetPublic.model_validate(data)
 
@@ -345,7 +378,7 @@ def enqueue_run(
         phases=selected,
         options=snapshot,
         kind=target.kind,
-        url=target.url,
+        url=redact_url(target.url),  # the runner takes the password from the target, as it does secret options
         gate=Gate(target.gate),
         expected_failures=effective_expected_failures(suite, target.expected_failures, expected_failures),
         harness_version=HARNESS_VERSION,
@@ -400,6 +433,7 @@ def cancel_run(session: Session, run: Run, message: str = "cancelled") -> Run:
 def run_public(run: Run, target_name: str) -> RunPublic:
     data = run.model_dump()
     data["target"] = target_name
+    data["url"] = redact_url(run.url)
     data["options"] = redact_options(run.kind, run.options)
     return RunPublic.model_validate(data)
 

@@ -358,12 +358,13 @@ class Runner:
                 await self._finish(run_id, RunStatus.FINISHED, Outcome.ERROR, f"{run.kind} is unavailable", started)
                 return
             options = crud.run_options(suite, run, target)
-            secrets = secret_values(suite, options)
-            host, port = suite.host_port(run.url)
+            url = crud.run_url(run, target)
+            secrets = secret_values(suite, options) + [password for password in [crud.url_password(url)] if password]
+            host, port = suite.host_port(url)
             if (host, port) not in self._own_endpoints:
                 await check_host_async(host, port, self.allowed_networks)
             recorder = RunRecorder(self.engine, run_id, secrets)
-            report = await run_suite(suite, run.url, options, run.phases or None, recorder)
+            report = await run_suite(suite, url, options, run.phases or None, recorder)
             await recorder.close()
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # a phase swallowed the cancellation
