@@ -17,6 +17,7 @@ KINDS: dict[str, str] = {
     "plugrl-server": "checks.plugrl.suite:SUITE",
     "openenv": "checks.openenv.suite:SUITE",
     "rlmesh": "checks.rlmesh.suite:SUITE",
+    "rllink": "checks.rllink.suite:SUITE",
 }
 
 
@@ -58,6 +59,7 @@ class RunningServer(Protocol):
 # (port 0 takes a free one). A suite with a reference server adds its line here.
 DEMO_SERVERS: dict[str, str] = {
     "plugrl-server": "checks.plugrl.reference:start_reference_server",
+    "rllink": "checks.rllink.reference:start_reference_server",
 }
 
 

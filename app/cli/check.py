@@ -22,6 +22,7 @@ from checks.registry import KINDS, UnknownKind, find_suite
 # kind -> "module:function" taking argv; each parses its own flags.
 REFERENCE_SERVERS = {
     "plugrl": "checks.plugrl.reference:main",
+    "rllink": "checks.rllink.reference:main",
 }
 
 

@@ -1,0 +1,188 @@
+"""RLlink framing and its two body codecs, strict and bounded.
+
+A frame is an 8-byte header, the body's byte length in ASCII decimal digits,
+then the body: a JSON object (the json dialect, Ray 2.41-2.48) or a msgpack
+map whose arrays follow msgpack-numpy (the msgpack dialect, Ray 2.49 on).
+Reading never trusts the peer: the header must be 8 digits (the lenient
+parse RLlib itself does is probed on purpose, never relied on), the length is
+capped, unpacker limits bound every container, and an object-dtype array,
+which msgpack-numpy would unpickle, is refused before msgpack-numpy sees it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import msgpack
+import msgpack_numpy
+import numpy as np
+
+Dialect = Literal["json", "msgpack"]
+
+HEADER_SIZE = 8
+HEADER_LIMIT = 99_999_999  # the most 8 digits can say
+DEFAULT_FRAME_CAP = 64 * 1024 * 1024
+MAX_CONTAINER = 1_000_000
+
+
+class CodecError(Exception):
+    """A frame or body the protocol does not allow."""
+
+
+class HeaderError(CodecError):
+    """The 8-byte header is not 8 ASCII digits."""
+
+
+class FrameTooLarge(CodecError):
+    """The header announces more bytes than the checker's cap."""
+
+
+class BodyError(CodecError):
+    """The body does not decode, or is not one map with a string `type`."""
+
+
+class Undecodable(BodyError):
+    """The body is not one complete JSON document or msgpack object (a framing slip shows as this)."""
+
+
+class NotAMessage(BodyError):
+    """The body decodes but is not a map with a str `type`."""
+
+
+class PickleRefused(BodyError):
+    """An object-dtype array: msgpack-numpy would unpickle it, so it is refused unread."""
+
+
+@dataclass(frozen=True)
+class BadArray:
+    """A msgpack-numpy array map that is not well formed, kept so a clause can name it."""
+
+    reason: str
+
+
+def frame(body: bytes) -> bytes:
+    if len(body) > HEADER_LIMIT:
+        raise CodecError(f"a {len(body)}-byte body does not fit an 8-digit header")
+    return str(len(body)).zfill(HEADER_SIZE).encode("ascii") + body
+
+
+def strict_length(header: bytes, cap: int) -> int:
+    """The body length an 8-digit header announces; HeaderError or FrameTooLarge otherwise."""
+    if len(header) != HEADER_SIZE or not all(0x30 <= b <= 0x39 for b in header):
+        raise HeaderError(f"header {header!r} is not 8 ASCII digits")
+    length = int(header)
+    if length > cap:
+        raise FrameTooLarge(f"header announces {length} bytes, over the cap of {cap}")
+    return length
+
+
+def lenient_length(header: bytes, cap: int) -> int:
+    """What Python's int() makes of the header, as RLlib reads it (spaces, sign, underscores)."""
+    try:
+        length = int(header.decode("ascii"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise HeaderError(f"header {header!r} is not a number") from exc
+    if not 0 <= length <= cap:
+        raise FrameTooLarge(f"header announces {length} bytes (cap {cap})")
+    return length
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def encode(message: Mapping[str, Any], dialect: Dialect) -> bytes:
+    """A whole frame for `message` (a dict with a str `type`)."""
+    if dialect == "json":
+        body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+    else:
+        body = msgpack.packb(message, default=msgpack_numpy.encode, use_bin_type=True)
+    return frame(body)
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def _key(obj: Mapping[Any, Any], name: str) -> Any:
+    return obj.get(name.encode(), obj.get(name))
+
+
+def _array_hook(obj: dict[Any, Any]) -> Any:
+    """msgpack object_hook: refuse pickles, check array maps, then let msgpack-numpy decode."""
+    if b"nd" not in obj and "nd" not in obj:
+        return obj
+    kind = _key(obj, "kind")
+    if kind in (b"O", "O"):
+        raise PickleRefused("an object-dtype (pickled) array; refused without unpickling")
+    descr = _key(obj, "type")
+    try:
+        if isinstance(descr, list):
+            descr = [tuple(t.decode() if isinstance(t, bytes) else t for t in field) for field in descr]
+        elif isinstance(descr, bytes):
+            descr = descr.decode("ascii")
+        dtype = np.dtype(descr)
+    except (TypeError, ValueError, UnicodeDecodeError) as exc:
+        return BadArray(f"dtype {descr!r} is not a numpy dtype: {exc}")
+    if dtype.hasobject:
+        raise PickleRefused(f"dtype {dtype} holds Python objects; refused without unpickling")
+    data, shape = _key(obj, "data"), _key(obj, "shape")
+    if not isinstance(data, bytes):
+        return BadArray(f"data is {type(data).__name__}, not bin")
+    if _key(obj, "nd") is True:
+        if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            return BadArray(f"shape {shape!r} is not a list of sizes")
+        want = math.prod(shape) * dtype.itemsize
+    else:
+        want = dtype.itemsize
+    if len(data) != want:
+        return BadArray(f"{len(data)} data bytes for shape {shape} of {dtype} (prod(shape) x itemsize = {want})")
+    return msgpack_numpy.decode(
+        {b"nd": _key(obj, "nd"), b"type": _key(obj, "type"), b"kind": kind or b"", b"shape": shape, b"data": data}
+    )
+
+
+def decode_body(body: bytes, dialect: Dialect) -> dict[str, Any]:
+    """One message: a map whose `type` is a str. BodyError (or PickleRefused) otherwise."""
+    if not body:
+        raise Undecodable("empty body")
+    if dialect == "json":
+        try:
+            message = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise Undecodable(f"not one JSON document: {exc}") from exc
+    else:
+        limits = len(body)
+        try:
+            message = msgpack.unpackb(
+                body,
+                raw=False,
+                strict_map_key=False,
+                object_hook=_array_hook,
+                max_str_len=limits,
+                max_bin_len=limits,
+                max_array_len=min(limits, MAX_CONTAINER),
+                max_map_len=min(limits, MAX_CONTAINER),
+                max_ext_len=0,
+            )
+        except PickleRefused:
+            raise
+        except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError, TypeError) as exc:
+            raise Undecodable(f"not one msgpack object: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(message, dict):
+        raise NotAMessage(f"the body is a {type(message).__name__}, not a map")
+    kind = message.get("type")
+    if not isinstance(kind, str):
+        raise NotAMessage(f"`type` is {type(kind).__name__ if 'type' in message else 'missing'}, not a str")
+    return message
+
+
+def sniff_dialect(body: bytes) -> Dialect | None:
+    """The dialect a reply body is in, by its first byte (fact sheet section 2)."""
+    if body[:1] == b"{":
+        return "json"
+    if body and (0x80 <= body[0] <= 0x8F or body[0] in (0xDE, 0xDF)):
+        return "msgpack"
+    return None

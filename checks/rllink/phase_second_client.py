@@ -1,0 +1,51 @@
+"""The second-client phase: a second connection while the first is served is refused or served, never left
+hanging; after the first leaves, a new client is served."""
+
+from __future__ import annotations
+
+from checks.core import NoReply, PhaseStopped
+from checks.rllink.codec import CodecError
+from checks.rllink.link import Closed, Refused
+from checks.rllink.options import Ctx
+from checks.rllink.replies import expect_reply
+from checks.rllink.session import connect, drop_link, fresh_link, ping, shared_link
+
+
+async def second_client_phase(ctx: Ctx) -> None:
+    report, options = ctx.report, ctx.options
+    dialect = ctx.state.dialect
+    assert dialect is not None
+    first = await shared_link(ctx, "first client")
+    clause = "rllink.client.second"
+    try:
+        second = await connect(ctx, "second client", window=0.0)
+    except Refused:
+        seen = "refused"
+    else:
+        try:
+            seen = "served" if await ping(second, dialect, options.second_client_wait) else "answered wrongly"
+        except NoReply:
+            seen = "hanging"
+        except (Closed, CodecError):
+            seen = "refused"
+        finally:
+            await second.close()
+    if seen in ("hanging", "answered wrongly"):
+        report.failed(
+            clause,
+            expected="the second client refused or served",
+            actual=f"its PING got no PONG within {options.second_client_wait:g}s: left {seen}",
+        )
+    await first.send({"type": "PING"}, dialect)
+    await expect_reply(ctx, first, "PONG", "rllink.ping.pong")
+    await drop_link(ctx)
+    try:
+        ctx.state.link = await fresh_link(ctx, "after the first client left", dialect)
+    except (Refused, NoReply, Closed, CodecError) as exc:
+        report.failed(clause, expected="a new client served after the first left", actual=str(exc))
+        raise PhaseStopped("no client is served after the first left") from None
+    report.passed(
+        clause,
+        actual=f"second client {seen}; after the first left a new client was served",
+        evidence=ctx.state.link.transcript,
+    )

@@ -1,0 +1,73 @@
+"""The tolerance phase (informational): valid but unhandled type names, and headers only int() reads."""
+
+from __future__ import annotations
+
+from checks.core import NoReply, PhaseStopped
+from checks.rllink.codec import CodecError, encode
+from checks.rllink.link import Closed, Link
+from checks.rllink.options import Ctx
+from checks.rllink.session import after_bad_input, shared_link
+
+
+async def _pong_next(link: Link, ctx: Ctx) -> str:
+    """What follows a PING on `link`: "PONG", another type, or how it failed."""
+    dialect = ctx.state.dialect
+    assert dialect is not None
+    await link.send({"type": "PING"}, dialect)
+    try:
+        _, message = await link.read_message(dialect, ctx.timeout)
+    except (NoReply, Closed, CodecError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return str(message["type"])
+
+
+async def _recover(ctx: Ctx, link: Link, label: str) -> str:
+    outcome, fresh, detail = await after_bad_input(ctx, link, label)
+    ctx.state.link = fresh
+    if fresh is None:
+        raise PhaseStopped(f"the server is {outcome} after {label}", link.transcript)
+    return f"{outcome}: {detail}"
+
+
+async def tolerance_phase(ctx: Ctx) -> None:
+    report = ctx.report
+    dialect = ctx.state.dialect
+    assert dialect is not None
+
+    link = await shared_link(ctx, "ignored types")
+    for kind in ("GET_ACTION", "PONG", "LOG_RETURNS"):
+        await link.send({"type": kind}, dialect)
+    after = await _pong_next(link, ctx)
+    if after == "PONG":
+        report.info(
+            "rllink.types.ignored",
+            actual="GET_ACTION, PONG, LOG_RETURNS ignored; the next PING got its PONG",
+            evidence=link.transcript,
+        )
+    else:
+        ctx.state.link = None
+        detail = await _recover(ctx, link, "unhandled types")
+        report.info(
+            "rllink.types.ignored",
+            actual=f"after unhandled types the PING got {after}; {detail}",
+            evidence=link.transcript,
+        )
+
+    body = encode({"type": "PING"}, dialect)[8:]
+    seen = []
+    digits = str(len(body)).zfill(7)
+    for header in (f"{'+' + str(len(body)):>8}", f"{digits[:4]}_{digits[4:]}"):
+        link = await shared_link(ctx, f"header {header!r}")
+        ctx.state.link = None
+        await link.send_raw(header.encode() + body, f"PING under header {header!r}")
+        try:
+            _, message = await link.read_message(dialect, ctx.timeout)
+            answered = str(message["type"])
+        except (NoReply, Closed, CodecError) as exc:
+            answered = f"{type(exc).__name__}"
+        if answered == "PONG":
+            ctx.state.link = link
+            seen.append(f"{header!r} accepted")
+        else:
+            seen.append(f"{header!r} refused ({answered}; {await _recover(ctx, link, f'header {header!r}')})")
+    report.info("rllink.header.lenient", actual="; ".join(seen))

@@ -1,0 +1,137 @@
+"""Opening connections to an RLlink server and telling its liveness apart.
+
+RLlib serves one client per listener and, whenever a connection ends, closes
+its listening socket for about five seconds before it listens again. So a
+fresh connection is retried while it is refused (or reset while still in
+the old listener's backlog) for up to `recycle_wait` plus a timeout, and the
+first exchange on it is a PING.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+from urllib.parse import urlsplit
+
+from checks.core import NoReply
+from checks.rllink.codec import CodecError, Dialect
+from checks.rllink.link import Closed, Link, Refused
+from checks.rllink.options import Ctx
+
+Liveness = Literal["recovered", "wedged", "died"]
+RETRY_PAUSE = 0.1
+
+
+def address(ctx: Ctx) -> tuple[str, int]:
+    parts = urlsplit(ctx.url)
+    return parts.hostname or "127.0.0.1", parts.port or 0
+
+
+async def connect(ctx: Ctx, label: str, window: float | None = None) -> Link:
+    """A new connection, retried while refused for `window` seconds (default: the recycle back-off)."""
+    host, port = address(ctx)
+    options = ctx.options
+    transcript = ctx.report.transcript(label)
+    loop = asyncio.get_running_loop()
+    end = loop.time() + (options.recycle_wait + ctx.timeout if window is None else window)
+    while True:
+        try:
+            return await Link.open(host, port, transcript, ctx.timeout, options.frame_cap)
+        except Refused:
+            if loop.time() >= end:
+                raise
+            await asyncio.sleep(RETRY_PAUSE)
+
+
+async def ping(link: Link, dialect: Dialect, timeout: float) -> bool:
+    """True when a PING on `link` gets a PONG as the next frame within `timeout`."""
+    await link.send({"type": "PING"}, dialect)
+    _, message = await link.read_message(dialect, timeout)
+    return bool(message["type"] == "PONG")
+
+
+async def fresh_link(ctx: Ctx, label: str, dialect: Dialect) -> Link:
+    """A connection whose opening PING got its PONG, retried through a recycle.
+
+    Raises Refused (still refused at the end of the window), NoReply (connected,
+    but the PING was never answered) or Closed/CodecError when the answer is wrong.
+    """
+    loop = asyncio.get_running_loop()
+    end = loop.time() + ctx.options.recycle_wait + ctx.timeout
+    while True:
+        link = await connect(ctx, label, window=max(end - loop.time(), 0.0))
+        try:
+            if await ping(link, dialect, ctx.timeout):
+                return link
+            await link.close()
+            raise Closed("the opening PING was answered with another message")
+        except Closed:
+            # Reset from the old listener's backlog while the server recycles: try again.
+            await link.close()
+            if loop.time() >= end:
+                raise
+            await asyncio.sleep(RETRY_PAUSE)
+        except (NoReply, CodecError):
+            await link.close()
+            raise
+
+
+async def liveness(ctx: Ctx, label: str, dialect: Dialect) -> tuple[Liveness, Link | None, str]:
+    """After the back-off, a fresh connection's PING: recovered (with the open link), wedged or died."""
+    await asyncio.sleep(ctx.options.recycle_wait)
+    try:
+        link = await fresh_link(ctx, label, dialect)
+    except Refused as exc:
+        return "died", None, f"connections still refused {ctx.options.recycle_wait + ctx.timeout:g}s later ({exc})"
+    except NoReply:
+        return (
+            "wedged",
+            None,
+            f"a fresh connection's PING got no PONG within {ctx.timeout:g}s: port open, nothing answers",
+        )
+    except (Closed, CodecError) as exc:
+        return "wedged", None, f"a fresh connection's PING was not answered with a PONG: {exc}"
+    return "recovered", link, "a fresh connection's PING got its PONG"
+
+
+async def drop_link(ctx: Ctx) -> None:
+    if ctx.state.link is not None:
+        await ctx.state.link.close()
+        ctx.state.link = None
+
+
+async def shared_link(ctx: Ctx, label: str) -> Link:
+    """The run's open connection, or a fresh one (opening PING answered) when there is none."""
+    assert ctx.state.dialect is not None
+    if ctx.state.link is None:
+        ctx.state.link = await fresh_link(ctx, label, ctx.state.dialect)
+    return ctx.state.link
+
+
+async def after_bad_input(ctx: Ctx, link: Link, label: str) -> tuple[str, Link | None, str]:
+    """What became of the server after a bad frame on `link` (which is closed or handed back).
+
+    Outcomes: "closed and recovered" or "kept answering" (with the link to go on with),
+    "hung" (the connection stays open but mute), "wedged" or "died".
+    """
+    dialect = ctx.state.dialect
+    assert dialect is not None
+    how = await link.closes_within(max(ctx.options.quiet * 2, 0.2))
+    if how is None:
+        try:
+            if await ping(link, dialect, ctx.timeout):
+                return "kept answering", link, "the connection stayed open and the next PING got its PONG"
+            detail = "the next PING was answered with another message"
+        except NoReply:
+            await link.close()
+            return "hung", None, f"the connection stayed open and a PING got no answer within {ctx.timeout:g}s"
+        except (Closed, CodecError) as exc:
+            detail = f"the server closed on the next PING ({exc})"
+        await link.close()
+    else:
+        detail = f"the server closed the connection ({how})"
+        await link.close()
+    state, fresh, found = await liveness(ctx, label, dialect)
+    if state == "recovered":
+        return "closed and recovered", fresh, f"{detail}; {found}"
+    return state, None, f"{detail}; {found}"

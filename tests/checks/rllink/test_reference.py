@@ -1,0 +1,23 @@
+"""The suite passes the reference server in both dialects, all phases, auto-detecting the dialect."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.core import Outcome, Verdict, run_suite
+from checks.rllink.reference import start_reference_server
+from checks.rllink.suite import SUITE
+
+FAST = {"timeout": 2.0, "recycle_wait": 0.3, "quiet": 0.15, "second_client_wait": 0.5, "batches": 2}
+
+
+@pytest.mark.parametrize("dialect", ["msgpack", "json"])
+async def test_reference_passes_every_phase(dialect):
+    server = await start_reference_server("127.0.0.1", 0, dialect=dialect, fragment_length=32, recycle=0.1)
+    try:
+        report = await run_suite(SUITE, server.url, FAST, include_optional=True)
+    finally:
+        await server.close()
+    bad = [r for r in report.results.values() if r.verdict not in (Verdict.PASS, Verdict.INFO)]
+    assert not bad, [(r.clause_id, r.verdict, r.actual) for r in bad]
+    assert report.outcome() is Outcome.PASS
