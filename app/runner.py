@@ -29,6 +29,7 @@ from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, 
 from app.netpolicy import NetworkRefused, check_host_async
 from app.textsafe import storable
 from checks.core import ClauseResult, Outcome, Suite, SuiteOptions, Transcript, Verdict, outcome_of, run_suite, truncate
+from checks.pinning import pinned
 from checks.registry import find_suite
 
 log = logging.getLogger("rlconform.runner")
@@ -361,10 +362,12 @@ class Runner:
             url = crud.run_url(run, target)
             secrets = secret_values(suite, options) + [password for password in [crud.url_password(url)] if password]
             host, port = suite.host_port(url)
+            address = None
             if (host, port) not in self._own_endpoints:
-                await check_host_async(host, port, self.allowed_networks)
+                address = await check_host_async(host, port, self.allowed_networks)
             recorder = RunRecorder(self.engine, run_id, secrets)
-            report = await run_suite(suite, url, options, run.phases or None, recorder)
+            with pinned(host, address):  # every phase connects to the address just checked
+                report = await run_suite(suite, url, options, run.phases or None, recorder)
             await recorder.close()
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # a phase swallowed the cancellation
