@@ -94,9 +94,10 @@ def test_demo_target_is_registered_then_repointed(tmp_path: Path) -> None:
         run = wait_for_run(client, started["id"], timeout=60)
         assert (run["status"], run["outcome"]) == ("finished", "pass"), run
     with TestClient(create_app(settings)) as client:
-        targets = client.get("/api/v1/targets").json()
-        assert [t["name"] for t in targets] == ["demo"]
-        assert targets[0]["url"] == client.app.state.demo["demo"].url
+        targets = {t["name"]: t for t in client.get("/api/v1/targets").json()}
+        assert set(targets) == {demo_name(kind) for kind in DEMO_SERVERS}
+        for name, server in client.app.state.demo.items():
+            assert targets[name]["url"] == server.url
 
 
 def test_demo_runs_whatever_the_network_policy_allows(tmp_path: Path) -> None:
