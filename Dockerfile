@@ -1,4 +1,4 @@
-# rlconform: the dashboard, REST API and runner in one container.
+# rlconform: the dashboard, REST API and runner in one image (compose runs both of its services from it).
 #   docker build -t rlconform . && docker run -p 8080:8080 -v rlconform-data:/data rlconform
 FROM python:3.11-slim
 
@@ -8,9 +8,16 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 WORKDIR /opt/rlconform
+# Dependencies first, from pyproject.toml alone: a code edit reuses this layer instead of reinstalling them.
+COPY pyproject.toml ./
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb')); \
+print('\n'.join(p['build-system']['requires'] + p['project']['dependencies'] \
++ p['project']['optional-dependencies']['postgres']))" > /tmp/requirements.txt \
+    && pip install -r /tmp/requirements.txt \
+    && rm /tmp/requirements.txt
 COPY . .
-# Editable, so templates/, static/ and SPEC.md are found beside the code.
-RUN pip install -e ".[postgres]" \
+# Editable, so templates/, static/ and SPEC.md are found beside the code; no dependency is fetched here.
+RUN pip install --no-deps --no-build-isolation -e . \
     && useradd --create-home --uid 10001 rlconform \
     && mkdir -p /data && chown rlconform /data
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pydantic
 from sqlalchemy import delete, func, update
@@ -134,6 +135,11 @@ def _keep_masked_secrets(suite: Suite, new: dict[str, Any], old: dict[str, Any])
     return merged
 
 
+def run_url(run: Run, target: Target) -> str:
+    """The URL a run connects to: its snapshot, with the password taken from the target."""
+    return unmask_url(run.url, target.url)
+
+
 def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
     """The options a run executes with: its snapshot, with secrets taken from the target."""
     values = {k: v for k, v in run.options.items() if v is not None}
@@ -142,6 +148,49 @@ def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
         if target.options.get(name) not in (None, ""):
             values[name] = target.options[name]
     return suite.parse_options(values)
+
+
+# ---------------------------------------------------------------- passwords in URLs
+
+
+def redact_url(url: str) -> str:
+    """`url` with the password of its user info (`ws://user:pass@host`) masked, for display and export."""
+    parts = urlsplit(url)
+    if not parts.netloc or "@" not in parts.netloc:
+        return url
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if ":" not in userinfo:
+        return url
+    return urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"))
+
+
+def url_password(url: str) -> str:
+    """The password in `url`'s user info, or ""."""
+    return (urlsplit(url).password or "") if "@" in url else ""
+
+
+def unmask_url(shown: str, stored: str) -> str:
+    """`shown` (a URL as displayed) with the password of `stored` when it is `stored` redacted, else itself."""
+    return stored if shown != stored and redact_url(stored) == shown else shown
+
+
+# ---------------------------------------------------------------- expected failures
+
+
+def expected_failure_errors(suite: Suite, clause_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """One error per id that is neither a clause of the suite nor an alias of one."""
+    if len(clause_ids) > MAX_EXPECTED_FAILURES:
+        return [_error(["expected_failures"], f"at most {MAX_EXPECTED_FAILURES} clause ids")]
+    return [
+        _error(["expected_failures", index], f"{clause_id!r} is not a clause of {suite.kind}")
+        for index, clause_id in enumerate(clause_ids)
+        if not suite.catalogue.knows(clause_id)
+    ]
+
+
+def effective_expected_failures(suite: Suite, *lists: Sequence[str]) -> list[str]:
+    """The union of `lists` under current clause ids (an alias counts as the clause it names)."""
+    return list(dict.fromkeys(suite.catalogue.resolve(clause_id) for ids in lists for clause_id in ids))
 
 
 # ---------------------------------------------------------------- targets
@@ -190,13 +239,7 @@ def _validate_target(
         stored_options = _options_to_store(suite.parse_options(options))
     except pydantic.ValidationError as exc:
         errors.extend(_pydantic_errors(exc, ["options"]))
-    expected_failures = list(expected_failures)
-    if len(expected_failures) > MAX_EXPECTED_FAILURES:
-        errors.append(_error(["expected_failures"], f"at most {MAX_EXPECTED_FAILURES} clause ids"))
-        expected_failures = []
-    for index, clause_id in enumerate(expected_failures):
-        if clause_id not in suite.catalogue:
-            errors.append(_error(["expected_failures", index], f"{clause_id!r} is not a clause of {kind}"))
+    errors.extend(expected_failure_errors(suite, expected_failures))
     if errors:
         raise TargetInvalid(errors)
     return url, stored_options
@@ -228,6 +271,8 @@ def update_target(session: Session, target: Target, data: TargetUpdate, allowed_
     require_storable(changes)
     # An empty kind, URL or gate keeps the stored one, as does null for any field but the schedule (null: none).
     kept = {name: value for name, value in changes.items() if name == "schedule_minutes" or value not in (None, "")}
+    if isinstance(kept.get("url"), str):
+        kept["url"] = unmask_url(kept["url"], target.url)  # a masked password sent back keeps the stored one
     # Not validated by pydantic here: `_validate_target` reports every broken rule with its field path.
     merged = TargetCreate.model_construct(**(target.model_dump(include=set(TargetCreate.model_fields)) | kept))
     if "options" in kept and merged.kind == target.kind:
@@ -273,6 +318,7 @@ def delete_target(session: Session, target: Target) -> None:
 
 def target_public(target: Target) -> TargetPublic:
     data = target.model_dump()
+    data["url"] = redact_url(target.url)
     data["options"] = redact_options(target.kind, target.options)
     return TargetPublic.model_validate(data)
 
@@ -286,14 +332,23 @@ def enqueue_run(
     *,
     phases: Sequence[str] | None = None,
     options: dict[str, Any] | None = None,
+    expected_failures: Sequence[str] = (),
     trigger: str = "api",
 ) -> Run:
     """Queue a run of the target's suite; option overrides go on top of the target's options.
 
-    The run keeps a redacted snapshot of the options it will use. Call
-    `Runner.wake()` afterwards.
+    The run keeps a redacted snapshot of the options it will use, and as its
+    expected failures the target's plus `expected_failures`, under current
+    clause ids, so every reader judges the run alike. Call `Runner.wake()` afterwards.
     """
-    require_storable({"phases": list(phases or []), "options": dict(options or {}), "trigger": trigger})
+    require_storable(
+        {
+            "phases": list(phases or []),
+            "options": dict(options or {}),
+            "expected_failures": list(expected_failures),
+            "trigger": trigger,
+        }
+    )
     suite = find_suite(target.kind)
     if suite is None:
         raise TargetInvalid([_error(["kind"], f"{target.kind} is unavailable on this server")])
@@ -303,6 +358,7 @@ def enqueue_run(
         selected = [phase.name for phase in suite.select(list(phases) if phases else None)]
     except ValueError as exc:
         errors.append(_error(["phases"], str(exc)))
+    errors.extend(expected_failure_errors(suite, expected_failures))
     overrides = dict(options or {})
     for name in sorted(secret_fields(suite.options_model)):
         # A run keeps only a redacted snapshot and takes secrets from its target, so an override would be lost.
@@ -322,9 +378,9 @@ def enqueue_run(
         phases=selected,
         options=snapshot,
         kind=target.kind,
-        url=target.url,
+        url=redact_url(target.url),  # the runner takes the password from the target, as it does secret options
         gate=Gate(target.gate),
-        expected_failures=list(target.expected_failures),
+        expected_failures=effective_expected_failures(suite, target.expected_failures, expected_failures),
         harness_version=HARNESS_VERSION,
         spec_version=suite.spec_version,
         trigger=trigger[:16],
@@ -377,6 +433,7 @@ def cancel_run(session: Session, run: Run, message: str = "cancelled") -> Run:
 def run_public(run: Run, target_name: str) -> RunPublic:
     data = run.model_dump()
     data["target"] = target_name
+    data["url"] = redact_url(run.url)
     data["options"] = redact_options(run.kind, run.options)
     return RunPublic.model_validate(data)
 

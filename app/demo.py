@@ -1,70 +1,104 @@
-"""The embedded demo: the reference PlugRL server, in-process, registered as target `demo`.
+"""The embedded demo: each kind's in-process reference server (`checks.registry.DEMO_SERVERS`) as a target.
 
-A newcomer's first `rlconform serve` on an empty database shows a target
-that passes. Later starts point the demo target at the new port. A user's
-own target called `demo` is never touched: ours is the PlugRL one that still
-carries the demo's description.
+A newcomer's first `rlconform serve` on an empty database shows one target
+per such kind, each of which passes. Later starts point those targets at the
+new ports. A user's own target of the same name is never touched: ours have
+the kind and the description the demo gave them.
+
+The servers are the service's own, on loopback: the runner lets runs reach
+them whatever `RLCONFORM_ALLOWED_NETWORKS` says (`Runner.allow_own`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, func, select
+from sqlmodel import Session, col, select
 
 from app import crud
 from app.models import Target, TargetCreate, utcnow
-from checks.plugrl.reference import ReferenceServer, start_reference_server
+from checks.registry import DEMO_SERVERS, RunningServer, find_suite, start_demo_server
 
 log = logging.getLogger("rlconform.demo")
 
 DEMO_NAME = "demo"
-DEMO_KIND = "plugrl-server"
-DEMO_DESCRIPTION = "The built-in reference PlugRL training server, started with the service. It should pass."
+# The demo's description before there was one demo target per kind; targets stored with it stay ours.
+LEGACY_DESCRIPTION = "The built-in reference PlugRL training server, started with the service. It should pass."
 
 
-def _is_ours(target: Target) -> bool:
-    return target.kind == DEMO_KIND and target.description == DEMO_DESCRIPTION
+def demo_name(kind: str) -> str:
+    # The PlugRL demo predates the others and keeps its name, so existing databases keep their history.
+    return DEMO_NAME if kind == "plugrl-server" else f"{DEMO_NAME}-{kind}"
 
 
-def _plan(engine: Engine) -> str:
-    """ "create" on an empty database, "update" when our demo target exists, else "skip"."""
+def demo_description(kind: str) -> str:
+    suite = find_suite(kind)
+    title = suite.title if suite is not None else kind
+    return f"The built-in reference server ({title}), started with the service. It should pass."
+
+
+def _is_ours(target: Target, kind: str) -> bool:
+    return target.kind == kind and target.description in (demo_description(kind), LEGACY_DESCRIPTION)
+
+
+def _plan(engine: Engine, kinds: Iterable[str]) -> list[str]:
+    """The kinds whose demo target to create or update.
+
+    Demo targets are created only while the database holds nothing but demo
+    targets (a first start, or a later one after a new kind got a demo); an
+    existing demo target of ours is repointed; a user's target is left alone.
+    """
+    kinds = list(kinds)
     with Session(engine) as session:
-        existing = session.exec(select(Target).where(Target.name == DEMO_NAME)).first()
-        if existing is not None:
-            return "update" if _is_ours(existing) else "skip"
-        empty = session.exec(select(func.count()).select_from(Target)).one() == 0
-        return "create" if empty else "skip"
+        names = {demo_name(kind): kind for kind in kinds}
+        targets = session.exec(select(Target)).all()
+        ours = {target.name for target in targets if target.name in names and _is_ours(target, names[target.name])}
+        only_demos = all(target.name in ours for target in targets)
+        taken = {target.name for target in targets}
+        return [kind for kind in kinds if demo_name(kind) in ours or (only_demos and demo_name(kind) not in taken)]
 
 
-def _register(engine: Engine, url: str) -> None:
+def _register(engine: Engine, kind: str, url: str) -> None:
+    name = demo_name(kind)
     with Session(engine) as session:
-        existing = session.exec(select(Target).where(Target.name == DEMO_NAME)).first()
+        existing = session.exec(select(Target).where(col(Target.name) == name)).first()
         if existing is None:
             crud.create_target(
                 session,
-                TargetCreate(name=DEMO_NAME, kind=DEMO_KIND, url=url, description=DEMO_DESCRIPTION),
-                allowed_networks=(),  # our own loopback server; runs still obey the policy
+                TargetCreate(name=name, kind=kind, url=url, description=demo_description(kind)),
+                allowed_networks=(),  # the service's own loopback server
             )
-        elif _is_ours(existing):
+        elif _is_ours(existing, kind):
             existing.url = url
+            existing.description = demo_description(kind)
             existing.updated_at = utcnow()
             session.add(existing)
             session.commit()
 
 
-async def start_demo(engine: Engine) -> ReferenceServer | None:
-    """Start the reference server and register it; returns the server (call `close()`) or None."""
-    plan = await asyncio.to_thread(_plan, engine)
-    if plan == "skip":
-        return None
-    server = await start_reference_server("127.0.0.1", 0)
-    try:
-        await asyncio.to_thread(_register, engine, server.url)
-    except Exception:
+async def start_demo(engine: Engine) -> dict[str, RunningServer]:
+    """Start and register the demo servers; returns target name -> server (call `close()` on each)."""
+    servers: dict[str, RunningServer] = {}
+    for kind in await asyncio.to_thread(_plan, engine, DEMO_SERVERS):
+        try:
+            server = await start_demo_server(kind)
+        except ImportError as exc:
+            log.warning("no demo target for %s: %s", kind, exc)
+            continue
+        try:
+            await asyncio.to_thread(_register, engine, kind, server.url)
+        except Exception:
+            await server.close()
+            await close_demo(servers)
+            raise
+        servers[demo_name(kind)] = server
+        log.info("demo target %r serves at %s", demo_name(kind), server.url)
+    return servers
+
+
+async def close_demo(servers: dict[str, RunningServer]) -> None:
+    for server in servers.values():
         await server.close()
-        raise
-    log.info("demo target %r serves at %s", DEMO_NAME, server.url)
-    return server

@@ -16,9 +16,10 @@ from fastapi.staticfiles import StaticFiles
 
 from app.api import public_router
 from app.api import router as api_router
+from app.api_docs import add_docs
 from app.crud import TargetInvalid
 from app.db import make_engine, upgrade_database
-from app.demo import start_demo
+from app.demo import close_demo, start_demo
 from app.metrics import Metrics
 from app.request_guard import RequestGuard
 from app.runner import Runner, recover_interrupted
@@ -54,26 +55,29 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         runner.start()
         scheduler = Scheduler(engine, runner, settings.scheduler_interval)
         scheduler.start()
-        demo = None
+        demo = {}
         if settings.demo:
             try:
                 demo = await start_demo(engine)
             except Exception:
-                log.exception("the demo target could not start")
-        app.state.demo = demo
+                log.exception("the demo targets could not start")
+        for server in demo.values():
+            runner.allow_own(server.url)
+        app.state.demo = demo or None
         try:
             yield
         finally:
             await scheduler.stop()
             await runner.stop()
-            if demo is not None:
-                await demo.close()
+            await close_demo(demo)
 
     app = FastAPI(
         title="rlconform",
         version=HARNESS_VERSION,
         description="Conformance runs against RL wire-protocol servers: targets, runs, clause results, evidence.",
         lifespan=lifespan,
+        docs_url=None,  # served by add_docs, from local assets
+        redoc_url=None,
     )
     app.add_middleware(RequestGuard)
     app.state.settings = settings
@@ -91,6 +95,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
         return JSONResponse({"detail": detail}, status_code=422)
 
+    add_docs(app)
     app.include_router(api_router)
     app.include_router(public_router)
     app.include_router(web_router)

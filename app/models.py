@@ -170,6 +170,8 @@ class RunCreate(SQLModel):
 
     phases: list[str] | None = None
     options: dict[str, Any] | None = None  # overrides on top of the target's options
+    # Clause ids allowed to fail in this run, on top of the target's own list.
+    expected_failures: list[str] = Field(default_factory=list)
     trigger: Literal["api", "ci"] = "api"  # browser and schedule runs are started by the service itself
 
 

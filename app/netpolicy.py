@@ -72,20 +72,24 @@ def resolve(host: str, port: int | None) -> list[str]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, OSError) as exc:
         raise NetworkRefused(f"cannot resolve {host!r}: {exc}") from None
-    return sorted({str(info[4][0]) for info in infos})
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def check_host(host: str, port: int | None, allowed: Sequence[str]) -> None:
-    """Raise NetworkRefused unless the policy lets a run connect to host:port."""
+def check_host(host: str, port: int | None, allowed: Sequence[str]) -> str | None:
+    """Raise NetworkRefused unless the policy lets a run connect to host:port.
+
+    Returns the checked address when the check resolved `host`: a run must
+    connect to it (`checks.pinning`) rather than resolve the name again.
+    """
     if not allowed:
-        return
+        return None
     networks, names = parse_allowed(allowed)
     if not host:
         raise NetworkRefused("the target URL names no host")
     if len(host) > 253 or not (_is_ip_literal(host) or HOST_NAME.match(host)):
         raise NetworkRefused(f"{host[:80]!r} is neither an IP address nor a plain host name")
     if _name_allowed(host, names):
-        return
+        return None  # trusted as named
     addresses = resolve(host, port)
     outside = [address for address in addresses if not _in_networks(address, networks)]
     if outside:
@@ -93,9 +97,9 @@ def check_host(host: str, port: int | None, allowed: Sequence[str]) -> None:
             f"{host} resolves to {', '.join(outside)}, outside the allowed networks "
             f"({', '.join(allowed)}); set RLCONFORM_ALLOWED_NETWORKS to allow it"
         )
+    return None if _is_ip_literal(host) else addresses[0]
 
 
-async def check_host_async(host: str, port: int | None, allowed: Sequence[str]) -> None:
+async def check_host_async(host: str, port: int | None, allowed: Sequence[str]) -> str | None:
     """`check_host` with name resolution off the event loop."""
-    if allowed:
-        await asyncio.to_thread(check_host, host, port, allowed)
+    return await asyncio.to_thread(check_host, host, port, allowed) if allowed else None

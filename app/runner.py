@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import func, update
 from sqlalchemy.engine import Engine
@@ -28,6 +29,7 @@ from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, 
 from app.netpolicy import NetworkRefused, check_host_async
 from app.textsafe import storable
 from checks.core import ClauseResult, Outcome, Suite, SuiteOptions, Transcript, Verdict, outcome_of, run_suite, truncate
+from checks.pinning import pinned
 from checks.registry import find_suite
 
 log = logging.getLogger("rlconform.runner")
@@ -223,6 +225,7 @@ class Runner:
         self.metrics = metrics or Metrics()
         self.poll_interval = poll_interval
         self.tasks: dict[int, asyncio.Task[None]] = {}
+        self._own_endpoints: set[tuple[str, int | None]] = set()
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._dispatcher: asyncio.Task[None] | None = None
@@ -244,6 +247,11 @@ class Runner:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+    def allow_own(self, url: str) -> None:
+        """Let runs reach `url`, a server this service runs itself (the demo), whatever the policy says."""
+        parsed = urlsplit(url)
+        self._own_endpoints.add((parsed.hostname or "", parsed.port))
 
     def wake(self) -> None:
         """Look for queued runs now. Safe to call from any thread (sync routes run in a pool)."""
@@ -351,11 +359,15 @@ class Runner:
                 await self._finish(run_id, RunStatus.FINISHED, Outcome.ERROR, f"{run.kind} is unavailable", started)
                 return
             options = crud.run_options(suite, run, target)
-            secrets = secret_values(suite, options)
-            host, port = suite.host_port(run.url)
-            await check_host_async(host, port, self.allowed_networks)
+            url = crud.run_url(run, target)
+            secrets = secret_values(suite, options) + [password for password in [crud.url_password(url)] if password]
+            host, port = suite.host_port(url)
+            address = None
+            if (host, port) not in self._own_endpoints:
+                address = await check_host_async(host, port, self.allowed_networks)
             recorder = RunRecorder(self.engine, run_id, secrets)
-            report = await run_suite(suite, run.url, options, run.phases or None, recorder)
+            with pinned(host, address):  # every phase connects to the address just checked
+                report = await run_suite(suite, url, options, run.phases or None, recorder)
             await recorder.close()
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # a phase swallowed the cancellation

@@ -7,8 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 from app.netpolicy import HOST_NAME
 from checks.spec import SPEC_PATH
@@ -18,11 +19,15 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="RLCONFORM_", extra="ignore")
 
     database_url: str = Field("sqlite:///./rlconform.db", description="SQLAlchemy URL of the results database.")
+    database_password: SecretStr | None = Field(
+        None,
+        description="The database password, kept out of `database_url` so that it needs no URL escaping.",
+    )
     host: str = Field("127.0.0.1", description="Address the service binds.")
     port: int = Field(8080, ge=0, le=65535)
     max_concurrent_runs: int = Field(4, ge=1, le=256, description="Runs executed at the same time.")
     api_token: SecretStr | None = Field(None, description="When set, every write needs `Authorization: Bearer`.")
-    demo: bool = Field(True, description="Start the reference PlugRL server and register it as target `demo`.")
+    demo: bool = Field(True, description="Start each in-process reference server and register it as a demo target.")
     allowed_networks: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="CIDRs and host names runs may connect to (comma separated); empty allows any.",
@@ -49,6 +54,13 @@ class Settings(BaseSettings):
                 if not HOST_NAME.match(entry.removeprefix("*.")):
                     raise ValueError(f"{entry!r} is neither a CIDR (10.0.0.0/8) nor a host name (*.internal)") from None
         return entries
+
+    @model_validator(mode="after")
+    def _password_into_url(self) -> Settings:
+        if self.database_password is not None:
+            url = make_url(self.database_url).set(password=self.database_password.get_secret_value())
+            self.database_url = url.render_as_string(hide_password=False)  # escapes `@`, `:`, `/`, `%`...
+        return self
 
     @field_validator("api_token", mode="after")
     @classmethod

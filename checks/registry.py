@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from functools import cache
+from typing import Protocol
 
 from checks.core import Suite
 
@@ -42,3 +43,29 @@ def find_suite(kind: str) -> Suite | None:
         return get_suite(kind)
     except (UnknownKind, ImportError):
         return None
+
+
+class RunningServer(Protocol):
+    """An in-process server started by a `DEMO_SERVERS` entry."""
+
+    @property
+    def url(self) -> str: ...
+
+    async def close(self) -> None: ...
+
+
+# kind -> "module:function" of the kind's in-process reference server, which the service runs
+# and registers as a demo target: an async `start(host, port)` returning a RunningServer
+# (port 0 takes a free one). A suite with a reference server adds its line here.
+DEMO_SERVERS: dict[str, str] = {
+    "plugrl-server": "checks.plugrl.reference:start_reference_server",
+    "rllink": "checks.rllink.reference:start_reference_server",
+}
+
+
+async def start_demo_server(kind: str, host: str = "127.0.0.1") -> RunningServer:
+    """Start the reference server of `kind` on a free port of `host` (ImportError: its package is missing)."""
+    module_name, attribute = DEMO_SERVERS[kind].split(":")
+    start = getattr(importlib.import_module(module_name), attribute)
+    server: RunningServer = await start(host, 0)
+    return server

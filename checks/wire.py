@@ -11,12 +11,14 @@ import asyncio
 import socket
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import websockets
 import websockets.asyncio.client as ws_client
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from checks.core import NoReply, TargetUnreachable, Transcript, truncate
+from checks.pinning import address_for
 
 DEFAULT_FRAME_CAP = 64 * 1024 * 1024
 
@@ -158,6 +160,17 @@ class _connect_without_redirects(ws_client.connect):
         return exc
 
 
+def _pinned_destination(url: str) -> dict[str, Any]:
+    """`host`/`port` for the TCP connection when the run pinned the URL's host (the URI still names it)."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port or (443 if parts.scheme == "wss" else 80)
+    except ValueError:
+        return {}  # the library reports the bad URI
+    address = address_for(host)
+    return {} if address == host else {"host": address, "port": port}
+
+
 async def open_websocket(
     url: str,
     transcript: Transcript,
@@ -178,6 +191,7 @@ async def open_websocket(
     try:
         connection = await _connect_without_redirects(
             url,
+            **_pinned_destination(url),
             compression=compression,
             max_size=max_size,
             open_timeout=timeout,

@@ -56,9 +56,21 @@ async def delete_target(runner: RunnerDep, target: TargetDep, session: SessionDe
     summary="Queue a run of the target's suite",
 )
 def start_run(runner: RunnerDep, target: TargetDep, session: SessionDep, data: RunCreate | None = None) -> RunPublic:
-    """`phases` selects phases (default: the suite's default ones); `options` override the target's."""
+    """`phases` selects phases (default: the suite's default ones); `options` override the target's.
+
+    `expected_failures` adds clause ids allowed to fail to the target's own
+    list for this run; an id that is no clause of the kind (nor an alias of
+    one) is a 422 naming it.
+    """
     data = data or RunCreate()
-    run = crud.enqueue_run(session, target, phases=data.phases, options=data.options, trigger=data.trigger)
+    run = crud.enqueue_run(
+        session,
+        target,
+        phases=data.phases,
+        options=data.options,
+        expected_failures=data.expected_failures,
+        trigger=data.trigger,
+    )
     runner.wake()
     return crud.run_public(run, target.name)
 

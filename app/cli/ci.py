@@ -126,7 +126,12 @@ def cmd_ci(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("RLCONFORM_API_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     extra_expected = read_expected_failures(args.expected_failures)
-    body = {"phases": args.phase or None, "options": parse_option_pairs(args.option or []) or None, "trigger": "ci"}
+    body = {
+        "phases": args.phase or None,
+        "options": parse_option_pairs(args.option or []) or None,
+        "expected_failures": sorted(extra_expected),
+        "trigger": "ci",
+    }
     try:
         http = httpx.Client(base_url=server, headers=headers, timeout=30.0)
     except httpx.InvalidURL as exc:

@@ -94,7 +94,7 @@ def errors_by_field(errors: FieldErrors) -> tuple[dict[str, list[str]], list[str
 def values_from_target(target: Target, fields: list[OptionField]) -> dict[str, Any]:
     return {
         "name": target.name,
-        "url": target.url,
+        "url": crud.redact_url(target.url),
         "description": target.description,
         "gate": target.gate,
         "schedule_minutes": "" if target.schedule_minutes is None else str(target.schedule_minutes),

@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 
 from fastapi.templating import Jinja2Templates
 
+from app.crud import redact_url
 from checks.core import Verdict, seconds, truncate
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
@@ -108,3 +109,4 @@ templates.env.globals.update(
     query=query,
 )
 templates.env.filters.update(ago=ago, stamp=stamp, shorten=truncate, seconds=seconds, duration=duration)
+templates.env.filters.update(redact_url=redact_url)

@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from checks.core import TargetUnreachable, Transcript, summarize, truncate
+from checks.pinning import address_for
 
 BODY_CAP = 16 * 1024 * 1024  # as large as a /ws frame may be: a big observation is legal on either
 
@@ -48,12 +49,19 @@ class HttpProbe:
             "http", len(content or ""), f"{method} {path}" + (f" {truncate(content, 200)}" if content else "")
         )
         headers = {"content-type": "application/json"} if content is not None else {}
+        url, extensions = self.base_url + path, {}
+        parts = httpx.URL(url)
+        address = address_for(parts.host)
+        if address != parts.host:  # pinned by the run: connect there, name the host in Host and SNI
+            headers["host"] = parts.netloc.decode("ascii")
+            extensions = {"sni_hostname": parts.host}
+            url = str(parts.copy_with(host=address))
         data = bytearray()
         try:
             # httpx bounds each read, not the whole body: a server trickling bytes needs this deadline.
             async with asyncio.timeout(self.timeout):
                 async with self.client.stream(
-                    method, self.base_url + path, content=content, headers=headers
+                    method, url, content=content, headers=headers, extensions=extensions
                 ) as response:
                     async for chunk in response.aiter_bytes():
                         data += chunk[: BODY_CAP + 1 - len(data)]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checks.core import NoReply, Transcript, truncate
+from checks.pinning import address_for
 from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode, strict_length
 
 
@@ -49,7 +50,7 @@ class Link:
     @classmethod
     async def open(cls, host: str, port: int, transcript: Transcript, timeout: float, cap: int) -> Link:
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(address_for(host), port), timeout)
         except ConnectionRefusedError as exc:
             transcript.note(f"connect to {host}:{port} refused")
             raise Refused(f"{host}:{port} refused the connection") from exc

@@ -19,6 +19,7 @@ from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
 from checks.core import NoReply, TargetUnreachable, Transcript, truncate
+from checks.pinning import address_for, authority
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc
 
 GENERATION = "rlmesh-wire-v1"
@@ -136,12 +137,16 @@ class Endpoint:
     def __init__(self, url: str, timeout: float, max_message_bytes: int) -> None:
         self.url = url
         self.timeout = timeout
+        host, _, port = url.rpartition(":")
+        address = address_for(host)
+        pinned = [] if address == host else [("grpc.default_authority", url)]  # :authority keeps the name
         self.channel = grpc.aio.insecure_channel(
-            url,
+            url if address == host else authority(address, int(port)),
             options=[
                 ("grpc.max_receive_message_length", max_message_bytes),
                 ("grpc.max_send_message_length", max_message_bytes),
                 ("grpc.enable_retries", 0),
+                *pinned,
             ],
         )
         self.stub = env_pb2_grpc.EnvServiceStub(self.channel)  # type: ignore[no-untyped-call]  # generated, unannotated

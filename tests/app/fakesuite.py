@@ -19,6 +19,8 @@ CATALOGUE.must("fake.2.echoes", "The target echoes what it is sent.")
 CATALOGUE.should("fake.2.fast", "The echo comes back quickly.")
 CATALOGUE.must("fake.2.orders", "Echoes keep the order they were sent in.")
 CATALOGUE.must("fake.3.stops", "The target closes cleanly when told to stop.")
+# An old id of fake.2.orders, for tests of ids that an alias maps to a current clause.
+CATALOGUE.alias("fake.2.in-order", "fake.2.orders")
 
 
 class FakeOptions(SuiteOptions):

@@ -64,6 +64,36 @@ def test_expected_failures_and_strict_gate(client: TestClient, fake_kind: str) -
     assert wait_for_run(client, start(client, "slowish")["id"])["outcome"] == "fail"
 
 
+def test_expected_failures_sent_with_the_run_add_to_the_targets(client: TestClient, fake_kind: str) -> None:
+    failing = ["fake.1.greets", "fake.2.orders"]
+    make_target(client, "known", fake_kind, URL, options={"fail": failing}, expected_failures=["fake.1.greets"])
+    assert wait_for_run(client, start(client, "known")["id"])["outcome"] == "fail"
+    # An alias names the clause it now maps to; the run stores current ids, the target's list included.
+    run = start(client, "known", expected_failures=["fake.2.in-order"])
+    assert run["expected_failures"] == ["fake.1.greets", "fake.2.orders"]
+    ended = wait_for_run(client, run["id"])
+    assert (ended["outcome"], ended["message"]) == ("pass", "")
+    junit = client.get(f"/api/v1/runs/{run['id']}/junit.xml").text
+    assert junit.count("expected failure") == 2
+    # For that run only.
+    assert client.get("/api/v1/targets/known").json()["expected_failures"] == ["fake.1.greets"]
+
+
+def test_unknown_expected_failures_are_422_naming_them(client: TestClient, fake_kind: str) -> None:
+    make_target(client, "known", fake_kind, URL)
+    response = client.post(
+        "/api/v1/targets/known/runs", json={"expected_failures": ["fake.2.orders", "no.such", "fake.9.gone"]}
+    )
+    assert response.status_code == 422
+    assert {tuple(e["loc"]): e["msg"] for e in response.json()["detail"]} == {
+        ("body", "expected_failures", 1): "'no.such' is not a clause of fake",
+        ("body", "expected_failures", 2): "'fake.9.gone' is not a clause of fake",
+    }
+    assert client.get("/api/v1/runs?target=known").json() == []
+    # A target's own list accepts an alias too.
+    assert client.patch("/api/v1/targets/known", json={"expected_failures": ["fake.2.in-order"]}).status_code == 200
+
+
 def test_phase_selection_and_option_overrides(client: TestClient, fake_kind: str) -> None:
     make_target(client, "sel", fake_kind, URL)
     run = start(client, "sel", phases=["echo", "stop"], options={"fail": ["fake.3.stops"]})

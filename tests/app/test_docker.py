@@ -7,6 +7,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -17,21 +18,29 @@ from tests.app.helpers import free_port, wait_until
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def dockerfile() -> dict[str, list[str]]:
-    """Instruction -> list of argument strings, continuation lines joined, comments dropped."""
-    instructions: dict[str, list[str]] = {}
+def instructions() -> list[tuple[str, str]]:
+    """(instruction, arguments) in order, continuation lines joined as Docker joins them, comments dropped."""
+    found: list[tuple[str, str]] = []
     logical = ""
     for line in (ROOT / "Dockerfile").read_text().splitlines():
         if line.lstrip().startswith("#") and not logical:
             continue
-        logical += line.rstrip("\\").strip() + " " if line.endswith("\\") else line.strip()
+        logical += line.removesuffix("\\").lstrip() if line.endswith("\\") else line.strip()
         if line.endswith("\\"):
             continue
         if logical:
             keyword, _, rest = logical.partition(" ")
-            instructions.setdefault(keyword.upper(), []).append(rest.strip())
+            found.append((keyword.upper(), rest.strip()))
         logical = ""
-    return instructions
+    return found
+
+
+def dockerfile() -> dict[str, list[str]]:
+    """Instruction -> list of argument strings."""
+    parsed: dict[str, list[str]] = {}
+    for keyword, arguments in instructions():
+        parsed.setdefault(keyword, []).append(arguments)
+    return parsed
 
 
 def image_env() -> dict[str, str]:
@@ -50,6 +59,30 @@ def test_dockerfile_basics() -> None:
     assert parsed["VOLUME"] == ["/data"]
     assert image_env()["RLCONFORM_DATABASE_URL"] == "sqlite:////data/rlconform.db"
     assert json.loads(parsed["CMD"][-1]) == ["rlconform", "serve", "--host", "0.0.0.0"]
+
+
+def test_dependencies_are_installed_before_the_code_is_copied(tmp_path: Path) -> None:
+    steps = instructions()
+    copy_code = steps.index(("COPY", ". ."))
+    before, after = steps[:copy_code], steps[copy_code + 1 :]
+    assert [arguments for keyword, arguments in before if keyword == "COPY"] == ["pyproject.toml ./"]
+    installs = [arguments for keyword, arguments in before if keyword == "RUN" and "pip install" in arguments]
+    assert len(installs) == 1
+    later_installs = [arguments for keyword, arguments in after if keyword == "RUN" and "pip install" in arguments]
+    assert all("--no-deps" in arguments for arguments in later_installs) and later_installs
+    # The dependency step, run here on the project's pyproject.toml, installs every dependency.
+    script = installs[0].split("> /tmp/requirements.txt")[0]
+    (tmp_path / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    listed = subprocess.run(
+        ["sh", "-c", script.replace("python ", f"{shlex.quote(sys.executable)} ", 1)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wanted = project["project"]["dependencies"] + project["project"]["optional-dependencies"]["postgres"]
+    assert set(wanted) <= set(listed) and set(project["build-system"]["requires"]) <= set(listed)
 
 
 def test_the_image_command_serves_and_its_healthcheck_passes(tmp_path: Path) -> None:
@@ -104,3 +137,19 @@ def test_compose_file() -> None:
     assert backed["environment"]["RLCONFORM_DATABASE_URL"].startswith("postgresql+psycopg://")
     assert "@postgres:5432/" in backed["environment"]["RLCONFORM_DATABASE_URL"]
     assert backed["depends_on"]["postgres"]["condition"] == "service_healthy"
+    # One build, one image for both services.
+    assert [name for name, service in services.items() if "build" in service] == ["rlconform"]
+    assert backed["image"] == services["rlconform"]["image"] and backed["pull_policy"] == "never"
+    # Settings from an env_file, for both.
+    for service in (services["rlconform"], backed):
+        assert service["env_file"] == [{"path": ".env", "required": False}]
+    # The password is not spliced into the URL, where `@`, `:` or `/` would break it; the service escapes it.
+    assert ":${" not in backed["environment"]["RLCONFORM_DATABASE_URL"]
+    assert backed["environment"]["RLCONFORM_DATABASE_PASSWORD"] == "${RLCONFORM_POSTGRES_PASSWORD:-rlconform}"
+    assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == "${RLCONFORM_POSTGRES_PASSWORD:-rlconform}"
+
+
+def test_secrets_stay_out_of_the_image_and_the_repository() -> None:
+    ignored = (ROOT / ".dockerignore").read_text().splitlines()
+    assert ".env" in ignored and "*.db" in ignored
+    assert {".env", "*.db", "*.db-wal", "*.db-shm"} <= set((ROOT / ".gitignore").read_text().splitlines())

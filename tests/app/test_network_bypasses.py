@@ -4,13 +4,19 @@ a forbidden address, and a target that redirects its WebSocket handshake somewhe
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.netpolicy import NetworkRefused, check_host
+from checks.core import Transcript
+from checks.openenv.http_probe import HttpProbe
+from checks.pinning import pinned
+from tests.app.conftest import QUICK_PLUGRL
 from tests.app.helpers import make_target, service_settings, wait_for_run
 
 
@@ -112,3 +118,69 @@ def test_a_handshake_redirect_cannot_lead_a_run_outside_the_allowed_networks(tmp
 def test_other_spellings_of_the_metadata_address_are_refused(host: str) -> None:
     with pytest.raises(NetworkRefused):
         check_host(host, 80, ["127.0.0.0/8", "10.0.0.0/8"])
+
+
+class RebindingResolver:
+    """`socket.getaddrinfo` for `name`: an allowed address on the first call, the metadata address after."""
+
+    def __init__(self, name: str, real) -> None:
+        self.name, self.real, self.calls = name, real, 0
+
+    def __call__(self, host, port, *args, **kwargs):
+        if host != self.name:
+            return self.real(host, port, *args, **kwargs)
+        self.calls += 1
+        address = "127.0.0.1" if self.calls == 1 else "169.254.169.254"
+        return self.real(address, port, *args, **kwargs)
+
+
+@pytest.fixture
+def rebinding(monkeypatch: pytest.MonkeyPatch) -> RebindingResolver:
+    resolver = RebindingResolver("rebind.test", socket.getaddrinfo)
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    return resolver
+
+
+def test_a_run_resolves_once_and_every_phase_connects_to_the_checked_address(
+    database_url: str, reference_server, rebinding: RebindingResolver
+) -> None:
+    port = urlsplit(reference_server()).port
+    settings = service_settings(database_url, allowed_networks=["127.0.0.0/8"])
+    with TestClient(create_app(settings)) as client:
+        make_target(client, "rebind", "plugrl-server", f"ws://rebind.test:{port}", options=QUICK_PLUGRL)
+        rebinding.calls = 0  # registration resolved it; the run starts afresh
+        run = client.post("/api/v1/targets/rebind/runs", json={}).json()
+        ended = wait_for_run(client, run["id"], timeout=60)
+        assert (ended["status"], ended["outcome"]) == ("finished", "pass"), ended
+        # Several phases connected, all to 127.0.0.1: the name was resolved once, by the policy check.
+        assert rebinding.calls == 1
+        transcripts = client.get(f"/api/v1/runs/{run['id']}/export.json").json()["transcripts"]
+        assert len({t["phase"] for t in transcripts}) > 2
+
+
+async def test_an_http_probe_connects_to_the_pinned_address_and_names_the_host(
+    rebinding: RebindingResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[str] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.extend(
+            line.split(":", 1)[1].strip() for line in head.decode().splitlines() if line.lower().startswith("host:")
+        )
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    rebinding.calls = 1  # any lookup of the name now answers the metadata address
+    try:
+        with pinned("rebind.test", "127.0.0.1"):
+            probe = HttpProbe(f"http://rebind.test:{port}", Transcript(1, "http", "probe"), timeout=5)
+            reply = await probe.get("/health")
+            await probe.client.aclose()
+    finally:
+        server.close()
+    assert reply.status == 200 and seen == [f"rebind.test:{port}"]
+    assert rebinding.calls == 1

@@ -12,10 +12,12 @@ from sqlmodel import Session, SQLModel
 
 from app import crud
 from app.db import make_engine, upgrade_database
+from app.demo import demo_name
 from app.main import create_app
 from app.models import ClauseResultRow, Run, Target, TargetCreate
 from app.netpolicy import NetworkRefused, check_host
 from app.scheduler import enqueue_due
+from checks.registry import DEMO_SERVERS
 from tests.app.helpers import make_target, service_settings, wait_for_run, wait_until
 
 URL = "ws://127.0.0.1:9"
@@ -92,9 +94,25 @@ def test_demo_target_is_registered_then_repointed(tmp_path: Path) -> None:
         run = wait_for_run(client, started["id"], timeout=60)
         assert (run["status"], run["outcome"]) == ("finished", "pass"), run
     with TestClient(create_app(settings)) as client:
-        targets = client.get("/api/v1/targets").json()
-        assert [t["name"] for t in targets] == ["demo"]
-        assert targets[0]["url"] == client.app.state.demo.url
+        targets = {t["name"]: t for t in client.get("/api/v1/targets").json()}
+        assert set(targets) == {demo_name(kind) for kind in DEMO_SERVERS}
+        for name, server in client.app.state.demo.items():
+            assert targets[name]["url"] == server.url
+
+
+def test_demo_runs_whatever_the_network_policy_allows(tmp_path: Path) -> None:
+    """The README's own policy example: the demo servers are the service's own, on loopback."""
+    pytest.importorskip("checks.plugrl.reference")
+    settings = service_settings(f"sqlite:///{tmp_path / 'demo.db'}", demo=True, allowed_networks=["10.0.0.0/8"])
+    with TestClient(create_app(settings)) as client:
+        names = {target["name"] for target in client.get("/api/v1/targets").json()}
+        assert names == {demo_name(kind) for kind in DEMO_SERVERS}
+        started = client.post("/api/v1/targets/demo/runs", json={"options": {"patience": 0.2}}).json()
+        run = wait_for_run(client, started["id"], timeout=60)
+        assert (run["status"], run["outcome"]) == ("finished", "pass"), run
+        # Any other loopback address stays refused.
+        other = {"name": "mine", "kind": "plugrl-server", "url": "ws://127.0.0.1:9"}
+        assert "outside the allowed networks" in client.post("/api/v1/targets", json=other).text
 
 
 def test_demo_never_clobbers_a_user_target_named_demo(tmp_path: Path, fake_kind: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from app.cli.serve import settings_from_args
 from app.settings import Settings
@@ -64,3 +65,17 @@ def test_serve_reports_a_bad_setting_in_one_line_and_exits_2(monkeypatch: pytest
     monkeypatch.setenv("RLCONFORM_PORT", "eighty")
     assert main(["serve"]) == 2
     assert capsys.readouterr().err.startswith("rlconform: bad setting: RLCONFORM_PORT: ")
+
+
+def test_database_password_is_escaped_into_the_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    password = "p@ss:w/rd%?#&"
+    monkeypatch.setenv("RLCONFORM_DATABASE_URL", "postgresql+psycopg://rlconform@postgres:5432/rlconform")
+    monkeypatch.setenv("RLCONFORM_DATABASE_PASSWORD", password)
+    url = make_url(Settings().database_url)
+    assert (url.username, url.password, url.host, url.port, url.database) == (
+        "rlconform",
+        password,
+        "postgres",
+        5432,
+        "rlconform",
+    )
