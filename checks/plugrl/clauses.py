@@ -63,7 +63,7 @@ _should("plugrl.5.3.finite-values", "Action values are finite: no NaN and no inf
 _must(
     "plugrl.5.3.rows-follow-envs",
     "Each env's slice action[:, i] answers that env's observation, whatever the batch "
-    "(checked when the policy is deterministic).",
+    "(judged once the run shows each row following its env's observation).",
 )
 
 # 5.4 feedback
@@ -149,8 +149,13 @@ _must(
 )
 _must(
     "plugrl.10.1.reuse-malformed",
-    "A reuse that is not a |b1 array of length n, or whose observation rows do not match its false entries, "
-    "closes with 1001 plugrl-server-resync.",
+    "A reuse the server cannot answer correctly, a mask whose length is not n or observation rows that do not "
+    "match its false entries, closes with 1001 plugrl-server-resync.",
+)
+_info(
+    "plugrl.10.1.reuse-integer-mask",
+    "Whether a server listing reuse-feedback-obs answers a reuse sent as a 0/1 integer array rather than |b1, "
+    "or refuses it with a resync (both are conforming).",
 )
 _should(
     "plugrl.10.1.reuse-unoffered",

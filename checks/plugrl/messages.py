@@ -14,12 +14,18 @@ import numpy as np
 from checks.plugrl.codec import pack
 
 BIG_FRAME_PIXELS = 512  # three envs of 512x512x3 uint8: 2.25 MiB, over the common 1 MiB cap
+# Envs are 0.25 apart, so a nudged observation is never another env's.
+NUDGE = 0.1
 
 
-def observation(options: Any, envs: list[int], big: bool = False) -> dict[str, Any]:
-    """A states-only observation (plus an optional camera), a pure function of the env indices."""
-    rows = np.asarray(envs, dtype=np.float64).reshape(-1, 1)
-    states = {options.state_key: rows * 0.25 + np.linspace(-1.0, 1.0, options.state_dim)}
+def observation(options: Any, envs: list[int], big: bool = False, nudged: int | None = None) -> dict[str, Any]:
+    """A states-only observation (plus an optional camera), a pure function of the env indices.
+
+    `nudged`: the env whose observation is moved off its usual value.
+    """
+    rows = np.asarray(envs, dtype=np.float64).reshape(-1, 1) * 0.25
+    rows[np.asarray(envs) == nudged] += NUDGE
+    states = {options.state_key: rows + np.linspace(-1.0, 1.0, options.state_dim)}
     images: dict[str, np.ndarray] = {}
     if options.image_key:
         size = options.image_size
@@ -42,11 +48,13 @@ def episode_info(done: list[bool]) -> dict[str, Any]:
     }
 
 
-def infer_message(options: Any, envs: list[int], big: bool = False, reuse: list[bool] | None = None) -> dict[str, Any]:
+def infer_message(
+    options: Any, envs: list[int], big: bool = False, reuse: list[bool] | None = None, nudged: int | None = None
+) -> dict[str, Any]:
     sent_rows = envs if reuse is None else [env for env, reused in zip(envs, reuse, strict=True) if not reused]
     message: dict[str, Any] = {
         "message_type": "infer",
-        "data": observation(options, sent_rows, big),
+        "data": observation(options, sent_rows, big, nudged),
         "env_indices": np.asarray(envs, dtype=np.int64),
         "step_ids": np.zeros(len(envs), dtype=np.int64),
     }
@@ -131,14 +139,16 @@ FAULTS: tuple[tuple[str, str, bool, Callable[[Any], bytes]], ...] = (
 )
 
 
-# Infers whose `reuse` is malformed, sent once envs 0 and 1 were fed back (not terminally) on the
-# connection, so an honourable reuse [True, False] would be answered: (what is wrong, the message).
-def _reuse_as_ints(options: Any) -> dict[str, Any]:
+def reuse_as_ints(options: Any) -> dict[str, Any]:
+    """Reusing env 0 of [0, 1] with a 0/1 `<i8` mask: off the |b1 form, but with one meaning."""
     message = infer_message(options, [0, 1], reuse=[True, False])
     message["reuse"] = np.asarray([1, 0], dtype=np.int64)
     return message
 
 
+# Infers whose `reuse` no server can answer correctly, sent once envs 0 and 1 were fed back (not
+# terminally) on the connection, so an honourable reuse [True, False] would be answered:
+# (what is wrong, the message).
 def _reuse_too_short(options: Any) -> dict[str, Any]:
     message = infer_message(options, [0, 1], reuse=[True, False])
     message["reuse"] = np.asarray([True], dtype=np.bool_)
@@ -152,7 +162,6 @@ def _reuse_rows_disagree(options: Any) -> dict[str, Any]:
 
 
 MALFORMED_REUSES: tuple[tuple[str, Callable[[Any], dict[str, Any]]], ...] = (
-    ("a reuse of dtype <i8, not |b1", _reuse_as_ints),
     ("a reuse of length 1 for 2 envs", _reuse_too_short),
     ("a reuse [True, False] with 2 observation rows, not 1", _reuse_rows_disagree),
 )

@@ -8,7 +8,7 @@ from checks.core import PhaseContext, SuiteOptions
 from checks.plugrl.codec import DEFAULT_MAX_FRAME
 from checks.plugrl.protocol import FEEDBACK_TIMEOUT
 
-# The exchange phase's deadline, in timeouts: it takes 14 steps with the default 5 exchanges,
+# The exchange phase's deadline, in timeouts: it takes 17 steps with the default 5 exchanges,
 # each of which a slow but conforming policy may spend most of a timeout on.
 EXCHANGE_BUDGET_STEPS = 20.0
 

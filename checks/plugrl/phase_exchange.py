@@ -2,8 +2,9 @@
 
 One connection offers permessage-deflate (SPEC 1.1); one runs infers and
 feedbacks with ragged batches, differing feedback sets and nested episode
-info, then plain rounds; its answers are matched row by row when the policy
-is deterministic (5.3). A 2.25 MiB infer comes last, on a connection of its
+info, then the first batch again with one env's observation nudged at a time,
+then plain rounds; its answers are matched row by row once they show that
+each row follows its env's observation (5.3). A 2.25 MiB infer comes last, on a connection of its
 own, so a frame cap fails that clause alone.
 """
 
@@ -54,8 +55,10 @@ async def exchange_phase(ctx: Ctx) -> None:
         await probe.feedback([1, 2])  # env 0's chunk is still running
         reordered = await probe.infer([2, 1], at_stake="plugrl.4.3.feedback-set")
         await probe.feedback([0, 2, 1], done=[False, True, False])
+        # Whether each row follows its env's observation, which the row check relies on.
+        nudged = {env: await probe.cycle([0, 1, 2], at_stake="plugrl.4.2.keeps-open", nudged=env) for env in (0, 1, 2)}
         repeats = [await probe.cycle([0, 1, 2], at_stake="plugrl.4.2.keeps-open") for _ in range(options.exchanges)]
-        check_rows(report, probe, first, repeats[-1], {(0,): single, (2, 1): reordered})
+        check_rows(report, probe, first, repeats[-1], nudged, {(0,): single, (2, 1): reordered})
     finally:
         await probe.close()
     # Last, and as the first infer of a connection of its own: a frame cap fails this

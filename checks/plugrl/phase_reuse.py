@@ -1,11 +1,13 @@
 """The reuse phase of the plugrl-server suite: section 10.1, reuse-feedback-obs.
 
 A server that lists the feature must answer reuses it can honour and close
-with a resync on every other one: an env it holds no observation of (never
-fed back on this connection, fed back only on another, or last fed back
-terminally) and a malformed `reuse`; a reused row must be answered as the
-env's own observation would be. A server that does not list it should
-refuse an infer carrying `reuse` at all.
+with a resync on every one it cannot answer correctly: an env it holds no
+observation of (never fed back on this connection, fed back only on another,
+or last fed back terminally) and a `reuse` whose length or observation rows
+do not fit; a reused row must be answered as the env's own observation would
+be. A 0/1 integer mask has one meaning, so answering it and refusing it are
+both conforming: only which is recorded. A server that does not list the
+feature should refuse an infer carrying `reuse` at all.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from checks.core import Report, summarize
+from checks.core import NoReply, Report, summarize
 from checks.plugrl.codec import pack
-from checks.plugrl.messages import MALFORMED_REUSES, infer_message
+from checks.plugrl.messages import MALFORMED_REUSES, infer_message, reuse_as_ints
 from checks.plugrl.options import Ctx
-from checks.plugrl.probe import Probe, together
-from checks.plugrl.protocol import REUSE_FEATURE
+from checks.plugrl.probe import Probe, describe_close, together
+from checks.plugrl.protocol import GOING_AWAY, RESYNC_REASON, REUSE_FEATURE
 from checks.plugrl.rows import ROW_TOLERANCE
+from checks.wire import Closed
 
 # What the feature makes a server do (SPEC order); unsupported when it is not listed.
 REUSE_CLAUSES = (
@@ -31,6 +34,7 @@ REUSE_CLAUSES = (
     "plugrl.10.1.reuse-unknown-env",
     "plugrl.10.1.reuse-rows",
     "plugrl.10.1.reuse-malformed",
+    "plugrl.10.1.reuse-integer-mask",
     "plugrl.10.1.reuse-connection-scoped",
 )
 
@@ -60,6 +64,7 @@ async def reuse_phase(ctx: Ctx) -> None:
         await holder.close()
     for what, malformed in MALFORMED_REUSES:
         await _malformed_reuse(ctx, what, malformed)
+    await _integer_mask(ctx)
 
 
 async def _valid_and_impossible_reuses(ctx: Ctx, holder: Probe) -> None:
@@ -146,6 +151,36 @@ async def _malformed_reuse(ctx: Ctx, what: str, malformed: Callable[[Any], dict[
         await probe.open()
         await probe.cycle([0, 1])
         await probe.fault(pack(malformed(ctx.options)), "plugrl.10.1.reuse-malformed", what)
+    finally:
+        await probe.close()
+
+
+async def _integer_mask(ctx: Ctx) -> None:
+    """On a connection of its own, after envs 0 and 1 were fed back: reusing env 0 with the mask [1, 0] as <i8."""
+    probe = Probe(ctx, "reuse: a 0/1 integer mask")
+    try:
+        await probe.open()
+        await probe.cycle([0, 1])
+        await probe.send(reuse_as_ints(ctx.options), "plugrl.10.1.reuse-integer-mask")
+        assert probe.ws is not None
+        try:
+            frame = await probe.ws.recv()
+        except NoReply as exc:
+            probe.broken = True
+            outcome = f"neither answered nor refused: nothing arrived within {exc.timeout:g}s"
+        except Closed as closed:
+            resync = closed.by == "target" and closed.code == GOING_AWAY and closed.reason == RESYNC_REASON
+            how = "refused" if resync else "neither answered nor refused with a resync"
+            outcome = f"{how}: {describe_close(closed)}"
+        else:
+            kind, shown = probe.decoder.summarize(frame)
+            outcome = "accepted: answered with an action" if kind == "action" else f"answered with {shown}"
+        ctx.report.info(
+            "plugrl.10.1.reuse-integer-mask",
+            expected="an action (accepted) or a close 1001 plugrl-server-resync (refused)",
+            actual=outcome,
+            evidence=probe.transcript,
+        )
     finally:
         await probe.close()
 

@@ -280,12 +280,13 @@ class Probe:
         big: bool = False,
         reuse: list[bool] | None = None,
         timeout: float | None = None,
+        nudged: int | None = None,
     ) -> np.ndarray | None:
         """Send an infer and check the action; `at_stake` passes when it is answered.
 
         Returns the action array, or None when it is not an array.
         """
-        await self.send(infer_message(self.options, envs, big, reuse), at_stake)
+        await self.send(infer_message(self.options, envs, big, reuse, nudged), at_stake)
         message = await self.receive(at_stake, "an action message", timeout)
         report, evidence = self.report, self.transcript
         kind = message.get("message_type")

@@ -1,4 +1,13 @@
-"""Whether each env's rows of an action answer that env's observation, for a deterministic policy (5.3)."""
+"""Whether each env's rows of an action answer that env's observation (5.3).
+
+The clause infers a fault from content, so it is judged only once the same
+run has shown what it relies on: the policy answers a repeated batch
+identically, and nudging one env's observation changes one env's share of the
+action and no more. A policy that answers by position, ignores observations,
+samples or mixes the envs of a batch is conforming; it is recorded as not judged.
+The nudge is judged by how many values change, not where: a server that
+mislays rows moves the change, and must still be judged.
+"""
 
 from __future__ import annotations
 
@@ -15,40 +24,62 @@ def check_rows(
     probe: Probe,
     first: np.ndarray | None,
     repeat: np.ndarray | None,
+    nudged: dict[int, np.ndarray | None],
     answers: dict[tuple[int, ...], np.ndarray | None],
 ) -> None:
-    """Rows of a deterministic policy follow their envs: the same observation, the same row.
+    """Rows follow their envs: env j's row of another batch is column j of `first`.
 
-    Observations depend on the env index only; `first` and `repeat` answered
-    the same batch [0, 1, ...], so env j's row is column j of `first`, and
-    each of `answers` answered a batch of the envs named, in that order.
+    `first` and `repeat` answered the batch [0, 1, ...]; `nudged[j]` answered it
+    with env j's observation nudged; each of `answers` answered a batch of the
+    envs named, in that order. Observations otherwise depend on the env alone.
     """
-    if first is None or repeat is None or first.dtype.kind not in "iuf" or first.shape != repeat.shape:
+    why = _why_not_judged(first, repeat, nudged)
+    if why is not None:
+        report.info("plugrl.5.3.rows-follow-envs", actual=f"not judged, because {why}", evidence=probe.transcript)
         return
+    assert first is not None
     baseline = list(range(first.shape[1]))
-    if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
-        report.info(
-            "plugrl.5.3.rows-follow-envs",
-            actual=f"the policy answered the same observations {baseline} differently: rows not matched",
-            evidence=probe.transcript,
-        )
-        return
     for envs, action in answers.items():
-        if (
-            action is None
-            or action.dtype.kind not in "iuf"
-            or action.ndim < 2
-            or action.shape[1] != len(envs)
-            or action.shape[0] != first.shape[0]
-        ):
-            continue
+        if action is None or not _comparable(action, first[:, list(envs)]):
+            continue  # its form is judged by the action's own clauses
         for position, env in enumerate(envs):
             report.check(
-                action.shape[2:] == first.shape[2:]
-                and np.allclose(action[:, position], first[:, env], equal_nan=True, **ROW_TOLERANCE),
+                _close(action[:, position], first[:, env]),
                 "plugrl.5.3.rows-follow-envs",
                 expected=f"action[:, {position}] of the answer to {list(envs)} equal to env {env}'s row of the answer "
                 f"to {baseline}",
                 actual=f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
                 evidence=probe.transcript,
             )
+
+
+def _why_not_judged(
+    first: np.ndarray | None, repeat: np.ndarray | None, nudged: dict[int, np.ndarray | None]
+) -> str | None:
+    """Why the run has not shown that each row follows its env's observation, or None when it has."""
+    if first is None or repeat is None or first.ndim < 2 or not _comparable(first, repeat):
+        return "the answers to the same batch are not numeric arrays of one shape"
+    baseline = list(range(first.shape[1]))
+    if not _close(first, repeat):
+        return f"the policy answered the same observations {baseline} differently: rows not matched"
+    share = first.size // first.shape[1]  # one env's values: H x prod(da)
+    for env, answer in nudged.items():
+        if answer is None or not _comparable(answer, first):
+            return f"the answer to {baseline} with env {env}'s observation nudged is not comparable"
+        changed = int(np.count_nonzero(~np.isclose(answer, first, equal_nan=True, **ROW_TOLERANCE)))
+        if changed == 0:
+            return f"nudging env {env}'s observation changed no value: the policy does not follow observations"
+        if changed > share:
+            return (
+                f"nudging env {env}'s observation changed {changed} values, more than one env's {share}: "
+                "the policy mixes the envs of a batch"
+            )
+    return None
+
+
+def _comparable(one: np.ndarray, other: np.ndarray) -> bool:
+    return one.dtype.kind in "iuf" and other.dtype.kind in "iuf" and one.shape == other.shape
+
+
+def _close(one: np.ndarray, other: np.ndarray) -> bool:
+    return bool(np.allclose(one, other, equal_nan=True, **ROW_TOLERANCE))

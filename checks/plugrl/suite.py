@@ -97,10 +97,11 @@ PHASES = (
             "plugrl.10.1.reuse-unknown-env",
             "plugrl.10.1.reuse-after-terminal",
             "plugrl.10.1.reuse-malformed",
+            "plugrl.10.1.reuse-integer-mask",
             "plugrl.6.concurrent-clients",
         ),
         "reuse-feedback-obs, when the server lists it: valid reuses answered, impossible and malformed ones "
-        "resynced; when it does not, a reuse refused",
+        "resynced, an integer mask's fate recorded; when it does not, a reuse refused",
         budget=24.0,
     ),
     Phase(

@@ -48,7 +48,7 @@ from tests.zoo.plugrl_faults_behaviour import (
     SkipsUndecodableFrames,
     StopsWith1000,
     StoresUnsplittableInfo,
-    TiresAfterTenInfers,
+    TiresAfterThirteenInfers,
     TracebackThen1011,
     WrongStopReason,
 )
@@ -77,12 +77,12 @@ from tests.zoo.plugrl_faults_content import (
     ReshapeNotTranspose,
     ShortNdarray,
     SortedEnvIds,
+    SortedRows,
     VaryingHorizon,
     WrongActionDim,
     WrongHorizon,
 )
 from tests.zoo.plugrl_faults_reuse import (
-    CastsReuseToBool,
     GlobalReuseCache,
     HonoursUnlistedReuse,
     LenientReuse,
@@ -141,6 +141,8 @@ ZOO: dict[str, ZooEntry] = {
     "env-major": ZooEntry(EnvMajor, "plugrl.5.3.time-major"),
     "reshape-not-transpose": ZooEntry(ReshapeNotTranspose, "plugrl.5.3.rows-follow-envs"),
     "permuted-rows": ZooEntry(PermutedRows, "plugrl.5.3.rows-follow-envs"),
+    # SPEC.md 5.3: an observation-driven policy is judged, however its server lays the rows out.
+    "sorted-rows": ZooEntry(SortedRows, "plugrl.5.3.rows-follow-envs"),
     "no-env-ids": ZooEntry(NoEnvIds, "plugrl.4.3.env-ids-order", knock_on=_clauses("plugrl.5.3.env-ids-form")),
     "sorted-env-ids": ZooEntry(
         SortedEnvIds, "plugrl.4.3.env-ids-order", knock_on=_clauses("plugrl.5.3.rows-follow-envs")
@@ -212,9 +214,9 @@ ZOO: dict[str, ZooEntry] = {
         RecyclesConnections, "plugrl.4.2.keeps-open", phases=("exchange",), may_error=True
     ),
     "one-mib-frame-cap": ZooEntry(OneMebibyteCap, "plugrl.1.1.large-frame"),
-    # Its tenth infer is the exchange phase's last; the errors phase's bystander asks more.
-    "tires-after-ten-infers": ZooEntry(
-        TiresAfterTenInfers, "plugrl.5.3.answered-with-action", phases=("exchange", "errors"), may_error=True
+    # Its thirteenth infer is the exchange phase's last; the errors phase's bystander asks more.
+    "tires-after-thirteen-infers": ZooEntry(
+        TiresAfterThirteenInfers, "plugrl.5.3.answered-with-action", phases=("exchange", "errors"), may_error=True
     ),
     "one-connection-at-a-time": ZooEntry(OneConnectionAtATime, "plugrl.6.concurrent-clients", may_error=True),
     "negotiates-deflate": ZooEntry(NegotiatesDeflate, "plugrl.1.1.no-compression"),
@@ -238,7 +240,6 @@ ZOO: dict[str, ZooEntry] = {
     "global-reuse-cache": ZooEntry(GlobalReuseCache, "plugrl.10.1.reuse-connection-scoped"),
     "reuses-by-position": ZooEntry(ReusesByPosition, "plugrl.10.1.reuse-rows"),
     "pads-short-reuse": ZooEntry(PadsShortReuse, "plugrl.10.1.reuse-malformed"),
-    "casts-reuse-to-bool": ZooEntry(CastsReuseToBool, "plugrl.10.1.reuse-malformed"),
     "takes-first-rows": ZooEntry(TakesFirstRows, "plugrl.10.1.reuse-malformed"),
     "honours-unlisted-reuse": ZooEntry(HonoursUnlistedReuse, "plugrl.10.1.reuse-unoffered"),
     # the feedback timeout

@@ -35,6 +35,7 @@ from tests.zoo.plugrl_messages import (
     observation_rows,
     pack,
     row,
+    state_signals,
     unpack,
 )
 
@@ -62,6 +63,8 @@ class Connection:
     cache: dict[int, dict | None] = field(default_factory=dict)
     infers: int = 0
     last_infer: list[int] = field(default_factory=list)
+    # one number per row of the last infer, read off its observation (reused rows from the cache)
+    signals: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -150,12 +153,18 @@ class ZooServer:
         await connection.ws.send(pack({"message_type": "metadata", "data": self.metadata}))
 
     def action(self, connection: Connection, env_ids: np.ndarray) -> np.ndarray:
-        """The chunk, time-major [H, n, da]; values say step, env and dimension."""
+        """The chunk, time-major [H, n, da]: each env's values follow its observation, step and dimension.
+
+        The checker's observations put env e at a signal of e / 4, so float values read
+        0.SED (step, env, dimension) and integer ones stay within |u1.
+        """
         steps = np.arange(self.horizon).reshape(-1, 1, 1)
-        envs = env_ids.astype(np.int64).reshape(1, -1, 1)
+        signals = connection.signals if len(connection.signals) == len(env_ids) else [0.0] * len(env_ids)
+        envs = np.asarray(signals, dtype=np.float64).reshape(1, -1, 1) * 40
         dims = np.arange(self.action_dim).reshape(1, 1, -1)
-        values = (steps * 100 + envs * 10 + dims) / 1000.0
-        return values.astype(self.action_dtype)
+        if self.action_dtype.kind in "iu":
+            return (steps * 50 + np.rint(envs) + dims).astype(self.action_dtype)
+        return ((steps * 100 + envs + dims) / 1000.0).astype(self.action_dtype)
 
     def action_message(self, connection: Connection, env_ids: np.ndarray, action: np.ndarray) -> Any:
         return {
@@ -171,8 +180,12 @@ class ZooServer:
 
     def check_reuse(self, connection: Connection, env_ids: np.ndarray, reuse: np.ndarray) -> None:
         for env, reused in zip(env_ids.tolist(), reuse.tolist(), strict=False):
-            if reused and connection.cache.get(env) is None:
+            if reused and self.reusable(connection, env) is None:
                 raise ProtocolError("reuse", f"env {env} has no observation to reuse")
+
+    def reusable(self, connection: Connection, env: int) -> dict | None:
+        """The observation a reuse of `env` stands for, None when there is none to reuse."""
+        return connection.cache.get(env)
 
     def remember(self, connection: Connection, env: int, obs: dict | None) -> None:
         connection.cache[env] = obs
@@ -238,15 +251,24 @@ class ZooServer:
             raise ProtocolError("infer", "env_indices is empty or repeats an env")
         int_vector(message["step_ids"], "step_ids", "infer", n)
         self.check_batch_size(connection, n)
-        rows = n
+        reused = [False] * n
         if "reuse" in message:
             if REUSE_FEEDBACK_OBS not in self.features:
                 raise ProtocolError("reuse", "reuse sent but the feature is not offered")
             reuse = flag_vector(message["reuse"], "reuse", n, "reuse")
             self.check_reuse(connection, env_ids, reuse)
-            rows = n - int(reuse.sum())
-        self.check_observation_rows(message["data"], rows, "reuse" if "reuse" in message else "infer")
+            reused = reuse.tolist()
+        self.check_observation_rows(message["data"], n - sum(reused), "reuse" if "reuse" in message else "infer")
+        sent = iter(state_signals(message["data"]))
+        connection.signals = [
+            self.reused_signal(connection, env) if flag else next(sent, 0.0)
+            for env, flag in zip(env_ids.tolist(), reused, strict=False)
+        ]
         return env_ids
+
+    def reused_signal(self, connection: Connection, env: int) -> float:
+        held = self.reusable(connection, env)
+        return (state_signals(held) or [0.0])[0] if held is not None else 0.0
 
     def check_observation_rows(self, obs: Any, rows: int, kind: str) -> None:
         """An infer's observation has one row per env it does not reuse."""

@@ -214,11 +214,11 @@ class GlobalEnvState(ZooServer):
         super().forget(connection)
 
 
-class TiresAfterTenInfers(ZooServer):
-    """Stops answering after ten infers on a connection, and neither answers nor closes it."""
+class TiresAfterThirteenInfers(ZooServer):
+    """Stops answering after thirteen infers on a connection, and neither answers nor closes it."""
 
     async def exchange(self, connection):
-        if connection.infers >= 10:
+        if connection.infers >= 13:
             await connection.ws.wait_closed()
             raise ClientGone()
         await super().exchange(connection)

@@ -39,6 +39,14 @@ class PermutedRows(ZooServer):
         return super().action(connection, env_ids)[:, ::-1]
 
 
+class SortedRows(ZooServer):
+    """Follows each env's observation, but sends the rows in ascending env order while `env_ids`
+    keeps the infer's order."""
+
+    def action(self, connection, env_ids):
+        return super().action(connection, env_ids)[:, np.argsort(env_ids, kind="stable")]
+
+
 class NoEnvIds(ZooServer):
     """The older single-env dialect: the action has no `env_ids`."""
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from tests.zoo.plugrl_core import ZooServer
-from tests.zoo.plugrl_messages import ProtocolError, observation_rows
+from tests.zoo.plugrl_messages import ProtocolError, observation_rows, state_signals
 
 # ---------------------------------------------------------------- 10.1: reuse-feedback-obs
 
@@ -68,10 +68,8 @@ class GlobalReuseCache(ZooServer):
     def remember(self, connection, env, obs):
         self.shared_cache[env] = obs
 
-    def check_reuse(self, connection, env_ids, reuse):
-        for env, reused in zip(env_ids.tolist(), reuse.tolist(), strict=False):
-            if reused and self.shared_cache.get(env) is None:
-                raise ProtocolError("reuse", f"env {env} has no observation to reuse")
+    def reusable(self, connection, env):
+        return self.shared_cache.get(env)
 
 
 # ---------------------------------------------------------------- 10.1: malformed or unoffered reuse
@@ -87,16 +85,6 @@ class PadsShortReuse(ZooServer):
             padded = np.zeros(len(envs), dtype=np.bool_)
             padded[: len(reuse)] = reuse.astype(np.bool_)
             message = {**message, "reuse": padded}
-        return super().read_infer(connection, message)
-
-
-class CastsReuseToBool(ZooServer):
-    """Reads `reuse` as truthy values, so an integer array passes for the |b1 one."""
-
-    def read_infer(self, connection, message):
-        reuse = message.get("reuse")
-        if isinstance(reuse, np.ndarray) and reuse.dtype.kind in "iu":
-            message = {**message, "reuse": reuse.astype(np.bool_)}
         return super().read_infer(connection, message)
 
 
@@ -119,15 +107,6 @@ class HonoursUnlistedReuse(ZooServer):
 # ---------------------------------------------------------------- 10.1: which observation a reused row gets
 
 
-def _state_means(obs: dict) -> list[float]:
-    """One number per observation row: the mean of its first states array."""
-    arrays = list(obs["states"].values())
-    if not arrays:
-        return []
-    first = arrays[0]
-    return [float(np.mean(row)) for row in first.astype(np.float64)]
-
-
 class ReusesByPosition(ZooServer):
     """Answers from the observation, but fills a reused row from the last feedback's row at the same
     position in its batch, not from the same env's."""
@@ -139,7 +118,7 @@ class ReusesByPosition(ZooServer):
 
     def read_infer(self, connection, message):
         env_ids = super().read_infer(connection, message)
-        sent = iter(_state_means(message["data"]))
+        sent = iter(state_signals(message["data"]))
         reuse = message.get("reuse")
         flags = reuse.tolist() if reuse is not None else [False] * len(env_ids)
         stored = self.fed_back.get(connection.ws, [])
@@ -158,7 +137,7 @@ class ReusesByPosition(ZooServer):
 
     def remember(self, connection, env, obs):
         super().remember(connection, env, obs)
-        self.fed_back[connection.ws].append(None if obs is None else _state_means(obs)[0])
+        self.fed_back[connection.ws].append(None if obs is None else state_signals(obs)[0])
 
     def action(self, connection, env_ids):
         values = self.answering[connection.ws].reshape(1, -1, 1)

@@ -150,3 +150,14 @@ def row(obs: dict, index: int) -> dict:
         "states": {k: cut(v) for k, v in obs["states"].items()},
         "text": cut(obs["text"]),
     }
+
+
+def state_signals(obs: Any) -> list[float]:
+    """One number per observation row, for a policy to follow: the mean of its first states array."""
+    states = obs.get("states") if isinstance(obs, dict) else None
+    if not isinstance(states, dict):
+        return []
+    arrays = [a for a in states.values() if isinstance(a, np.ndarray) and a.ndim >= 1]
+    if not arrays or arrays[0].dtype.kind not in "biuf":
+        return []
+    return [float(np.mean(values)) for values in arrays[0].astype(np.float64)]

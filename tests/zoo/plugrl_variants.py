@@ -87,3 +87,42 @@ class MatrixAction(ZooServer):
 
     def action(self, connection: Connection, env_ids: np.ndarray) -> np.ndarray:
         return super().action(connection, env_ids).reshape(self.horizon, len(env_ids), 2, 3)
+
+
+# ---------------------------------------------------------------- policies the row check cannot judge
+
+
+class RowIndexPolicy(ZooServer):
+    """Answers each row with its position in the batch: env i's action is still in row i."""
+
+    def action(self, connection: Connection, env_ids: np.ndarray) -> np.ndarray:
+        positions = np.arange(len(env_ids), dtype=np.float64).reshape(1, -1, 1) / 10
+        return np.broadcast_to(positions, (self.horizon, len(env_ids), self.action_dim)).astype(self.action_dtype)
+
+
+class ConstantPolicy(ZooServer):
+    """Answers every env with the same chunk, whatever it observes."""
+
+    def action(self, connection: Connection, env_ids: np.ndarray) -> np.ndarray:
+        return np.full((self.horizon, len(env_ids), self.action_dim), 0.5, dtype=self.action_dtype)
+
+
+class SamplingPolicy(ZooServer):
+    """Samples each chunk: the same observation gets a different chunk each time."""
+
+    def action(self, connection: Connection, env_ids: np.ndarray) -> np.ndarray:
+        noise = np.random.default_rng().uniform(-1, 1, (self.horizon, len(env_ids), self.action_dim))
+        return (super().action(connection, env_ids) + noise).astype(self.action_dtype)
+
+
+# ---------------------------------------------------------------- lenient reuse
+
+
+class AcceptsIntegerMask(ZooServer):
+    """Reads a 0/1 integer `reuse` as the |b1 mask it stands for (SPEC 10.1 sends |b1; the meaning is one)."""
+
+    def read_infer(self, connection: Connection, message: dict) -> np.ndarray:
+        reuse = message.get("reuse")
+        if isinstance(reuse, np.ndarray) and reuse.dtype.kind in "iu" and set(reuse.tolist()) <= {0, 1}:
+            message = {**message, "reuse": reuse.astype(np.bool_)}
+        return super().read_infer(connection, message)

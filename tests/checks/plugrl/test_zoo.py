@@ -103,35 +103,40 @@ CLI_CASES = {
 }
 
 
+async def cli_check(url: str, *args: str) -> tuple[int | None, str, str]:
+    """`rlconform check plugrl-server URL ARGS` with the quick options: (exit code, stdout, stderr)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "app.cli",
+        "check",
+        "plugrl-server",
+        url,
+        *args,
+        "--timeout",
+        str(ZOO_OPTIONS["timeout"]),
+        "--option",
+        f"patience={ZOO_OPTIONS['patience']}",
+        "--quiet",
+        cwd=REPO_ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), CLI_TIMEOUT)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    return process.returncode, stdout.decode(), stderr.decode()
+
+
 @pytest.mark.parametrize("name", list(CLI_CASES))
 async def test_cli_exits_1_and_names_the_clause(name: str):
     entry = ZOO[name]
     async with running(entry.factory, **entry.server_options) as server:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "app.cli",
-            "check",
-            "plugrl-server",
-            server.url,
-            *CLI_CASES[name],
-            "--timeout",
-            str(ZOO_OPTIONS["timeout"]),
-            "--option",
-            f"patience={ZOO_OPTIONS['patience']}",
-            "--quiet",
-            cwd=REPO_ROOT,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(), CLI_TIMEOUT)
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-    output = stdout.decode()
-    assert process.returncode == 1, f"exit {process.returncode}\n{output}\n{stderr.decode()}"
+        code, output, errors = await cli_check(server.url, *CLI_CASES[name])
+    assert code == 1, f"exit {code}\n{output}\n{errors}"
     assert entry.clause in output
     failed_lines = [line for line in output.splitlines() if line.strip().startswith("FAIL")]
     assert any(entry.clause in line for line in failed_lines), output
