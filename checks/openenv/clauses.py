@@ -266,13 +266,22 @@ _info(
     "openenv.http.crash-response",
     ("What POST /step answers when the environment raises (OpenEnv 0.3.0 sends a plain-text 500)."),
 )
-_should(
-    "openenv.mcp.jsonrpc",
+_must(
+    "openenv.mcp.error-object",
     (
-        "POST /mcp answers any body with 200 and a JSON-RPC 2.0 object: code -32700 for unparsable JSON, "
-        "-32600 for an invalid request."
+        "POST /mcp answers a body that is not a JSON-RPC 2.0 request (unparsable JSON, an empty object) with "
+        'a JSON-RPC 2.0 error response: no server error, a JSON object with jsonrpc "2.0" and an error object '
+        "holding an integer code and a string message."
     ),
 )
+_should(
+    "openenv.mcp.error-code",
+    (
+        "That error response comes with HTTP 200 and id null, and carries code -32700 for unparsable JSON "
+        "and -32600 for an invalid request."
+    ),
+)
+CATALOGUE.alias("openenv.mcp.jsonrpc", "openenv.mcp.error-object")
 
 # 3.20 latency
 _info(
@@ -284,5 +293,12 @@ _must(
     (
         "When the target sets a latency bound, the single-socket round trip and the p99 under the "
         "parallel group stay within it."
+    ),
+)
+_should(
+    "openenv.concurrency.overlap",
+    (
+        "When the server accepts the group and one step takes at least 20 ms, the same step sent at once on "
+        "every session of the group finishes in under 80% of the time the steps take one after another."
     ),
 )

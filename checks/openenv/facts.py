@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from checks.openenv.action_values import invalid_actions, valid_action
 from checks.openenv.http_probe import HttpProbe
 from checks.openenv.options import Ctx, OpenEnvOptions
-from checks.openenv.schemas import invalid_actions, is_valid, valid_action
+from checks.openenv.schemas import is_valid
 
 SCHEMA_KEYS = ("action", "observation", "state")
 

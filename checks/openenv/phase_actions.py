@@ -1,8 +1,15 @@
-"""Each action of the plan in its own episode: valid ones accepted, invalid ones refused without effect."""
+"""Each action of the plan in its own episode: valid ones accepted, invalid ones refused without effect.
+
+Then every property /schema.action advertises, optional ones included, set
+in turn on a valid action: the schema promises that each is accepted.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from checks.core import summarize
+from checks.openenv.action_values import property_actions, valid_action
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.judging import error_problem, judge_error_code, judge_observation, step_count
@@ -76,3 +83,36 @@ async def actions_phase(ctx: Ctx) -> None:
                 )
         finally:
             await finish(ws, ctx.timeout)
+    base = plan.valid[0] if plan.valid else valid_action(schema["action"])
+    if isinstance(base, dict):
+        await _exercise_properties(ctx, schema, base)
+
+
+async def _exercise_properties(ctx: Ctx, schema: dict[str, Any], base: dict[str, Any]) -> None:
+    """Each advertised property set on `base`, each in its own episode; a refusal names the property.
+
+    EXECUTION_ERROR counts as accepted: the action passed validation and the
+    environment itself declined the value, which the schema cannot promise.
+    """
+    report, options = ctx.report, ctx.options
+    actions, skipped = property_actions(schema["action"], base)
+    for name, action in actions:
+        ws = await open_session(ctx, f"property {name!r}: {summarize(action, 80)}")
+        if skipped:
+            ws.transcript.note("properties not exercised (no value sure to be valid): " + "; ".join(skipped))
+        try:
+            await ws.reset(options.reset)
+            reply = await ws.step(action)
+        finally:
+            await finish(ws, ctx.timeout)
+        accepted = reply.kind == "observation" or reply.code == "EXECUTION_ERROR"
+        value = summarize(action[name], 80)
+        report.check(
+            accepted,
+            "openenv.schema.action-accepted",
+            expected=f"an observation for an action /schema.action admits, with property {name!r} = {value}",
+            actual=f"property {name!r} = {value} " + ("accepted" if accepted else f"refused: {reply.describe()}"),
+            evidence=ws.transcript,
+        )
+        if reply.kind == "observation":
+            judge_observation(report, reply, schema, options, ws.transcript, on_reset=False)

@@ -14,6 +14,7 @@ from checks.openenv.phase_group import group_phase
 from checks.openenv.phase_http import http_phase
 from checks.openenv.phase_latency import latency_phase
 from checks.openenv.phase_mcp import mcp_phase
+from checks.openenv.phase_overlap import overlap_phase
 from checks.openenv.phase_reset import reset_phase
 from checks.openenv.phase_session import session_phase
 from checks.openenv.phase_survive import survive_phase
@@ -135,7 +136,12 @@ PHASES = (
         ),
         "POST /reset and /step in simulation mode",
     ),
-    Phase("mcp", mcp_phase, ("openenv.mcp.jsonrpc",), "POST /mcp with unparsable and invalid requests"),
+    Phase(
+        "mcp",
+        mcp_phase,
+        ("openenv.mcp.error-object", "openenv.mcp.error-code"),
+        "POST /mcp with unparsable and invalid requests",
+    ),
     Phase(
         "latency",
         latency_phase,
@@ -146,6 +152,13 @@ PHASES = (
         ),
         "reset+step round trips on one socket and across the parallel group",
         budget=12.0,
+    ),
+    Phase(
+        "overlap",
+        overlap_phase,
+        ("openenv.concurrency.overlap", "openenv.ws.reply-in-time"),
+        "one slow step alone, then the same step sent at once on every session of the group",
+        budget=8.0,
     ),
     Phase(
         "close",

@@ -17,8 +17,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from fastapi import FastAPI, Response, WebSocket, WebSocketDisconnect
-from fastapi.responses import StreamingResponse
+from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 TASKS = {"t1": ("capital of France?", "paris"), "t2": ("2+2?", "4")}
@@ -28,6 +28,12 @@ class QuizAction(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: str = Field(min_length=1, max_length=64)
     confidence: int = Field(50, ge=0, le=100)
+
+
+class AdvertisedQuizAction(QuizAction):
+    """What /schema shows under the `advertise_hint` quirk: one optional member more than /ws accepts."""
+
+    hint: str | None = Field(None, max_length=32)
 
 
 class QuizObservation(BaseModel):
@@ -68,6 +74,8 @@ class Quirks:
     ws_path: str = "/ws"  # where the session endpoint is served
     ws_reset_delay: float = 0.0  # seconds a /ws reset takes before its reply (the session waits meanwhile)
     mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
+    advertise_hint: bool = False  # /schema.action lists an optional `hint` that /ws refuses
+    mcp: str | None = None  # POST /mcp: None (not served), "jsonrpc", "crash", "plain" or "other-code"
 
 
 class Episode:
@@ -131,10 +139,13 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
     @app.get("/schema")
     def schema() -> dict[str, Any]:
         return {
-            "action": QuizAction.model_json_schema(),
+            "action": (AdvertisedQuizAction if quirks.advertise_hint else QuizAction).model_json_schema(),
             "observation": QuizObservation.model_json_schema(),
             "state": QuizState.model_json_schema(),
         }
+
+    if quirks.mcp is not None:
+        app.post("/mcp")(mcp_endpoint(quirks.mcp))
 
     @app.post("/reset")
     def http_reset(body: dict[str, Any]) -> dict[str, Any]:
@@ -201,8 +212,9 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
                     break
                 if kind == "reset":
                     await asyncio.sleep(quirks.ws_reset_delay)
-                    data = message.get("data") if isinstance(message.get("data"), dict) else {}
-                    reply = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
+                    raw_data = message.get("data")
+                    data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+                    reply: dict[str, Any] | str = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
                 elif kind == "step":
                     reply = answer_step(episode, message.get("data"), quirks)
                 elif kind == "state":
@@ -224,6 +236,29 @@ def build_app(quirks: Quirks = Quirks()) -> FastAPI:
     return app
 
 
+def mcp_endpoint(mode: str) -> Any:
+    """POST /mcp speaking no tools: "jsonrpc" answers bad input as JSON-RPC 2.0 requires, the others do not."""
+
+    async def mcp(request: Request) -> Any:
+        raw = await request.body()
+        if mode == "crash":
+            json.loads(raw)  # unguarded: a body that is not JSON becomes a 500
+            return JSONResponse({"detail": "bad request"}, status_code=400)
+        if mode == "plain":
+            return JSONResponse({"detail": "bad request"}, status_code=400)
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            message, code = None, -32700
+        else:
+            code = -32600 if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" else -32601
+        if mode == "other-code":
+            code = -32603
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": "no such request"}}
+
+    return mcp
+
+
 async def trickle():
     for _ in range(10_000):
         yield b" "
@@ -238,7 +273,7 @@ async def receive_or_heartbeat(websocket: WebSocket, idle: float | None) -> dict
         if done:
             break
         await websocket.send_text(json.dumps({"type": "heartbeat", "data": {}}))
-    return await receiving
+    return dict(await receiving)
 
 
 async def ignore_until_disconnect(websocket: WebSocket) -> None:

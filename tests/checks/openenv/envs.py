@@ -1,13 +1,18 @@
 """Small OpenEnv environments served by openenv-core in the tests: the conforming peers.
 
-QuizEnv answers questions (concurrent sessions, seeded nonce); EchoEnv allows
-one session at a time; WalkEnv takes several steps to reach its goal; MoveEnv
-takes nested, constrained actions and scores with integers.
+QuizEnv answers questions (concurrent sessions, seeded nonce); SlowQuizEnv
+takes 50 ms per step; EchoEnv allows one session at a time; WalkEnv takes
+several steps to reach its goal; MoveEnv takes nested, constrained actions and
+scores with integers; FormEnv's action has optional members of many kinds.
 """
 
 from __future__ import annotations
 
+import datetime
+import enum
+import ipaddress
 import random
+import time
 import uuid
 from typing import Any, Literal
 
@@ -15,7 +20,7 @@ from fastapi import FastAPI
 from openenv.core.env_server.http_server import HTTPEnvServer, create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, Field
+from pydantic import UUID4, AnyUrl, BaseModel, EmailStr, Field
 
 # task id -> (prompt, {answer: reward}); the "null" task is the seed's: its answer scores 0.5.
 TASKS: dict[str, tuple[str, dict[str, float]]] = {
@@ -74,6 +79,16 @@ class QuizEnv(Environment[QuizAction, QuizObservation, State]):
     @property
     def state(self) -> State:
         return self._state
+
+
+class SlowQuizEnv(QuizEnv):
+    """A step that waits 50 ms (a remote grader, say) in its session's own executor thread."""
+
+    STEP_SECONDS = 0.05
+
+    def step(self, action: QuizAction, timeout_s: float | None = None, **kwargs: Any) -> QuizObservation:
+        time.sleep(self.STEP_SECONDS)
+        return super().step(action, timeout_s, **kwargs)
 
 
 class EchoAction(Action):
@@ -186,8 +201,69 @@ class MoveEnv(Environment[MoveAction, MoveObservation, State]):
         return self._state
 
 
+class Colour(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+class Detail(BaseModel):
+    level: int = Field(1, ge=1, le=3)
+    tags: list[str] = Field(default_factory=list, max_length=2)
+
+
+class FormAction(Action):
+    """One required member and optional ones of every kind a schema can constrain."""
+
+    answer: Literal["yes", "no"]
+    when: datetime.datetime | None = None
+    day: datetime.date | None = None
+    wait: datetime.timedelta | None = None
+    ticket: UUID4 | None = None
+    contact: EmailStr | None = None
+    link: AnyUrl | None = None
+    address: ipaddress.IPv4Address | None = None
+    colour: Colour = Colour.RED
+    mode: Literal["fast", "slow"] = "fast"
+    share: float = Field(0.5, gt=0, lt=1, multiple_of=0.25)
+    count: int = Field(10, ge=5, le=50, multiple_of=5)
+    flag: bool = False
+    code: str = Field("abc", pattern=r"^[a-z]+$", max_length=8)
+    detail: Detail | None = None
+    scores: list[float] = Field(default_factory=list, max_length=3)
+
+
+class FormEnv(Environment[FormAction, QuizObservation, State]):
+    """Accepts any action its schema admits; rewards "yes"."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = State(episode_id=None, step_count=0)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> QuizObservation:
+        self._state = State(episode_id=episode_id or "form", step_count=0)
+        return QuizObservation(prompt="fill the form")
+
+    def step(self, action: FormAction, timeout_s: float | None = None, **kwargs: Any) -> QuizObservation:
+        self._state.step_count += 1
+        return QuizObservation(feedback=action.model_dump_json()[:200], done=True, reward=float(action.answer == "yes"))
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
 def quiz_app(env_class: type = QuizEnv, action_class: type = QuizAction, max_sessions: int = 8):
     return create_fastapi_app(env_class, action_class, QuizObservation, max_concurrent_envs=max_sessions)
+
+
+def slow_quiz_app(env_class: type = SlowQuizEnv):
+    return create_fastapi_app(env_class, QuizAction, QuizObservation, max_concurrent_envs=8)
+
+
+def form_app():
+    return create_fastapi_app(FormEnv, FormAction, QuizObservation, max_concurrent_envs=8)
 
 
 def echo_app():
@@ -243,6 +319,7 @@ ECHO_OPTIONS: dict[str, Any] = {
 }
 # No actions listed: the suite generates a valid one and invalid variants from the nested schema.
 MOVE_OPTIONS: dict[str, Any] = {"timeout": 5.0, "latency_rounds": 5}
+FORM_OPTIONS: dict[str, Any] = {"timeout": 5.0, "latency_rounds": 5}
 WALK_OPTIONS: dict[str, Any] = {
     "reset": {"task_id": "near"},
     "contrast_task_id": "far",

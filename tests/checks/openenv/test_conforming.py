@@ -16,6 +16,11 @@ def big_integer_rewarded_app():
     return build_app(Quirks(integer_rewards=True, feedback_padding=1024 * 1024))
 
 
+def mcp_app():
+    """A hand-made server whose POST /mcp answers bad bodies as JSON-RPC 2.0 requires."""
+    return build_app(Quirks(mcp="jsonrpc"))
+
+
 PEERS = {
     "quiz, concurrent and seeded": (envs.quiz_app, envs.QUIZ_OPTIONS),
     "the seed's scenario": (envs.quiz_app, envs.SEED_OPTIONS),
@@ -25,6 +30,9 @@ PEERS = {
     "hand-made, 1 MiB observations and integer rewards": (big_integer_rewarded_app, envs.QUIZ_OPTIONS),
     "production mode (no HTTP /reset, /step, /state)": (envs.production_quiz_app, envs.QUIZ_OPTIONS),
     "nested action models, generated actions": (envs.move_app, envs.MOVE_OPTIONS),
+    "slow steps served concurrently": (envs.slow_quiz_app, envs.QUIZ_OPTIONS),
+    "optional action members of every kind": (envs.form_app, envs.FORM_OPTIONS),
+    "hand-made with a JSON-RPC /mcp": (mcp_app, envs.QUIZ_OPTIONS),
 }
 
 
@@ -88,3 +96,45 @@ async def test_every_result_of_a_phase_that_talked_to_the_target_names_its_trans
         if result.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.INFO):
             assert result.transcript_ids, result.clause_id
             assert all(report.transcripts[t].frames for t in result.transcript_ids), result.clause_id
+
+
+async def test_slow_steps_served_concurrently_are_judged_to_overlap():
+    with serve_in_thread(envs.slow_quiz_app()) as url:
+        report = await check(url, envs.QUIZ_OPTIONS, ["overlap"])
+    overlap = report.results[("overlap", "openenv.concurrency.overlap")]
+    assert overlap.verdict is Verdict.PASS, overlap.actual
+    assert "one step alone" in overlap.actual
+
+
+async def test_quick_steps_are_not_judged_for_overlap():
+    with serve_in_thread(envs.quiz_app()) as url:
+        report = await check(url, envs.QUIZ_OPTIONS, ["overlap"])
+    overlap = report.results[("overlap", "openenv.concurrency.overlap")]
+    assert overlap.verdict is Verdict.INFO
+    assert overlap.actual.startswith("not judged, because one step takes")
+
+
+async def test_a_group_beyond_capacity_is_not_judged_for_overlap():
+    with serve_in_thread(envs.slow_quiz_app()) as url:
+        report = await check(url, {**envs.QUIZ_OPTIONS, "group_size": 9}, ["overlap"])
+    overlap = report.results[("overlap", "openenv.concurrency.overlap")]
+    assert overlap.verdict is Verdict.INFO
+    assert overlap.actual.startswith("not judged, because the group was not accepted")
+
+
+async def test_every_advertised_action_property_is_sent_once_and_accepted():
+    with serve_in_thread(envs.form_app()) as url:
+        report = await check(url, envs.FORM_OPTIONS, ["actions"])
+    accepted = report.results[("actions", "openenv.schema.action-accepted")]
+    assert accepted.verdict is Verdict.PASS, accepted.actual
+    properties = envs.FormAction.model_json_schema()["properties"]
+    assert accepted.checks == 1 + len(properties)  # the generated action, then one per property
+    sent = " ".join(t.label for t in report.transcripts.values())
+    assert all(f"property {name!r}" in sent for name in properties)
+
+
+async def test_a_server_without_mcp_is_unsupported_not_failed():
+    with serve_in_thread(build_app()) as url:
+        report = await check(url, envs.QUIZ_OPTIONS, ["mcp"])
+    for clause_id in ("openenv.mcp.error-object", "openenv.mcp.error-code"):
+        assert report.results[("mcp", clause_id)].verdict is Verdict.UNSUPPORTED

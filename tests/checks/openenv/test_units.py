@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from checks.openenv.action_values import UNEXPECTED_KEY, invalid_actions, property_actions, valid_action
+from checks.openenv.http_probe import HttpReply
 from checks.openenv.judging import (
     code_problem,
     envelope_problem,
@@ -14,7 +16,8 @@ from checks.openenv.judging import (
     unprompted_problem,
 )
 from checks.openenv.options import OpenEnvOptions
-from checks.openenv.schemas import UNEXPECTED_KEY, invalid_actions, is_valid, schema_errors, valid_action
+from checks.openenv.phase_mcp import error_response_problem
+from checks.openenv.schemas import is_valid, schema_errors
 from checks.openenv.session import Reply, decode_frame, ws_url
 
 ACTION = {
@@ -136,3 +139,55 @@ def test_unprompted_judgement():
     heartbeat = unprompted_problem(frame({"type": "heartbeat", "data": {}}))
     assert heartbeat is not None and "heartbeat" in heartbeat
     assert unprompted_problem(frame({"type": "error", "data": {"code": "UNKNOWN_TYPE", "message": "m"}}))
+
+
+def test_each_property_gets_a_valid_value_other_than_the_base_or_default():
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["answer"],
+        "properties": {
+            "answer": {"enum": ["yes", "no"]},
+            "share": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "default": 0.5},
+            "count": {"type": "integer", "minimum": 5, "maximum": 50, "multipleOf": 5, "default": 5},
+            "when": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}], "default": None},
+            "flag": {"type": "boolean", "default": False},
+        },
+    }
+    actions, skipped = property_actions(schema, {"answer": "yes"})
+    values = {name: action[name] for name, action in actions}
+    assert values == {"answer": "no", "share": 0.25, "count": 10, "when": "2024-01-02T03:04:05Z", "flag": True}
+    assert skipped == []
+    assert all(is_valid(action, schema) for _, action in actions)
+
+
+def test_a_property_no_sure_value_exists_for_is_left_out_not_guessed():
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "format": "file-path"},
+            "code": {"type": "string", "pattern": "^[XYZ]{3}$"},
+            "word": {"type": "string", "pattern": "^[a-z]+$"},
+        },
+    }
+    actions, skipped = property_actions(schema, {})
+    assert [name for name, _ in actions] == ["word"]
+    assert [note.split(":")[0] for note in skipped] == ["'path'", "'code'"]
+
+
+@pytest.mark.parametrize(
+    "status, body, problem",
+    [
+        (200, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}, None),
+        (400, {"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32700, "message": "x"}}, None),
+        (500, {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": "x"}}, "a server error"),
+        (400, {"detail": "bad request"}, 'jsonrpc is not "2.0"'),
+        (200, {"jsonrpc": "2.0", "id": None, "result": {}}, "no error object"),
+        (200, {"jsonrpc": "2.0", "id": None, "error": {"code": "-32700", "message": "x"}}, "the error object lacks"),
+        (200, None, "not a JSON object"),
+    ],
+)
+def test_a_jsonrpc_error_response_is_told_from_other_answers(status, body, problem):
+    reply = HttpReply(status, "application/json", "", body, body is not None)
+    found = error_response_problem(reply)
+    assert (found is None) if problem is None else (found is not None and found.startswith(problem))
