@@ -158,6 +158,11 @@ _info(
     "or refuses it with a resync (both are conforming).",
 )
 _should(
+    "plugrl.10.1.reuse-integer-mask-handled",
+    "A server listing reuse-feedback-obs answers a reuse sent as a 0/1 integer array with an action or a "
+    "1001 plugrl-server-resync close, never with another close (such as 1011), another frame or silence.",
+)
+_should(
     "plugrl.10.1.reuse-unoffered",
     "A server that does not list reuse-feedback-obs closes an infer carrying reuse with 1001 plugrl-server-resync.",
 )

@@ -35,6 +35,7 @@ REUSE_CLAUSES = (
     "plugrl.10.1.reuse-rows",
     "plugrl.10.1.reuse-malformed",
     "plugrl.10.1.reuse-integer-mask",
+    "plugrl.10.1.reuse-integer-mask-handled",
     "plugrl.10.1.reuse-connection-scoped",
 )
 
@@ -163,21 +164,26 @@ async def _integer_mask(ctx: Ctx) -> None:
         await probe.cycle([0, 1])
         await probe.send(reuse_as_ints(ctx.options), "plugrl.10.1.reuse-integer-mask")
         assert probe.ws is not None
+        handled = False
         try:
             frame = await probe.ws.recv()
         except NoReply as exc:
             probe.broken = True
             outcome = f"neither answered nor refused: nothing arrived within {exc.timeout:g}s"
         except Closed as closed:
-            resync = closed.by == "target" and closed.code == GOING_AWAY and closed.reason == RESYNC_REASON
-            how = "refused" if resync else "neither answered nor refused with a resync"
+            handled = closed.by == "target" and closed.code == GOING_AWAY and closed.reason == RESYNC_REASON
+            how = "refused" if handled else "neither answered nor refused with a resync"
             outcome = f"{how}: {describe_close(closed)}"
         else:
             kind, shown = probe.decoder.summarize(frame)
-            outcome = "accepted: answered with an action" if kind == "action" else f"answered with {shown}"
-        ctx.report.info(
-            "plugrl.10.1.reuse-integer-mask",
-            expected="an action (accepted) or a close 1001 plugrl-server-resync (refused)",
+            handled = kind == "action"
+            outcome = "accepted: answered with an action" if handled else f"answered with {shown}"
+        expected = "an action (accepted) or a close 1001 plugrl-server-resync (refused)"
+        ctx.report.info("plugrl.10.1.reuse-integer-mask", expected=expected, actual=outcome, evidence=probe.transcript)
+        ctx.report.check(
+            handled,
+            "plugrl.10.1.reuse-integer-mask-handled",
+            expected=expected,
             actual=outcome,
             evidence=probe.transcript,
         )

@@ -98,6 +98,7 @@ PHASES = (
             "plugrl.10.1.reuse-after-terminal",
             "plugrl.10.1.reuse-malformed",
             "plugrl.10.1.reuse-integer-mask",
+            "plugrl.10.1.reuse-integer-mask-handled",
             "plugrl.6.concurrent-clients",
         ),
         "reuse-feedback-obs, when the server lists it: valid reuses answered, impossible and malformed ones "

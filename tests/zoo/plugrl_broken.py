@@ -83,6 +83,7 @@ from tests.zoo.plugrl_faults_content import (
     WrongHorizon,
 )
 from tests.zoo.plugrl_faults_reuse import (
+    CrashesOnIntegerMask,
     GlobalReuseCache,
     HonoursUnlistedReuse,
     LenientReuse,
@@ -242,6 +243,7 @@ ZOO: dict[str, ZooEntry] = {
     "pads-short-reuse": ZooEntry(PadsShortReuse, "plugrl.10.1.reuse-malformed"),
     "takes-first-rows": ZooEntry(TakesFirstRows, "plugrl.10.1.reuse-malformed"),
     "honours-unlisted-reuse": ZooEntry(HonoursUnlistedReuse, "plugrl.10.1.reuse-unoffered"),
+    "crashes-on-integer-mask": ZooEntry(CrashesOnIntegerMask, "plugrl.10.1.reuse-integer-mask-handled"),
     # the feedback timeout
     "feedback-timeout-1011": _feedback_timeout_entry(FeedbackTimeout1011, "plugrl.7.3.feedback-timeout-close"),
     "feedback-timeout-1000": _feedback_timeout_entry(FeedbackTimeout1000, "plugrl.7.3.feedback-timeout-close"),

@@ -50,6 +50,16 @@ class RejectsAllRowsReused(ZooServer):
         super().check_reuse(connection, env_ids, reuse)
 
 
+class CrashesOnIntegerMask(ZooServer):
+    """Lists reuse-feedback-obs and dies (close 1011) on a reuse that is not |b1."""
+
+    def read_infer(self, connection, message):
+        reuse = message.get("reuse")
+        if isinstance(reuse, np.ndarray) and reuse.dtype != np.bool_:
+            raise RuntimeError("reuse mask is not boolean")
+        return super().read_infer(connection, message)
+
+
 class RejectsReuse(ZooServer):
     """Lists reuse-feedback-obs but closes on any infer that reuses."""
 
