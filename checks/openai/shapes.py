@@ -178,7 +178,7 @@ def _entry_problems(entry: Any, k: int) -> list[str]:
     raw = [t.get("logprob") if isinstance(t, dict) else None for t in top]
     if not all(_finite_nonpositive(v) for v in raw):
         return [f"top_logprobs hold a bad logprob: {raw}"]
-    values = [float(v) for v in raw]
+    values = [float(v) for v in raw if v is not None]
     if values != sorted(values, reverse=True):
         return [f"top_logprobs are not in descending order: {values}"]
     return []
