@@ -1,0 +1,19 @@
+"""An endpoint that ignores logprobs: true (seen in llmock, stubllm, the litellm mock), leaving RL without behaviour logprobs.
+
+Broken clause: openai.logprobs.content.
+"""
+
+from checks.openai.reference import ReferenceModel, make_app as reference_app
+
+EXPECTED = "openai.logprobs.content"
+ALSO: set[str] = set()
+OPTIONS: dict = {}
+
+
+class NoLogprobs(ReferenceModel):
+    def render(self, body, completion):
+        return super().render({**body, "logprobs": False}, completion)
+
+
+def make_app():
+    return reference_app(NoLogprobs())
