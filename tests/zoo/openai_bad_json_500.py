@@ -5,7 +5,8 @@ Broken clause: openai.errors.rejects-invalid.
 
 from starlette.responses import PlainTextResponse
 
-from checks.openai.reference import ReferenceModel, Refusal, make_app as reference_app
+from checks.openai.reference import ReferenceModel, Refusal
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.errors.rejects-invalid"
 ALSO: set[str] = set()

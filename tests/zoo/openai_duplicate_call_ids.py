@@ -3,7 +3,8 @@
 Broken clause: openai.tools.call-shape.
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.tools.call-shape"
 ALSO = {"openai.tools.round-trip"}

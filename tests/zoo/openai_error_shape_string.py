@@ -5,7 +5,8 @@ Broken clause: openai.errors.shape.
 
 from starlette.responses import JSONResponse
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.errors.shape"
 ALSO: set[str] = set()

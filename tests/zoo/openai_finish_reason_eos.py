@@ -3,7 +3,8 @@
 Broken clause: openai.chat.finish-reason.
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.chat.finish-reason"
 ALSO = {"openai.stream.format"}

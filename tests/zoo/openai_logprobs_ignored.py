@@ -1,9 +1,10 @@
-"""An endpoint that ignores logprobs: true (seen in llmock, stubllm, the litellm mock), leaving RL without behaviour logprobs.
+"""An endpoint that ignores logprobs: true (llmock, stubllm, the litellm mock): no behaviour logprobs for RL.
 
 Broken clause: openai.logprobs.content.
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.logprobs.content"
 ALSO: set[str] = set()

@@ -3,7 +3,8 @@
 Broken clause: openai.limits.max-tokens (usage then exceeds max_tokens too, and a cut tool call is whole).
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.limits.max-tokens"
 ALSO = {"openai.usage.within-max-tokens"}

@@ -7,7 +7,8 @@ import json
 
 from starlette.responses import StreamingResponse
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.stream.format"
 ALSO: set[str] = set()

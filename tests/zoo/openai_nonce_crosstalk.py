@@ -6,7 +6,8 @@ Broken clause: openai.concurrency.parallel.
 
 import asyncio
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.concurrency.parallel"
 ALSO = {"openai.determinism.repeat", "openai.determinism.declared"}

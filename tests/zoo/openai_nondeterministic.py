@@ -5,7 +5,8 @@ Broken clause: openai.determinism.declared (the SHOULD repeat clause warns too).
 
 import itertools
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.determinism.declared"
 ALSO = {"openai.determinism.repeat"}

@@ -5,7 +5,8 @@ Broken clause: openai.tools.parallel.
 
 import json
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.tools.parallel"
 ALSO = {"openai.stream.equivalent"}

@@ -4,7 +4,8 @@
 Broken clause: openai.tools.round-trip.
 """
 
-from checks.openai.reference import ReferenceModel, Refusal, make_app as reference_app
+from checks.openai.reference import ReferenceModel, Refusal
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.tools.round-trip"
 ALSO: set[str] = set()

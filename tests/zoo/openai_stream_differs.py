@@ -3,7 +3,8 @@
 Broken clause: openai.stream.equivalent (the streamed UTF-8 echo loses its last word too).
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.stream.equivalent"
 ALSO = {"openai.unicode.round-trip"}

@@ -3,7 +3,8 @@
 Broken clause: openai.stream.equivalent.
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.stream.equivalent"
 ALSO: set[str] = set()

@@ -3,7 +3,8 @@
 Broken clause: openai.tools.truncated-call.
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.tools.truncated-call"
 ALSO: set[str] = set()

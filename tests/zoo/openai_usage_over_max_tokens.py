@@ -3,7 +3,8 @@
 Broken clause: openai.usage.within-max-tokens.
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.usage.within-max-tokens"
 ALSO: set[str] = set()

@@ -3,7 +3,8 @@
 Broken clause: openai.usage.consistent.
 """
 
-from checks.openai.reference import ReferenceModel, make_app as reference_app
+from checks.openai.reference import ReferenceModel
+from checks.openai.reference import make_app as reference_app
 
 EXPECTED = "openai.usage.consistent"
 ALSO: set[str] = set()
