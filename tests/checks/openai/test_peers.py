@@ -65,7 +65,7 @@ def test_cli_exits_0_on_llmock_and_2_when_unreachable():
                 "--option",
                 "concurrency=4",
                 "--timeout",
-                "5",
+                "15",
             ],
             capture_output=True,
             text=True,
