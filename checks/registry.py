@@ -61,6 +61,7 @@ class RunningServer(Protocol):
 DEMO_SERVERS: dict[str, str] = {
     "plugrl-server": "checks.plugrl.reference:start_reference_server",
     "rllink": "checks.rllink.reference:start_reference_server",
+    "openai-chat": "checks.openai.reference:start_reference_server",
 }
 
 

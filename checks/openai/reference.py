@@ -8,6 +8,8 @@ per quoted string in the prompt, and gives each token the logprob -(i+1)/64.
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
 import re
 import uuid
@@ -18,6 +20,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+
+from checks.asgi_server import AsgiServer, serve_asgi
 
 MODEL_ID = "rlconform-reference"
 CONTEXT_WINDOW = 4096
@@ -257,3 +261,32 @@ def make_app(model: ReferenceModel | None = None) -> Starlette:
         return await model.answer(body)
 
     return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", chat, methods=["POST"])])
+
+
+async def start_reference_server(host: str = "127.0.0.1", port: int = 0, *, api_key: str | None = None) -> AsgiServer:
+    """The reference endpoint in-process; its `url` is the base URL ending in /v1 (`port=0`: a free port)."""
+    model = ReferenceModel()
+    model.api_key = api_key
+    return await serve_asgi(make_app(model), host, port, path="/v1")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="rlconform reference-server openai", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--api-key", help="require this bearer token")
+    args = parser.parse_args(argv)
+
+    async def run() -> None:
+        server = await start_reference_server(args.host, args.port, api_key=args.api_key)
+        print(f"OpenAI-compatible reference endpoint at {server.url}", flush=True)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await server.close()
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        pass
+    return 0

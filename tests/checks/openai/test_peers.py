@@ -79,3 +79,39 @@ def test_cli_exits_0_on_llmock_and_2_when_unreachable():
         timeout=60,
     )
     assert gone.returncode == 2, gone.stdout[-2000:]
+
+
+async def test_in_process_reference_server_is_the_demo_peer_and_passes():
+    from checks.openai.reference import start_reference_server
+
+    server = await start_reference_server()
+    try:
+        assert server.url.endswith("/v1")
+        report = await check(server.url)
+    finally:
+        await server.close()
+    assert report.outcome() == "pass", verdicts(report, Verdict.FAIL, Verdict.ERROR)
+
+
+def test_reference_server_command_serves_the_endpoint():
+    from tests.app.helpers import free_port
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "reference-server", "openai", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        assert f"127.0.0.1:{port}/v1" in server.stdout.readline()
+        checked = subprocess.run(
+            [sys.executable, "-m", "app.cli", "check", "openai-chat", f"http://127.0.0.1:{port}/v1", "--phase", "chat"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert checked.returncode == 0, checked.stdout[-2000:]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -1,0 +1,46 @@
+"""Serve an ASGI app in-process on a free port: for reference servers that run beside the checker."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import uvicorn
+
+
+class AsgiServer:
+    """A uvicorn server on a socket of its own, started and stopped on the running event loop."""
+
+    def __init__(self, app: Any, sock: socket.socket, scheme: str = "http", path: str = "") -> None:
+        self._sock = sock
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self._task: asyncio.Task[None] | None = None
+        self.host, self.port = sock.getsockname()[:2]
+        self.url = f"{scheme}://{self.host}:{self.port}{path}"
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
+        while not self._server.started:
+            if self._task.done():
+                await self._task  # raises what stopped it
+                raise RuntimeError("the server stopped before it started")
+            await asyncio.sleep(0.01)
+
+    async def close(self) -> None:
+        self._server.should_exit = True
+        if self._task is not None:
+            await self._task
+        self._sock.close()
+
+
+async def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, path: str = "") -> AsgiServer:
+    """Start `app` on `host:port` (0 takes a free port from the OS) and return once it accepts connections."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    server = AsgiServer(app, sock, path=path)
+    await server.start()
+    return server
