@@ -17,6 +17,7 @@ KINDS: dict[str, str] = {
     "openenv": "checks.openenv.suite:SUITE",
     "rlmesh": "checks.rlmesh.suite:SUITE",
     "rllink": "checks.rllink.suite:SUITE",
+    "openai-chat": "checks.openai.suite:SUITE",
 }
 
 
