@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checks.session.client import Reply, SessionClient
+from checks.session.stream import assembled_completion
 
 SCHEDULE = (
     "initial",
@@ -75,8 +76,17 @@ def tool_results(message: dict[str, Any]) -> list[dict[str, Any]]:
     return results
 
 
-async def run_schedule(client: SessionClient, sid: str, base: dict[str, Any]) -> ScheduleRun:
-    """Drive the schedule; stops at the first call that is not a 200 JSON reply (the caller judges it)."""
+async def run_schedule(
+    client: SessionClient,
+    sid: str,
+    base: dict[str, Any],
+    events: tuple[str, ...] = SCHEDULE,
+    streamed: tuple[str, ...] = (),
+) -> ScheduleRun:
+    """Drive `events` of the schedule, streaming those in `streamed` (their reply body is the assembled stream).
+
+    Stops at the first call that is not a 200 reply with a body (the caller judges it).
+    """
     run = ScheduleRun()
     history: list[dict[str, Any]] = [
         {"role": "system", "content": "You are a weather assistant."},
@@ -84,7 +94,7 @@ async def run_schedule(client: SessionClient, sid: str, base: dict[str, Any]) ->
     ]
     last_request: list[dict[str, Any]] = []
     retries = 0
-    for event in SCHEDULE:
+    for event in events:
         if event == "append_tool":
             history += tool_results(history[-1])
         elif event == "append_user":
@@ -105,7 +115,11 @@ async def run_schedule(client: SessionClient, sid: str, base: dict[str, Any]) ->
                 {"role": "user", "content": "Thanks. Anything to add?"},
             ]
         request = {**base, "messages": list(history), "tools": [WEATHER_TOOL]}
+        if event in streamed:
+            request["stream"] = True
         reply = await client.chat(sid, request)
+        if event in streamed and reply.status == 200 and reply.content_type.startswith("text/event-stream"):
+            reply.body = assembled_completion(reply.raw)
         snapshot = await client.get(sid)
         run.steps.append(Step(event, request, reply, snapshot))
         if reply.status != 200 or not isinstance(reply.body, dict):

@@ -74,7 +74,7 @@ def validate(body: dict[str, Any]) -> BackendReply | None:
     return None
 
 
-PLACE = re.compile(r"\b(?:in|for|of|at)\s+([A-Z][\w-]*)")
+PLACE = re.compile(r"\"([A-Z][\w-]*)\"|\b(?:in|for|of|at)\s+([A-Z][\w-]*)")
 
 
 def _arguments(parameters: dict[str, Any], place: str) -> dict[str, Any]:
@@ -102,7 +102,7 @@ def _tool_calls(tools: list[Any], tool_choice: Any, user_text: str) -> list[tupl
     chosen = [f for f in functions if _mentioned(f, user_text)]
     if not chosen and (tool_choice == "required" or isinstance(tool_choice, dict)):
         chosen = functions[:1]
-    places = list(dict.fromkeys(PLACE.findall(user_text))) or ["Paris"]
+    places = list(dict.fromkeys(quoted or bare for quoted, bare in PLACE.findall(user_text))) or ["Paris"]
     return [(str(f.get("name")), _arguments(f.get("parameters") or {}, place)) for f in chosen for place in places]
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from checks.core import PhaseStopped, TargetUnreachable, Transcript, summarize, truncate
+from checks.http_options import HttpOptions, http_client
 
 BODY_CAP = 32 * 1024 * 1024
 
@@ -43,13 +44,11 @@ class Reply:
 class SessionClient:
     """One httpx client for one transcript. A refused connection raises TargetUnreachable, a timeout PhaseStopped."""
 
-    def __init__(
-        self, base_url: str, transcript: Transcript, timeout: float, headers: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, base_url: str, transcript: Transcript, timeout: float, options: HttpOptions | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.transcript = transcript
         self.timeout = timeout
-        self.client = httpx.AsyncClient(timeout=timeout, headers=headers or {})
+        self.client = http_client(options or HttpOptions(), timeout)
 
     async def __aenter__(self) -> SessionClient:
         return self

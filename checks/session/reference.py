@@ -106,9 +106,12 @@ class SessionServer:
             "status_code": 200,
         }
 
-    def client_reply(self, response: dict[str, Any]) -> dict[str, Any]:
+    def client_reply(self, response: dict[str, Any], asked_logprobs: bool) -> dict[str, Any]:
+        """The backend's answer minus replay payloads, and minus the forced logprobs the agent did not ask for."""
         reply = json.loads(json.dumps(response))
         for choice in reply.get("choices", []):
+            if not asked_logprobs:
+                choice["logprobs"] = None
             for key in STRIPPED_META:
                 choice.get("meta_info", {}).pop(key, None)
         return reply
@@ -190,7 +193,7 @@ class SessionServer:
                 self.commit(session, plan, body, sent, response, requested_at)
         except SessionError as exc:
             return self.error(exc.status, exc.message)
-        reply = self.client_reply(response)
+        reply = self.client_reply(response, bool(body.get("logprobs")))
         if body.get("stream"):
             return self.stream(reply, bool((body.get("stream_options") or {}).get("include_usage")))
         return JSONResponse(reply)

@@ -12,13 +12,24 @@ from typing import Any
 
 IM_START = 1
 IM_END = 2
+TOOL_START = 3
+TOOL_END = 4
 TEXT_OFFSET = 16  # a character's token id is its code point plus this
-SPECIAL_PIECES = {IM_START: "<|im_start|>", IM_END: "<|im_end|>"}
+SPECIAL_PIECES = {IM_START: "<|im_start|>", IM_END: "<|im_end|>", TOOL_START: "<tool_call>", TOOL_END: "</tool_call>"}
 ROLES = ("system", "user", "assistant", "tool")
 
 
 def encode(text: str) -> list[int]:
-    return [ord(ch) + TEXT_OFFSET for ch in text]
+    """Characters one token each; the tool-call markers are single special tokens."""
+    ids: list[int] = []
+    for index, part in enumerate(text.split("<tool_call>")):
+        if index:
+            ids.append(TOOL_START)
+        for inner, chunk in enumerate(part.split("</tool_call>")):
+            if inner:
+                ids.append(TOOL_END)
+            ids += [ord(ch) + TEXT_OFFSET for ch in chunk]
+    return ids
 
 
 def piece(token_id: int) -> str:
@@ -26,12 +37,12 @@ def piece(token_id: int) -> str:
 
 
 def decode(token_ids: list[int]) -> str:
-    """The text of ordinary tokens; special tokens are left out."""
-    return "".join(chr(t - TEXT_OFFSET) for t in token_ids if t >= TEXT_OFFSET)
+    """The text of the tokens; the chat markers are left out, the tool-call markers kept."""
+    return "".join(piece(t) for t in token_ids if t not in (IM_START, IM_END))
 
 
-def tool_call_text(name: str, arguments: dict[str, Any]) -> str:
-    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}) + "</tool_call>"
+def tool_call_text(name: str, arguments: Any) -> str:
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}, separators=(",", ":")) + "</tool_call>"
 
 
 def message_body(message: dict[str, Any]) -> str:
