@@ -20,6 +20,16 @@ from checks.http_options import HttpOptions
 Preset = Literal["strict-openai", "llmock", "miles-session"]
 Offered = Literal["preset", "yes", "no"]
 ErrorShape = Literal["openai", "miles"]
+# The profile's yes/no capabilities, each an option that overrides its preset.
+OFFERED_FIELDS = (
+    "logprobs",
+    "max_tokens",
+    "strict_validation",
+    "tools",
+    "parallel_tool_calls",
+    "streaming",
+    "deterministic",
+)
 
 
 @dataclass(frozen=True)
@@ -83,16 +93,7 @@ class OpenAIChatOptions(SuiteOptions, HttpOptions):
         64, ge=8, le=4096, description="max_tokens sent with ordinary requests, to keep real models quick."
     )
 
-    @pydantic.field_validator(
-        "logprobs",
-        "max_tokens",
-        "strict_validation",
-        "tools",
-        "parallel_tool_calls",
-        "streaming",
-        "deterministic",
-        mode="before",
-    )
+    @pydantic.field_validator(*OFFERED_FIELDS, mode="before")
     @classmethod
     def _booleans(cls, value: Any) -> Any:
         """`--option logprobs=false` reads as "no"."""
@@ -101,15 +102,7 @@ class OpenAIChatOptions(SuiteOptions, HttpOptions):
     def profile(self) -> Profile:
         base = PRESETS[self.preset]
         changes: dict[str, Any] = {}
-        for name in (
-            "logprobs",
-            "max_tokens",
-            "strict_validation",
-            "tools",
-            "parallel_tool_calls",
-            "streaming",
-            "deterministic",
-        ):
+        for name in OFFERED_FIELDS:
             value = getattr(self, name)
             if value != "preset":
                 changes[name] = value == "yes"

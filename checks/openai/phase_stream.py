@@ -40,7 +40,8 @@ async def stream_phase(ctx: Ctx) -> None:
         )
         unicode = await http.stream({**chat_body(model, f"Repeat exactly: {UNICODE_TEXT}", cap), "stream": True})
         text = str(assembled(unicode)["content"])
-        problems = stream_format_problems(unicode) or unicode_problems(text, ctx.state.echoes is True)
+        problems = [unicode.problem or f"status {unicode.status}"] if unicode.status != 200 or unicode.problem else []
+        problems = problems or unicode_problems(text, ctx.state.echoes is True)
         report.check(
             not problems,
             "openai.unicode.round-trip",
