@@ -44,7 +44,9 @@ class Reply:
 class SessionClient:
     """One httpx client for one transcript. A refused connection raises TargetUnreachable, a timeout PhaseStopped."""
 
-    def __init__(self, base_url: str, transcript: Transcript, timeout: float, options: HttpOptions | None = None) -> None:
+    def __init__(
+        self, base_url: str, transcript: Transcript, timeout: float, options: HttpOptions | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.transcript = transcript
         self.timeout = timeout

@@ -61,7 +61,9 @@ class Float32RoundedSamples(SessionServer):
     def assemble(self, session: Session, *args: Any) -> tuple[list[WireSample], str | None]:
         samples, reason = super().assemble(session, *args)
         for sample in samples:
-            sample.tensors["rollout_log_probs"] = sample.tensors["rollout_log_probs"].astype(np.float32).astype(np.float64)
+            sample.tensors["rollout_log_probs"] = (
+                sample.tensors["rollout_log_probs"].astype(np.float32).astype(np.float64)
+            )
         return samples, reason
 
 
@@ -76,7 +78,9 @@ class Float32Samples(SessionServer):
 class AllNodesAsRecords(SessionServer):
     def records(self, session: Session) -> list[dict[str, Any]]:
         trajectory = session.trajectory
-        return [n.record for n in trajectory.nodes] if isinstance(trajectory, TreeTrajectory) else super().records(session)
+        return (
+            [n.record for n in trajectory.nodes] if isinstance(trajectory, TreeTrajectory) else super().records(session)
+        )
 
 
 class ChainTree(TreeTrajectory):
@@ -93,9 +97,11 @@ class RetryExtendsChain(SessionServer):
 
 class UnboundedRollback(LinearTrajectory):
     def plan(self, messages: list[dict[str, Any]]) -> Plan:
-        while self.turns and not all(
-            a == b for a, b in zip(self.turns[-1].path_messages, messages, strict=False)
-        ) or (self.turns and len(self.turns[-1].path_messages) > len(messages)):
+        while (
+            self.turns
+            and not all(a == b for a, b in zip(self.turns[-1].path_messages, messages, strict=False))
+            or (self.turns and len(self.turns[-1].path_messages) > len(messages))
+        ):
             del self.turns[-1]
         return super().plan(messages)
 
@@ -140,9 +146,23 @@ class RecordsFailedCalls(SessionServer):
         answer = await super().chat(request)
         if 400 <= answer.status_code < 500 and "context too long" in bytes(answer.body).decode():
             session = self.sessions[request.path_params["sid"]]
-            failed = {"id": "failed", "choices": [{"message": {"content": ""}, "meta_info": {"output_token_logprobs": [], "completion_tokens": 0}}]}
+            failed = {
+                "id": "failed",
+                "choices": [
+                    {"message": {"content": ""}, "meta_info": {"output_token_logprobs": [], "completion_tokens": 0}}
+                ],
+            }
             asked = [{"role": "user", "content": "(refused)"}]
-            turn = Turn(asked, {"role": "assistant", "content": ""}, [], [], [], "stop", "failed", self.make_record({}, failed, 0.0))
+            turn = Turn(
+                asked,
+                {"role": "assistant", "content": ""},
+                [],
+                [],
+                [],
+                "stop",
+                "failed",
+                self.make_record({}, failed, 0.0),
+            )
             session.trajectory.turns.append(turn)  # type: ignore[union-attr]
         return answer
 
@@ -157,9 +177,7 @@ class AccumulatedDropsLast(SessionServer):
 class ToolCallIdsRewritten(SessionServer):
     def backend_request(self, body: dict[str, Any], input_ids: list[int]) -> dict[str, Any]:
         sent = super().backend_request(body, input_ids)
-        sent["messages"] = [
-            {**m, "tool_call_id": "call_0"} if m.get("role") == "tool" else m for m in sent["messages"]
-        ]
+        sent["messages"] = [{**m, "tool_call_id": "call_0"} if m.get("role") == "tool" else m for m in sent["messages"]]
         return sent
 
 

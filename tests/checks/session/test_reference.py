@@ -68,7 +68,16 @@ def _free_port():
 
 def test_unreachable_url_exits_2():
     result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "check", "session-server", f"http://127.0.0.1:{_free_port()}", "--phase", "health"],
+        [
+            sys.executable,
+            "-m",
+            "app.cli",
+            "check",
+            "session-server",
+            f"http://127.0.0.1:{_free_port()}",
+            "--phase",
+            "health",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
