@@ -48,7 +48,7 @@ def path_sample(path: list[Turn], max_seq_len: int | None, trained: set[int]) ->
         "metadata": {},
         "nulls": list(ABSENT_TENSORS),
     }
-    tensors = {
+    tensors: dict[str, np.ndarray] = {
         "tokens": np.asarray(tokens, dtype=np.int64),
         "loss_mask": loss_mask,
         "rollout_log_probs": log_probs,

@@ -111,7 +111,7 @@ def reply_text(
 ) -> tuple[str, list[tuple[str, dict[str, Any]]]]:
     """The completion's text and the tool calls it spells out."""
     last = messages[-1]
-    last_text = last.get("content") if isinstance(last.get("content"), str) else ""
+    last_text = str(last["content"]) if isinstance(last.get("content"), str) else ""
     if last.get("role") == "tool":
         results = [m.get("content") for m in messages if m.get("role") == "tool"]
         return f"The tools said: {results[-1]}.", []

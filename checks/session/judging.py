@@ -68,7 +68,7 @@ def _calls(message: dict[str, Any]) -> list[tuple[Any, Any, Any]]:
 
 def tito_problems(records: list[dict[str, Any]], metadata: dict[str, Any]) -> list[str]:
     problems = []
-    trim = metadata.get("max_trim_tokens") if isinstance(metadata.get("max_trim_tokens"), int) else 0
+    trim = int(metadata["max_trim_tokens"]) if isinstance(metadata.get("max_trim_tokens"), int) else 0
     for index, record in enumerate(records):
         meta = ((record.get("response") or {}).get("choices") or [{}])[0].get("meta_info") or {}
         if len(output_ids(record)) != meta.get("completion_tokens"):

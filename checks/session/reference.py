@@ -108,7 +108,7 @@ class SessionServer:
 
     def client_reply(self, response: dict[str, Any], asked_logprobs: bool) -> dict[str, Any]:
         """The backend's answer minus replay payloads, and minus the forced logprobs the agent did not ask for."""
-        reply = json.loads(json.dumps(response))
+        reply: dict[str, Any] = json.loads(json.dumps(response))
         for choice in reply.get("choices", []):
             if not asked_logprobs:
                 choice["logprobs"] = None
@@ -304,7 +304,7 @@ class SessionServer:
         max_seq_len = body.get("max_seq_len")
         if max_seq_len is not None and (not isinstance(max_seq_len, int) or max_seq_len < 1):
             return self.error(400, "max_seq_len must be a positive integer or null")
-        agent = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        agent: dict[str, Any] = body["metadata"] if isinstance(body.get("metadata"), dict) else {}
         async with session.lock:
             samples, empty_reason = self.assemble(session, max_seq_len, agent)
             metadata = self.session_metadata(session)

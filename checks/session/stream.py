@@ -21,7 +21,8 @@ def sse_payloads(raw: bytes) -> tuple[list[str], bool]:
 def assembled_completion(raw: bytes) -> dict[str, Any]:
     """The reply the chunks add up to: id, message (content and tool calls with ids) and finish_reason."""
     payloads, done = sse_payloads(raw)
-    content, calls, finish, reply_id = "", {}, None, None
+    content, finish, reply_id = "", None, None
+    calls: dict[int, dict[str, Any]] = {}
     for payload in payloads:
         try:
             chunk = json.loads(payload)

@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 
 from checks.session.reference import RunningServer, Session, SessionServer, serve_app
 from checks.session.samples import WireSample
-from checks.session.trajectory import LinearTrajectory, Plan, SessionError, TreeTrajectory, Turn
+from checks.session.trajectory import LinearTrajectory, Plan, TreeTrajectory, Turn
 
 
 class HealthWithoutStatus(SessionServer):
