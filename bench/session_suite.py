@@ -4,8 +4,10 @@ Serves the suite's reference endpoint on a free 127.0.0.1 port, runs the whole
 suite while recording every request it sends, then replays those requests
 with a bare httpx client (same bodies, same order, streams read to the end,
 nothing judged). Prints the median of each over several rounds and their ratio.
-The session-server half (the same against a session's proxy) is added by the
-session-server suite.
+The session-server half does the same for the session-server suite against
+both modes of the reference session server: every request the suite sends
+(session routes and proxy) is recorded at the server, then replayed serially
+with bare httpx, session ids mapped to the replay's own.
 
     python bench/session_suite.py [--rounds 5]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import time
@@ -28,6 +31,8 @@ sys.path.insert(0, str(ROOT))
 from checks.core import run_suite  # noqa: E402
 from checks.openai.reference import ReferenceModel, make_app  # noqa: E402
 from checks.openai.suite import SUITE  # noqa: E402
+from checks.session.reference import SessionServer, serve_app  # noqa: E402
+from checks.session.suite import SUITE as SESSION_SUITE  # noqa: E402
 from tests.checks.openenv.serving import serve_in_thread  # noqa: E402
 
 OPTIONS = {"concurrency": 8, "repeats": 3, "context_window": 4096}
@@ -56,6 +61,75 @@ async def bare(url: str, bodies: list[dict[str, Any]]) -> None:
                 (await client.post(url + "/chat/completions", json=body)).json()
 
 
+class Recorder:
+    """ASGI wrapper keeping (method, path, body, created session id) of every request, in arrival order."""
+
+    def __init__(self, app: Any) -> None:
+        self.app, self.calls = app, []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        messages, body = [], b""
+        while True:
+            message = await receive()
+            messages.append(message)
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        entry: list[Any] = [scope["method"], scope["path"], body, b""]
+        self.calls.append(entry)
+        pending = iter(messages)
+
+        async def replayed() -> Any:
+            nxt = next(pending, None)
+            if nxt is None:
+                await asyncio.Event().wait()
+            return nxt
+
+        async def sending(message: Any) -> None:
+            if entry[1] == "/sessions" and message["type"] == "http.response.body":
+                entry[3] += message.get("body", b"")
+            await send(message)
+
+        await self.app(scope, replayed, sending)
+
+
+async def session_round(tree: str) -> tuple[float, float, int, str]:
+    server = SessionServer(tree)  # type: ignore[arg-type]
+    recorder = Recorder(server.app)
+    server.app = recorder  # type: ignore[assignment]
+    running = await serve_app(server)
+    try:
+        started = time.perf_counter()
+        report = await run_suite(SESSION_SUITE, running.url, {"timeout": 5})
+        suite_time = time.perf_counter() - started
+        calls = list(recorder.calls)
+        started = time.perf_counter()
+        ids: dict[str, str] = {}
+        async with httpx.AsyncClient(timeout=10) as client:
+            for method, path, body, created in calls:
+                for old, new in ids.items():
+                    path = path.replace(old, new)
+                response = await client.request(method, running.url + path, content=body or None)
+                if created:
+                    ids[json.loads(created)["session_id"]] = response.json()["session_id"]
+        return suite_time, time.perf_counter() - started, len(calls), str(report.outcome())
+    finally:
+        await running.close()
+
+
+def session_half(rounds: int) -> None:
+    for tree in ("v1", "v2"):
+        results = [asyncio.run(session_round(tree)) for _ in range(rounds)]
+        suite_median = statistics.median(r[0] for r in results)
+        bare_median = statistics.median(r[1] for r in results)
+        print(f"session-server suite ({tree}): {results[-1][2]} HTTP calls per run, outcome {results[-1][3]}")
+        print(f"  suite     {suite_median * 1000:8.1f} ms (median of {rounds})")
+        print(f"  bare httpx{bare_median * 1000:8.1f} ms (the same calls, serial, unjudged)")
+        print(f"  ratio     {suite_median / bare_median:8.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -78,6 +152,7 @@ def main() -> None:
     print(f"  suite     {suite_median * 1000:8.1f} ms (median of {args.rounds})")
     print(f"  bare httpx{bare_median * 1000:8.1f} ms (the same calls, serial, unjudged)")
     print(f"  ratio     {suite_median / bare_median:8.2f}x")
+    session_half(args.rounds)
 
 
 if __name__ == "__main__":

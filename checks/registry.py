@@ -19,6 +19,7 @@ KINDS: dict[str, str] = {
     "rlmesh": "checks.rlmesh.suite:SUITE",
     "rllink": "checks.rllink.suite:SUITE",
     "openai-chat": "checks.openai.suite:SUITE",
+    "session-server": "checks.session.suite:SUITE",
 }
 
 

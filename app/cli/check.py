@@ -24,6 +24,7 @@ REFERENCE_SERVERS = {
     "plugrl": "checks.plugrl.reference:main",
     "rllink": "checks.rllink.reference:main",
     "openai": "checks.openai.reference:main",
+    "session": "checks.session.reference:main",
 }
 
 
