@@ -18,6 +18,8 @@ KINDS: dict[str, str] = {
     "openenv": "checks.openenv.suite:SUITE",
     "rlmesh": "checks.rlmesh.suite:SUITE",
     "rllink": "checks.rllink.suite:SUITE",
+    "openai-chat": "checks.openai.suite:SUITE",
+    "session-server": "checks.session.suite:SUITE",
 }
 
 

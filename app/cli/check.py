@@ -23,6 +23,7 @@ from checks.registry import KINDS, UnknownKind, find_suite
 REFERENCE_SERVERS = {
     "plugrl": "checks.plugrl.reference:main",
     "rllink": "checks.rllink.reference:main",
+    "session": "checks.session.reference:main",
 }
 
 

@@ -1,0 +1,70 @@
+"""Per-run facts a phase needs, fetched by the first phase that needs them: the model id, the echo habit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks.core import PhaseStopped
+from checks.openai.client import ChatClient, Reply
+from checks.openai.options import Ctx
+from checks.openai.requests import chat_body, nonce, repeat_prompt
+from checks.openai.shapes import message_of
+
+
+def client(ctx: Ctx, label: str, *, authorized: bool = True, headers: dict[str, str] | None = None) -> ChatClient:
+    """A client for the target with its own transcript in the current phase."""
+    return ChatClient(
+        ctx.url, ctx.options, ctx.timeout, ctx.report.transcript(label), authorized=authorized, headers=headers
+    )
+
+
+async def model_of(ctx: Ctx) -> str:
+    """The model id to send: the option, else the first id GET /models lists."""
+    if ctx.options.model:
+        return ctx.options.model
+    if ctx.state.model is None:
+        async with client(ctx, "GET /models (model id)") as http:
+            reply = await http.get("/models")
+        ctx.state.model = first_model(reply)
+        if ctx.state.model is None:
+            raise PhaseStopped(f"no model id: set the model option (GET /models: {reply.describe()})", http.transcript)
+    return ctx.state.model
+
+
+def first_model(reply: Reply) -> str | None:
+    data = reply.body.get("data") if reply.status == 200 and isinstance(reply.body, dict) else None
+    if isinstance(data, list) and data and isinstance(data[0], dict) and isinstance(data[0].get("id"), str):
+        return str(data[0]["id"])
+    return None
+
+
+async def echoes(ctx: Ctx, http: ChatClient) -> bool:
+    """Whether the target repeats a code it is asked to repeat (learned once per run)."""
+    if ctx.state.echoes is None:
+        code = nonce()
+        body = chat_body(await model_of(ctx), repeat_prompt(code), ctx.options.max_tokens_cap)
+        reply = await http.chat(body)
+        ctx.state.echoes = reply.status == 200 and code in str(message_of(reply.body).get("content") or "")
+    return ctx.state.echoes
+
+
+def content_of(body: Any) -> str:
+    return str(message_of(body).get("content") or "")
+
+
+def hygiene_problems(reply: Reply) -> list[str]:
+    """OA-16 on one reply: repeated headers, a content-length that is not the body's."""
+    problems = []
+    if len(reply.header_values("content-type")) != 1:
+        problems.append(f"{len(reply.header_values('content-type'))} content-type headers")
+    for name in ("server", "date"):
+        if len(reply.header_values(name)) > 1:
+            problems.append(f"{len(reply.header_values(name))} {name} headers")
+    lengths = reply.header_values("content-length")
+    if len(lengths) > 1:
+        problems.append(f"{len(lengths)} content-length headers")
+    elif lengths and lengths[0].strip() != str(reply.raw_size):
+        problems.append(f"content-length {lengths[0]} but {reply.raw_size} bytes came")
+    elif not lengths and "chunked" not in ",".join(reply.header_values("transfer-encoding")):
+        problems.append("neither content-length nor chunked encoding")
+    return problems

@@ -1,0 +1,125 @@
+"""What the openai-chat suite is told about its target: the model, the load, and the capability profile.
+
+The profile says what the target offers (logprobs, honouring max_tokens,
+strict validation, tools, streaming, determinism...). A preset fills it;
+each field may override its preset. What the profile says is not offered
+is `unsupported`, never a failure; what it says is offered is held to the
+clause's level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import pydantic
+
+from checks.core import PhaseContext, SuiteOptions
+from checks.http_options import HttpOptions
+
+Preset = Literal["strict-openai", "llmock", "miles-session"]
+Offered = Literal["preset", "yes", "no"]
+ErrorShape = Literal["openai", "miles"]
+# The profile's yes/no capabilities, each an option that overrides its preset.
+OFFERED_FIELDS = (
+    "logprobs",
+    "max_tokens",
+    "strict_validation",
+    "tools",
+    "parallel_tool_calls",
+    "streaming",
+    "deterministic",
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The resolved capabilities of a target."""
+
+    logprobs: bool = True
+    max_tokens: bool = True
+    strict_validation: bool = True
+    tools: bool = True
+    parallel_tool_calls: bool = True
+    streaming: bool = True
+    deterministic: bool = True
+    error_shape: ErrorShape = "openai"
+    context_window: int | None = None
+
+
+PRESETS: dict[str, Profile] = {
+    "strict-openai": Profile(),
+    # llmock 0.2.2: no logprobs, max_tokens and parameter checks ignored, one tool call at a time.
+    "llmock": Profile(logprobs=False, max_tokens=False, strict_validation=False, parallel_tool_calls=False),
+    # miles' session server: logprobs forced on, fake single-chunk streaming, `{"error": "<string>"}` errors,
+    # validation left to the backend behind it.
+    "miles-session": Profile(strict_validation=False, parallel_tool_calls=False, error_shape="miles"),
+}
+
+
+class OpenAIChatOptions(SuiteOptions, HttpOptions):
+    model: str | None = pydantic.Field(
+        None, description="Model id sent in every request. Default: the first id GET /models lists."
+    )
+    preset: Preset = pydantic.Field(
+        "strict-openai", description="Capability profile to start from; the fields below override it."
+    )
+    logprobs: Offered = pydantic.Field("preset", description="The target returns logprobs when asked.")
+    max_tokens: Offered = pydantic.Field(
+        "preset", description="The target honours max_tokens (stops there with finish_reason length)."
+    )
+    strict_validation: Offered = pydantic.Field(
+        "preset", description="The target refuses invalid parameters (a bad role, temperature 5...) with a 4xx."
+    )
+    tools: Offered = pydantic.Field("preset", description="The target calls tools it is offered.")
+    parallel_tool_calls: Offered = pydantic.Field(
+        "preset", description="The target makes several tool calls in one reply when the prompt needs them."
+    )
+    streaming: Offered = pydantic.Field("preset", description="The target streams (stream: true) as SSE.")
+    deterministic: Offered = pydantic.Field(
+        "preset", description="Temperature 0 with a seed gives the same reply every time."
+    )
+    error_shape: Literal["preset", "openai", "miles"] = pydantic.Field(
+        "preset",
+        description='Error bodies: the OpenAI object {"error": {"message", "type", ...}}, or miles\' '
+        '{"error": "<string>"} (either is accepted then).',
+    )
+    context_window: int | None = pydantic.Field(
+        None, ge=16, le=10_000_000, description="The model's context window in tokens; enables the overflow check."
+    )
+    concurrency: int = pydantic.Field(8, ge=2, le=64, description="Parallel requests in the concurrency phase.")
+    repeats: int = pydantic.Field(3, ge=2, le=20, description="Identical requests sent to judge determinism.")
+    max_tokens_cap: int = pydantic.Field(
+        64, ge=8, le=4096, description="max_tokens sent with ordinary requests, to keep real models quick."
+    )
+
+    @pydantic.field_validator(*OFFERED_FIELDS, mode="before")
+    @classmethod
+    def _booleans(cls, value: Any) -> Any:
+        """`--option logprobs=false` reads as "no"."""
+        return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
+
+    def profile(self) -> Profile:
+        base = PRESETS[self.preset]
+        changes: dict[str, Any] = {}
+        for name in OFFERED_FIELDS:
+            value = getattr(self, name)
+            if value != "preset":
+                changes[name] = value == "yes"
+        if self.error_shape != "preset":
+            changes["error_shape"] = self.error_shape
+        if self.context_window is not None:
+            changes["context_window"] = self.context_window
+        return replace(base, **changes)
+
+
+@dataclass
+class OpenAIState:
+    """What one run has learned about its target, shared by its phases."""
+
+    model: str | None = None
+    echoes: bool | None = None  # the target repeats a code the prompt asks it to repeat
+    notes: list[str] = field(default_factory=list)
+
+
+Ctx = PhaseContext[OpenAIChatOptions, OpenAIState]

@@ -1,0 +1,76 @@
+"""SS-11: parallel sessions with nonces, two concurrent chats from one parent, a DELETE during a chat."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from typing import Any
+
+from checks.session.client import SessionClient
+from checks.session.facts import base_request, client, records_of, tree_mode
+from checks.session.options import Ctx
+
+
+async def nonce_session(http: SessionClient, base: dict[str, Any], nonce: str) -> list[str]:
+    """Two turns carrying `nonce`; the problems seen in this session's records."""
+    sid = await http.new_session()
+    history = [{"role": "user", "content": f"Repeat the nonce: {nonce}"}]
+    for turn in range(2):
+        reply = await http.chat(sid, {**base, "messages": history})
+        if reply.status != 200 or not isinstance(reply.body, dict):
+            return [f"{nonce} turn {turn}: {reply.describe(120)}"]
+        history += [reply.body["choices"][0]["message"], {"role": "user", "content": f"Again: nonce {nonce}"}]
+    records = records_of(await http.get(sid))
+    await http.delete(sid)
+    texts = [str((r.get("request") or {}).get("messages")) + str(r.get("response")) for r in records]
+    foreign = [t for t in texts if nonce not in t]
+    return (
+        [f"session of {nonce}: {len(records)} records, {len(foreign)} without its nonce"]
+        if len(records) != 2 or foreign
+        else []
+    )
+
+
+async def concurrency_phase(ctx: Ctx) -> None:
+    report = ctx.report
+    async with client(ctx, "parallel sessions, sibling chats, delete in flight") as http:
+        sid = await http.new_session()
+        base = await base_request(ctx, http, sid)
+        nonces = [f"n{secrets.token_hex(4)}" for _ in range(ctx.options.parallel_sessions)]
+        problems = [p for found in await asyncio.gather(*(nonce_session(http, base, n) for n in nonces)) for p in found]
+        first = [{"role": "user", "content": "Name a colour."}]
+        opening = await http.chat(sid, {**base, "messages": first})
+        message = (
+            opening.body["choices"][0]["message"] if opening.status == 200 and isinstance(opening.body, dict) else {}
+        )
+        second = [*first, message, {"role": "user", "content": "Another one."}]
+        twins = await asyncio.gather(*(http.chat(sid, {**base, "messages": second}) for _ in range(2)))
+        snapshot = await http.get(sid)
+        mode = tree_mode(ctx, snapshot)
+        records = records_of(snapshot)
+        if any(r.status != 200 for r in (opening, *twins)):
+            problems.append(f"sibling chats: {[r.status for r in (opening, *twins)]}")
+        elif mode == "v2":
+            nodes = (snapshot.body.get("metadata") or {}).get("tree", {}).get("nodes") or []
+            if [(n.get("id"), n.get("parent")) for n in nodes] != [(0, None), (1, 0), (2, 0)]:
+                problems.append(f"two chats from node 0 gave nodes {[(n.get('id'), n.get('parent')) for n in nodes]}")
+        elif len(records) != 2:
+            problems.append(f"two concurrent chats from one parent left {len(records)} records, expected 2")
+        in_flight = asyncio.ensure_future(
+            http.chat(sid, {**base, "messages": [{"role": "user", "content": "Slow one."}]})
+        )
+        await asyncio.sleep(0)
+        deleted = await http.delete(sid)
+        chat = await in_flight
+        gone = await http.get(sid)
+        if deleted.status != 204 or chat.status >= 500 or gone.status != 404:
+            problems.append(f"delete in flight: DELETE {deleted.status}, chat {chat.status}, GET after {gone.status}")
+    report.check(
+        not problems,
+        "session.ss11.concurrency",
+        expected=f"{len(nonces)} parallel sessions each holding only its nonce; concurrent chats: "
+        + ("two sibling nodes" if mode == "v2" else "one new record")
+        + "; DELETE in flight 204, chat not 5xx, then 404",
+        actual="; ".join(problems) or "as expected",
+        evidence=http.transcript,
+    )

@@ -1,0 +1,81 @@
+"""SS-04, SS-05, SS-06, SS-07, SS-14: four weather-agent turns (the third streamed), then the records."""
+
+from __future__ import annotations
+
+from checks.core import PhaseStopped
+from checks.session.agent import SCHEDULE, run_schedule
+from checks.session.facts import base_request, client, metadata_of, records_of
+from checks.session.judging import (
+    envelope_problems,
+    forced_field_problems,
+    record_reply_problems,
+    side_by_side,
+    tito_problems,
+    tool_id_problems,
+)
+from checks.session.options import Ctx
+
+STREAMED = ("append_user",)
+
+
+async def records_phase(ctx: Ctx) -> None:
+    report = ctx.report
+    async with client(ctx, "four turns, one streamed") as http:
+        sid = await http.new_session()
+        run = await run_schedule(http, sid, await base_request(ctx, http, sid), SCHEDULE[:4], STREAMED)
+        bad = run.failed_step()
+        if bad is not None:
+            report.failed(
+                "session.ss04.one-record-per-call",
+                expected="200 for every turn of the weather agent",
+                actual=f"{bad.event}: {bad.reply.describe()}",
+                evidence=http.transcript,
+            )
+            raise PhaseStopped(f"turn {bad.event} failed", http.transcript)
+        await http.delete(sid)
+    steps, snapshot = run.steps, run.steps[-1].snapshot
+    records = records_of(snapshot)
+    problems = envelope_problems(records)
+    report.check(
+        len(records) == len(steps) and not problems,
+        "session.ss04.one-record-per-call",
+        expected=f"{len(steps)} records (one per call, the streamed one too), path /v1/chat/completions, status 200, ordered timestamps",
+        actual=f"{len(records)} records; {'; '.join(problems) or 'envelopes as expected'}",
+        evidence=http.transcript,
+    )
+    for step, record in zip(steps, records, strict=False):
+        mismatch = record_reply_problems(step, record)
+        report.check(
+            not mismatch,
+            "session.ss05.record-matches-reply",
+            expected=f"the record of {step.event} holds the reply's id, message and the messages sent",
+            actual=f"{'; '.join(mismatch) or 'as expected'}: {side_by_side(step, record)}",
+            evidence=http.transcript,
+        )
+    tito = tito_problems(records, metadata_of(snapshot))
+    report.check(
+        not tito,
+        "session.ss06.tito",
+        expected="prefix-stable token ids across records, logprob counts equal completion_tokens, accumulated ids = last record's",
+        actual="; ".join(tito) or "as expected",
+        evidence=http.transcript,
+    )
+    forced = forced_field_problems(records)
+    streamed = next(s for s in steps if s.event in STREAMED)
+    stream_info = (streamed.reply.body or {}).get("stream") or {}
+    streamed_ok = streamed.reply.content_type.startswith("text/event-stream") and stream_info.get("done") is True
+    report.check(
+        not forced and streamed_ok,
+        "session.ss07.forced-fields",
+        expected="recorded requests carry input_ids, logprobs true, return_meta_info true, no stream; stream:true gives SSE ending in [DONE]",
+        actual=f"{'; '.join(forced) or 'recorded requests as expected'}; streamed call: {streamed.reply.content_type!r}, {stream_info}",
+        evidence=http.transcript,
+    )
+    ids = tool_id_problems(records)
+    report.check(
+        not ids,
+        "session.ss14.tool-call-ids",
+        expected="each recorded tool message's tool_call_id names a call of the previous recorded reply",
+        actual="; ".join(ids) or "as expected",
+        evidence=http.transcript,
+    )

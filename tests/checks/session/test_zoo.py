@@ -1,0 +1,22 @@
+"""Every broken session server fails the run with its own clause."""
+
+import pytest
+
+from checks.core import Outcome, Verdict, run_suite
+from checks.session.suite import SUITE
+from tests.zoo.session_servers import ZOO, start
+
+SS_PHASES = ["health", "lifecycle", "records", "failures", "retry", "concurrency", "samples"]
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+async def test_zoo_entry_fails_its_clause(name):
+    _, _, clause = ZOO[name]
+    running = await start(name)
+    try:
+        report = await run_suite(SUITE, running.url, {"timeout": 5}, SS_PHASES)
+    finally:
+        await running.close()
+    failed = {r.clause_id for r in report.results.values() if r.verdict is Verdict.FAIL}
+    assert clause in failed, (name, failed, [r.to_dict() for r in report.results.values() if r.clause_id == clause])
+    assert report.outcome() is Outcome.FAIL
