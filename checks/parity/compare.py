@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from checks.parity.projections import Problem, Projection, Segment, project
+from checks.parity.projections import Problem, Projection, Projector, Segment, project
 from checks.parity.values import Atom, Digest, Leaf, Map, Node, Seq, digest_of, float_bytes, hex_bytes, shown
 
 # Divergences kept whole for the report; the rest are only counted.
@@ -120,7 +120,7 @@ def compare(
     right, right_problems = project(right, projections)
     for problem, on_left in [(p, True) for p in left_problems] + [(p, False) for p in right_problems]:
         _add_problem(result, problem, on_left)
-    _walk(result, left, right, ())
+    _walk(result, left, right, (), Projector(projections))
     result.divergences.sort(key=lambda d: _order_key(d.segments))
     return result
 
@@ -134,12 +134,12 @@ def _add_problem(result: Comparison, problem: Problem, on_left: bool) -> None:
     result.add(problem.path, problem.reason, side if on_left else ABSENT, ABSENT if on_left else side)
 
 
-def _walk(result: Comparison, left: Node, right: Node, path: tuple[Segment, ...]) -> None:
+def _walk(result: Comparison, left: Node, right: Node, path: tuple[Segment, ...], rules: Projector) -> None:
     if isinstance(left, Map) and isinstance(right, Map):
-        _walk_maps(result, left, right, path)
+        _walk_maps(result, left, right, path, rules)
     elif isinstance(left, Seq) and isinstance(right, Seq):
         for index, (a, b) in enumerate(zip(left.items, right.items, strict=False)):
-            _walk(result, a, b, (*path, index))
+            _walk(result, a, b, (*path, index), rules)
         if len(left.items) != len(right.items):
             shorter = min(len(left.items), len(right.items))
             result.add(
@@ -159,16 +159,19 @@ def _walk(result: Comparison, left: Node, right: Node, path: tuple[Segment, ...]
         )
 
 
-def _walk_maps(result: Comparison, left: Map, right: Map, path: tuple[Segment, ...]) -> None:
+def _walk_maps(result: Comparison, left: Map, right: Map, path: tuple[Segment, ...], rules: Projector) -> None:
     right_items = dict(right.items)
     left_items = dict(left.items)
     for key in sorted(set(left_items) | set(right_items)):
+        one_sided = key not in right_items or key not in left_items
+        if one_sided and rules.optional((*path, key)):
+            continue
         if key not in right_items:
             result.add((*path, key), "only on the left", side_of(_leaf(left_items[key])), ABSENT)
         elif key not in left_items:
             result.add((*path, key), "only on the right", ABSENT, side_of(_leaf(right_items[key])))
         else:
-            _walk(result, left_items[key], right_items[key], (*path, key))
+            _walk(result, left_items[key], right_items[key], (*path, key), rules)
 
 
 def _leaf(node: Node) -> Leaf:

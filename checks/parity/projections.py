@@ -9,7 +9,9 @@ A projection names paths by pattern (`records[*].timestamp`, `**.tool_calls[*].i
   ids). Each distinct value becomes `<namespace#n>`, numbered in order of first
   appearance, so the ids still have to be used consistently: a tool result that
   cites another call than the one made shows up as a divergence;
-- `drop`: the key is left out.
+- `drop`: the key is left out;
+- `optional`: compared when both sides have it, ignored when only one does
+  (what one version adds, such as a v2 tree beside a v1 trajectory).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ PATTERN_PART = re.compile(r"\[([^\]]*)\]|\.?([^.\[]+)")
 @dataclass(frozen=True)
 class Projection:
     pattern: str
-    action: Literal["timestamp", "identity", "drop"]
+    action: Literal["timestamp", "identity", "drop", "optional"]
     namespace: str = ""
 
     def parts(self) -> tuple[str, ...]:
@@ -70,9 +72,13 @@ class Projector:
                 return projection
         return None
 
+    def optional(self, path: tuple[Segment, ...]) -> bool:
+        rule = self.rule_for(path)
+        return rule is not None and rule.action == "optional"
+
     def apply(self, node: Node, path: tuple[Segment, ...] = ()) -> Node | None:
         rule = self.rule_for(path) if path else None
-        if rule is not None:
+        if rule is not None and rule.action != "optional":
             return self._project(rule, node, path)
         if isinstance(node, Map):
             items = []

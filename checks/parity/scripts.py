@@ -11,6 +11,7 @@ SCRIPTS: dict[str, str] = {
     "openenv": "checks.parity.script_openenv:SCRIPT",
     "rlmesh": "checks.parity.script_rlmesh:SCRIPT",
     "plugrl-server": "checks.parity.script_plugrl:SCRIPT",
+    "session-server": "checks.parity.script_session:SCRIPT",
 }
 
 
