@@ -12,6 +12,7 @@ SCRIPTS: dict[str, str] = {
     "rlmesh": "checks.parity.script_rlmesh:SCRIPT",
     "plugrl-server": "checks.parity.script_plugrl:SCRIPT",
     "session-server": "checks.parity.script_session:SCRIPT",
+    "openai-chat": "checks.parity.script_openai:SCRIPT",
 }
 
 

@@ -142,3 +142,16 @@ async def test_a_different_tree_shape_diverges():
 
 def replace(node: Map, key: str, value) -> Map:
     return Map(tuple((k, value if k == key else v) for k, v in node.items))
+
+
+# ---------------------------------------------------------------- openai-chat
+
+
+async def test_two_openai_reference_endpoints_are_identical():
+    from checks.openai.reference import make_app
+    from tests.checks.openai.helpers import serving
+
+    with serving(make_app()) as a, serving(make_app()) as b:
+        result = await parity("openai-chat", a, b, requests=6, timeout=5)
+    assert result.status is Status.IDENTICAL, result.reason
+    assert result.units_total == 6 and result.divergent_units == 0
