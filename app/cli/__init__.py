@@ -11,6 +11,7 @@ import sys
 from app.cli.check import REFERENCE_SERVERS, cmd_check, cmd_reference_server, cmd_suites
 from app.cli.ci import cmd_ci
 from app.cli.common import UsageError
+from app.cli.parity import add_parser as add_parity_parser
 from app.cli.serve import cmd_serve
 
 __all__ = ["build_parser", "main"]
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--expected-failures", metavar="FILE", help="file of clause ids, one a line, allowed to fail")
     ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
     ci.set_defaults(handler=cmd_ci)
+    add_parity_parser(commands)
     return parser
 
 

@@ -180,10 +180,18 @@ class UndeclaredRenderMode(Counter):
         return np.zeros((8, 8, 3), dtype=np.uint8)
 
 
+class LastBitReward(Counter):
+    """Conforming, but its reward is one float64 bit above 1.0 (a parity pair for `lanes`, differing in one lane)."""
+
+    def reward(self) -> float:
+        return float(np.nextafter(1.0, 2.0))
+
+
 ENVS = {
     "cartpole": lambda: gym.make("CartPole-v1"),
     "vector": lambda: gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1")] * 3),
     "lanes": lambda: [Counter() for _ in range(3)],
+    "lanes-last-differs": lambda: [Counter(), Counter(), LastBitReward()],
     "threaded-lanes": lambda: [OwnThread(), OwnThread(), OwnThread(episode_length=1)],
     "composite": Composite,
     "time-limited": time_limited,
