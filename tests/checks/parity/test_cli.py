@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[3]
 def plugrl_server():
     started = []
 
-    def start():
+    def start(*extra: str):
         process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--port", "0"],
+            [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--port", "0", *extra],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
@@ -56,3 +56,10 @@ def test_unreachable_target_exits_2(capsys):
 
 def test_url_b_or_golden_is_required():
     assert main(["parity", "plugrl-server", "ws://127.0.0.1:9"]) == 2
+
+
+def test_divergent_pair_exits_1_and_names_the_first_path(plugrl_server, capsys):
+    a, b = plugrl_server(), plugrl_server("--action-dim", "4")
+    assert main(["parity", "plugrl-server", a, b, "--option", "timeout=5"]) == 1
+    out = capsys.readouterr().out
+    assert "first divergence" in out.lower() and "actions" in out, out
