@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, update
+from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -27,7 +27,20 @@ from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow
 from app.netpolicy import NetworkRefused, check_host_async
 from app.textsafe import storable
-from checks.core import ClauseResult, Outcome, Suite, SuiteOptions, Transcript, Verdict, outcome_of, run_suite, truncate
+from checks.core import (
+    ClauseResult,
+    Outcome,
+    Suite,
+    SuiteOptions,
+    Transcript,
+    Verdict,
+    outcome_of,
+    roll_up,
+    rolled_verdicts,
+    run_suite,
+    truncate,
+    verdict_counts,
+)
 from checks.registry import find_suite
 
 log = logging.getLogger("rlconform.runner")
@@ -40,12 +53,14 @@ INTERRUPTED_MESSAGE = "the service stopped while this run was running; decided c
 
 
 def _run_counts(session: Session, run_id: int) -> dict[str, int]:
+    """Clauses per rolled-up verdict (zeros left out): progress and counts count clauses, not phase results."""
     rows = session.exec(
-        select(ClauseResultRow.verdict, func.count())
+        select(ClauseResultRow.clause_id, ClauseResultRow.verdict)
         .where(ClauseResultRow.run_id == run_id)
-        .group_by(ClauseResultRow.verdict)
-    )
-    return {verdict: count for verdict, count in rows}
+        .order_by(col(ClauseResultRow.id))
+    ).all()
+    counts = verdict_counts(roll_up(rows, lambda row: (row[0], row[1])))
+    return {verdict: n for verdict, n in counts.items() if n}
 
 
 def scrub(data: Any, secrets: Sequence[str]) -> Any:
@@ -360,7 +375,7 @@ class Runner:
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # a phase swallowed the cancellation
                 raise asyncio.CancelledError
-            verdicts = report.verdicts()
+            verdicts = rolled_verdicts(report.rolled_up())
             outcome = outcome_of(verdicts, run.gate, run.expected_failures)
             await self._finish(run_id, RunStatus.FINISHED, outcome, _summary(verdicts, run), started)
         except asyncio.CancelledError:
