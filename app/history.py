@@ -4,8 +4,8 @@ Everything here is computed from one aggregated query per view (never one
 query per cell), and returns the response models of `app.models`, so the
 REST API hands them out unchanged and the pages render the same objects.
 
-A clause decided in several phases of one run is rolled up to its worst
-verdict (`checks.core.worst` precedence). The aggregate picks the worst
+A clause decided in several phases of one run is rolled up by the engine's
+one rule (`checks.core.ROLLUP_RANK`). The aggregate picks the rolled-up
 verdict together with the phase that produced it, so every cell can link to
 the evidence behind it.
 """
@@ -34,7 +34,7 @@ from app.models import (
     parse_row_id,
     stored_id,
 )
-from checks.core import VERDICT_RANK, Gate, Outcome, Verdict
+from checks.core import ROLLUP_RANK, Gate, Outcome, Verdict
 from checks.registry import find_suite
 
 # For flakiness only the target's own verdicts count, whatever the gate: an
@@ -43,13 +43,13 @@ FLIP_FAILING = Gate.STRICT.failing()
 # Verdicts that mean "the target did not do what the clause asks (or the harness could not tell)", for diffs.
 FAILING = FLIP_FAILING | {Verdict.ERROR}
 
-_RANK_TO_VERDICT = {rank: verdict for verdict, rank in VERDICT_RANK.items()}
+_RANK_TO_VERDICT = {rank: verdict for verdict, rank in ROLLUP_RANK.items()}
 
 
 def _worst_per_clause(
     session: Session, run_ids: Sequence[int], clause_id: str | None = None
 ) -> dict[tuple[int, str], dict[str, str]]:
-    """{(run_id, clause_id): {"verdict", "phase", "level"}}, worst across phases, in one query.
+    """{(run_id, clause_id): {"verdict", "phase", "level"}}, rolled up across phases, in one query.
 
     The rank is a single digit, so `max(rank || ':' || phase)` picks the worst
     verdict and, among its phases, one deterministic phase to link to.
@@ -57,8 +57,8 @@ def _worst_per_clause(
     if not run_ids:
         return {}
     rank = case(
-        *((col(ClauseResultRow.verdict) == str(verdict), rank) for verdict, rank in VERDICT_RANK.items()),
-        else_=VERDICT_RANK[Verdict.ERROR],
+        *((col(ClauseResultRow.verdict) == str(verdict), rank) for verdict, rank in ROLLUP_RANK.items()),
+        else_=ROLLUP_RANK[Verdict.ERROR],
     )
     worst_key = func.max(cast(rank, String) + literal(":") + ClauseResultRow.phase)
     statement = (
