@@ -83,15 +83,39 @@ def _clause_order(kind: str, clause_ids: Iterable[str]) -> list[str]:
     return sorted(set(clause_ids), key=lambda cid: (order.get(cid, len(order)), cid))
 
 
-def _recent_runs(session: Session, target_id: int, limit: int) -> list[Run]:
-    """The target's last `limit` runs, oldest first."""
+def _recent_runs(session: Session, target_id: int, limit: int, before_id: int | None = None) -> list[Run]:
+    """The target's last `limit` runs (older than run `before_id` if given), oldest first."""
+    statement = select(Run).where(Run.target_id == target_id)
+    if before_id is not None:
+        statement = statement.where(col(Run.id) < before_id)
     newest_first = session.exec(
-        select(Run)
-        .where(Run.target_id == target_id)
-        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
-        .limit(max(1, limit))
+        statement.order_by(col(Run.created_at).desc(), col(Run.id).desc()).limit(max(1, limit))
     ).all()
     return list(reversed(newest_first))
+
+
+def config_changes(before: Run | None, after: Run) -> list[str]:
+    """What of a run's configuration differs from the run before it, in words; [] when nothing or no run before.
+
+    The URL is named, not shown: it may hold what a person would not put on a page.
+    """
+    if before is None:
+        return []
+    changes = []
+    if before.url != after.url:
+        changes.append("URL changed")
+    changed_options = sorted(
+        key for key in set(before.options) | set(after.options) if before.options.get(key) != after.options.get(key)
+    )
+    if changed_options:
+        changes.append("options changed: " + ", ".join(changed_options))
+    if before.phases != after.phases:
+        changes.append("phases changed: " + (", ".join(after.phases) or "default"))
+    if before.harness_version != after.harness_version:
+        changes.append(f"harness {before.harness_version} → {after.harness_version}")
+    if before.spec_version != after.spec_version:
+        changes.append(f"spec {before.spec_version} → {after.spec_version}")
+    return changes
 
 
 def _ids(runs: Iterable[Run]) -> list[int]:
@@ -109,22 +133,23 @@ def _run_summary(run: Run) -> RunSummary:
     return RunSummary.model_validate(run, from_attributes=True)
 
 
-def _flips(verdicts: Sequence[str | None]) -> tuple[list[bool], bool]:
+def _flips(verdicts: Sequence[str | None], reconfigured: Sequence[bool] = ()) -> tuple[list[bool], bool]:
     """Which cells change verdict from the clause's previous result, and whether it is flaky.
 
     Flaky means at least one pass->fail and one fail->pass inside the window;
-    a clause that only broke once (or only got fixed) is a transition, not a flake.
+    a clause that only broke once (or only got fixed) is a transition, not a flake,
+    and so is a change in a run whose configuration changed (`reconfigured`).
     """
     transitions: list[bool] = []
     previous: str | None = None
     went_bad = went_good = False
-    for verdict in verdicts:
+    for index, verdict in enumerate(verdicts):
         if verdict is None:
             transitions.append(False)
             continue
         changed = previous is not None and verdict != previous
         transitions.append(changed)
-        if changed:
+        if changed and not (index < len(reconfigured) and reconfigured[index]):
             if previous == Verdict.PASS and verdict in FLIP_FAILING:
                 went_bad = True
             elif previous in FLIP_FAILING and verdict == Verdict.PASS:
@@ -133,16 +158,26 @@ def _flips(verdicts: Sequence[str | None]) -> tuple[list[bool], bool]:
     return transitions, went_bad and went_good
 
 
-def target_history(session: Session, target: Target, limit: int = 30) -> TargetHistory:
+def target_history(session: Session, target: Target, limit: int = 30, before_id: int | None = None) -> TargetHistory:
     """The clauses x last `limit` runs grid of a target, oldest run first.
 
     Each cell is the clause's worst verdict in that run (None when the run
     did not decide it), with the phase to link to and whether it is a
     transition from the clause's previous result. Clauses flipping both
-    ways inside the window are flaky. `trend` has the pass count per run.
+    ways inside the window are flaky, unless the change coincides with a
+    configuration change. `trend` has the pass count per run. `before_id`
+    pages back to older runs.
     """
-    runs = _recent_runs(session, stored_id(target), limit)
+    window = _recent_runs(session, stored_id(target), limit + 1, before_id)
+    earlier = window[0] if len(window) > limit else None
+    runs = window[-limit:]
     run_ids = _ids(runs)
+    summaries = []
+    for before, run in zip([earlier, *runs[:-1]], runs, strict=True):
+        summary = _run_summary(run)
+        summary.config_changes = config_changes(before, run)
+        summaries.append(summary)
+    reconfigured = [bool(summary.config_changes) for summary in summaries]
     cells = _worst_per_clause(session, run_ids)
 
     levels: dict[str, str] = {}
@@ -152,7 +187,7 @@ def target_history(session: Session, target: Target, limit: int = 30) -> TargetH
     clauses = []
     for clause_id in _clause_order(target.kind, levels):
         row = [cells.get((run_id, clause_id)) for run_id in run_ids]
-        transitions, is_flaky = _flips([cell["verdict"] if cell else None for cell in row])
+        transitions, is_flaky = _flips([cell["verdict"] if cell else None for cell in row], reconfigured)
         history_cells = [
             HistoryCell(
                 run_id=run_id,
@@ -181,10 +216,11 @@ def target_history(session: Session, target: Target, limit: int = 30) -> TargetH
     return TargetHistory(
         target=target.name,
         kind=target.kind,
-        runs=[_run_summary(run) for run in runs],
+        runs=summaries,
         clauses=clauses,
         flaky=[clause.clause_id for clause in clauses if clause.flaky],
         trend=list(trend.values()),
+        older=runs[0].id if earlier is not None else None,
     )
 
 
@@ -232,7 +268,13 @@ def diff_runs(session: Session, base: Run, head: Run) -> RunDiff:
             category = "changed"
         categories[category].append(_diff_entry(clause_id, old, new))
     counts = DiffCounts(unchanged=unchanged, **{name: len(entries) for name, entries in categories.items()})
-    return RunDiff(base=_run_summary(base), head=_run_summary(head), counts=counts, **categories)
+    return RunDiff(
+        base=_run_summary(base),
+        head=_run_summary(head),
+        counts=counts,
+        config_changes=config_changes(base, head),
+        **categories,
+    )
 
 
 def _older_than(run: Run) -> ColumnElement[bool]:
