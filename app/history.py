@@ -173,7 +173,7 @@ def target_history(session: Session, target: Target, limit: int = 30, before_id:
     runs = window[-limit:]
     run_ids = _ids(runs)
     summaries = []
-    for before, run in zip([earlier, *runs[:-1]], runs, strict=True):
+    for before, run in zip([earlier, *runs][: len(runs)], runs, strict=True):
         summary = _run_summary(run)
         summary.config_changes = config_changes(before, run)
         summaries.append(summary)
@@ -320,3 +320,24 @@ def previous_run(session: Session, run: Run) -> Run | None:
         .order_by(col(Run.created_at).desc(), col(Run.id).desc())
         .limit(1)
     ).first()
+
+
+Cells = dict[tuple[int, str], dict[str, str]]
+
+
+def kind_matrix(session: Session, kind: str) -> tuple[list[tuple[Target, Run | None]], list[str], Cells]:
+    """Clauses x targets of one kind, wpt.fyi style: each target's latest finished run, rolled up per clause.
+
+    Returns the (target, its latest finished run or None) columns by name, the clause ids in catalogue
+    order, and the cells keyed by (run id, clause id), from two queries.
+    """
+    targets = session.exec(select(Target).where(Target.kind == kind).order_by(col(Target.name))).all()
+    latest_ids = (
+        select(func.max(Run.id))
+        .where(col(Run.target_id).in_([stored_id(t) for t in targets]), Run.status == RunStatus.FINISHED)
+        .group_by(col(Run.target_id))
+    )
+    runs = {run.target_id: run for run in session.exec(select(Run).where(col(Run.id).in_(latest_ids)))}
+    columns = [(target, runs.get(stored_id(target))) for target in targets]
+    cells = _worst_per_clause(session, _ids(runs.values()))
+    return columns, _clause_order(kind, {clause_id for _, clause_id in cells}), cells
