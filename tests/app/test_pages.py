@@ -348,3 +348,17 @@ def test_target_page_offers_the_commands_that_start_a_run(client: TestClient, se
     html = client.get("/targets/my%20target").text
     assert "rlconform ci --server http://testserver --target &#39;my target&#39;" in html
     assert "http://testserver/api/v1/targets/my%20target/runs" in html and "$RLCONFORM_API_TOKEN" in html
+
+
+def test_evidence_of_a_passing_clause_shows_what_was_observed(client: TestClient, session: Session) -> None:
+    target = add_target(session)
+    run = add_run(session, target, {("p", "c.1"): "pass"})
+    row = session.exec(select(ClauseResultRow).where(ClauseResultRow.run_id == run.id)).one()
+    frames = [{"t": 0.0, "direction": "received", "kind": "binary", "size": 9, "summary": "{'action': ndarray}"}]
+    session.add(TranscriptRow(run_id=run.id, phase="p", number=1, label="conn", frames=frames))
+    row.transcript_ids, row.expected, row.actual = [1], "", ""
+    session.add(row)
+    session.commit()
+    html = client.get(f"/runs/{run.id}/clauses/p/c.1").text
+    assert "Observed" in html and "last frame from the target: {&#39;action&#39;: ndarray}" in html
+    assert "Expected vs actual" not in html and "<pre>—</pre>" not in html
