@@ -28,11 +28,14 @@ def runs_page(
     session: SessionDep,
     target: str = "",
     kind: str = "",
-    status: Annotated[RunStatus | None, Query()] = None,
-    outcome: Annotated[Outcome | None, Query()] = None,
+    status_filter: Annotated[str, Query(alias="status")] = "",
+    outcome_filter: Annotated[str, Query(alias="outcome")] = "",
     trigger: str = "",
     before: Annotated[int | None, Query(ge=0, le=DB_INT_MAX + 1)] = None,
 ) -> HTMLResponse:
+    # The filter form sends empty values for "all"; unknown ones read as "all" too.
+    status = RunStatus(status_filter) if status_filter in set(RunStatus) else None
+    outcome = Outcome(outcome_filter) if outcome_filter in set(Outcome) else None
     statement = select(Run, Target.name).join(Target, col(Target.id) == Run.target_id)
     if target:
         statement = statement.where(Target.name == target)

@@ -362,3 +362,9 @@ def test_evidence_of_a_passing_clause_shows_what_was_observed(client: TestClient
     html = client.get(f"/runs/{run.id}/clauses/p/c.1").text
     assert "Observed" in html and "last frame from the target: {&#39;action&#39;: ndarray}" in html
     assert "Expected vs actual" not in html and "<pre>—</pre>" not in html
+
+
+def test_runs_page_reads_the_empty_values_of_its_filter_form(client: TestClient, session: Session) -> None:
+    run = add_run(session, add_target(session), {("p", "c.1"): "pass"})
+    response = client.get("/runs", params={"target": "", "kind": "", "status": "", "outcome": "", "trigger": ""})
+    assert response.status_code == 200 and f'href="/runs/{run.id}"' in response.text
