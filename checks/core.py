@@ -188,6 +188,7 @@ class RootCause(Generic[ResultT]):
     phase: str
     first: ResultT  # the first undecided result it explains, for its evidence
     clause_ids: list[str] = field(default_factory=list)
+    phases: list[str] = field(default_factory=list)  # every phase it cost clauses in, in run order
 
 
 def root_causes(
@@ -206,6 +207,8 @@ def root_causes(
         cause = cause_of(reason) or "no reason given"
         group = causes.setdefault(cause, RootCause(cause, phase, entry.decisive))
         group.clause_ids.append(entry.clause_id)
+        if phase not in group.phases:
+            group.phases.append(phase)
     return sorted(causes.values(), key=lambda c: -len(c.clause_ids))
 
 

@@ -192,7 +192,9 @@ def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browse
     expect = sync_api.expect
     api = httpx.Client(base_url=live_service)
     for name, url in (("dying", dying_server), ("healthy", reference_server())):
-        created = api.post("/api/v1/targets", json={"name": name, "kind": "plugrl-server", "url": url, "options": QUICK})
+        created = api.post(
+            "/api/v1/targets", json={"name": name, "kind": "plugrl-server", "url": url, "options": QUICK}
+        )
         assert created.status_code == 201, created.text
 
     # A failing run: the banner names the failure first, then the cause; no pending row; one row per clause.
