@@ -647,7 +647,8 @@ async def run_suite(
 
     Clauses of phases that were not selected are recorded as `skip`. A phase
     that overruns its deadline or raises has its undecided clauses recorded as
-    `error`, and so is a clause a phase declares but returned without deciding.
+    `error`; a clause a phase declares but returned without deciding is `info`
+    "not judged", with why.
     Once the target is unreachable the remaining phases are `error`.
     """
     if not isinstance(options, SuiteOptions):
@@ -667,10 +668,31 @@ async def run_suite(
                 report.error(clause_id, f"not run: {unreachable}")
         else:
             unreachable = await _run_phase(phase, PhaseContext(url, options, report, state))
-            # A phase that returned without deciding a clause it declares must not leave it pending.
-            report.error_undecided(phase.clauses, "not exercised: the phase ended without deciding it")
+            later = {clause_id for p in selected[selected.index(phase) + 1 :] for clause_id in p.clauses}
+            _settle_undecided(report, phase, later)
         report.end_phase()
     return report
+
+
+def _settle_undecided(report: Report, phase: Phase, later: set[str]) -> None:
+    """A clause the phase declares, that no phase decided and no `later` phase may, must not stay pending.
+
+    A phase returns early on purpose: after a failure what it left assumes what
+    did not hold, and without one the target lacks what the clause needs (an
+    optional feature). Either way the clause is `info` "not judged", with why;
+    a phase that could not go on raises PhaseStopped instead.
+    """
+    decided = {clause_id for _, clause_id in report.results}
+    undecided = [clause_id for clause_id in phase.clauses if clause_id not in decided and clause_id not in later]
+    if not undecided:
+        return
+    failed = [r.clause_id for (name, _), r in report.results.items() if name == phase.name and r.verdict in _MISSES]
+    why = f"{', '.join(failed[:3])} failed earlier in this phase" if failed else f"{phase.name} did not reach it"
+    for clause_id in undecided:
+        report.info(clause_id, actual=f"not judged: {why}")
+
+
+_MISSES = (Verdict.FAIL, Verdict.WARN)
 
 
 async def _run_phase(phase: Phase, ctx: PhaseContext[Any, Any]) -> str | None:

@@ -373,4 +373,22 @@ async def test_a_phase_that_returns_without_deciding_a_declared_clause_leaves_no
     )
     report = await run_suite(quiet, "ws://127.0.0.1:1")
     left = report.results[("answer", "toy.1.answers")]
-    assert left.verdict is Verdict.ERROR and left.actual == "not exercised: the phase ended without deciding it"
+    assert left.verdict is Verdict.INFO and left.actual == "not judged: answer did not reach it"
+
+
+async def _fails_then_returns(ctx: PhaseContext) -> None:
+    ctx.report.failed("toy.4.first", expected="an answer", actual="silence")
+
+
+async def test_what_a_phase_leaves_after_a_failure_is_not_judged_rather_than_undecided():
+    suite = Suite(
+        kind="toy",
+        title="Toy",
+        url_schemes=("ws",),
+        options_model=SuiteOptions,
+        phases=(Phase("first", _fails_then_returns, ("toy.4.first", "toy.4.after-stop")),),
+        catalogue=catalogue,
+    )
+    report = await run_suite(suite, "ws://127.0.0.1:1")
+    left = report.results[("first", "toy.4.after-stop")]
+    assert left.verdict is Verdict.INFO and left.actual == "not judged: toy.4.first failed earlier in this phase"
