@@ -384,7 +384,7 @@ def enqueue_run(
         harness_version=HARNESS_VERSION,
         spec_version=suite.spec_version,
         trigger=trigger[:16],
-        total_clauses=_expected_total(session, target, suite, selected),
+        total_clauses=_expected_total(suite),
         counts={},
     )
     session.add(run)
@@ -393,23 +393,12 @@ def enqueue_run(
     return run
 
 
-def _expected_total(session: Session, target: Target, suite: Suite, selected: list[str]) -> int:
-    """How many results the run will likely decide, for its progress bar.
+def _expected_total(suite: Suite) -> int:
+    """How many clauses the run will decide, for its progress bar: every phase's, selected or skipped.
 
-    Connection-level clauses are decided again in every phase that connects,
-    so the declared catalogue undercounts; the last finished run of the same
-    phases is the better estimate when there is one.
+    A phase may decide clauses it does not declare; a finished run's total is what it decided.
     """
-    previous = session.exec(
-        select(Run.decided_clauses, Run.phases)
-        .where(Run.target_id == target.id, Run.status == RunStatus.FINISHED)
-        .order_by(col(Run.id).desc())
-        .limit(5)
-    ).all()
-    for decided, phases in previous:
-        if phases == selected and decided:
-            return decided
-    return sum(len(phase.clauses) for phase in suite.phases)
+    return len({clause_id for phase in suite.phases for clause_id in phase.clauses})
 
 
 def cancel_run(session: Session, run: Run, message: str = "cancelled") -> Run:

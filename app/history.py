@@ -4,8 +4,8 @@ Everything here is computed from one aggregated query per view (never one
 query per cell), and returns the response models of `app.models`, so the
 REST API hands them out unchanged and the pages render the same objects.
 
-A clause decided in several phases of one run is rolled up to its worst
-verdict (`checks.core.worst` precedence). The aggregate picks the worst
+A clause decided in several phases of one run is rolled up by the engine's
+one rule (`checks.core.ROLLUP_RANK`). The aggregate picks the rolled-up
 verdict together with the phase that produced it, so every cell can link to
 the evidence behind it.
 """
@@ -34,7 +34,7 @@ from app.models import (
     parse_row_id,
     stored_id,
 )
-from checks.core import VERDICT_RANK, Gate, Outcome, Verdict
+from checks.core import ROLLUP_RANK, Gate, Outcome, Verdict
 from checks.registry import find_suite
 
 # For flakiness only the target's own verdicts count, whatever the gate: an
@@ -43,13 +43,13 @@ FLIP_FAILING = Gate.STRICT.failing()
 # Verdicts that mean "the target did not do what the clause asks (or the harness could not tell)", for diffs.
 FAILING = FLIP_FAILING | {Verdict.ERROR}
 
-_RANK_TO_VERDICT = {rank: verdict for verdict, rank in VERDICT_RANK.items()}
+_RANK_TO_VERDICT = {rank: verdict for verdict, rank in ROLLUP_RANK.items()}
 
 
 def _worst_per_clause(
     session: Session, run_ids: Sequence[int], clause_id: str | None = None
 ) -> dict[tuple[int, str], dict[str, str]]:
-    """{(run_id, clause_id): {"verdict", "phase", "level"}}, worst across phases, in one query.
+    """{(run_id, clause_id): {"verdict", "phase", "level"}}, rolled up across phases, in one query.
 
     The rank is a single digit, so `max(rank || ':' || phase)` picks the worst
     verdict and, among its phases, one deterministic phase to link to.
@@ -57,8 +57,8 @@ def _worst_per_clause(
     if not run_ids:
         return {}
     rank = case(
-        *((col(ClauseResultRow.verdict) == str(verdict), rank) for verdict, rank in VERDICT_RANK.items()),
-        else_=VERDICT_RANK[Verdict.ERROR],
+        *((col(ClauseResultRow.verdict) == str(verdict), rank) for verdict, rank in ROLLUP_RANK.items()),
+        else_=ROLLUP_RANK[Verdict.ERROR],
     )
     worst_key = func.max(cast(rank, String) + literal(":") + ClauseResultRow.phase)
     statement = (
@@ -83,15 +83,39 @@ def _clause_order(kind: str, clause_ids: Iterable[str]) -> list[str]:
     return sorted(set(clause_ids), key=lambda cid: (order.get(cid, len(order)), cid))
 
 
-def _recent_runs(session: Session, target_id: int, limit: int) -> list[Run]:
-    """The target's last `limit` runs, oldest first."""
+def _recent_runs(session: Session, target_id: int, limit: int, before_id: int | None = None) -> list[Run]:
+    """The target's last `limit` runs (older than run `before_id` if given), oldest first."""
+    statement = select(Run).where(Run.target_id == target_id)
+    if before_id is not None:
+        statement = statement.where(col(Run.id) < before_id)
     newest_first = session.exec(
-        select(Run)
-        .where(Run.target_id == target_id)
-        .order_by(col(Run.created_at).desc(), col(Run.id).desc())
-        .limit(max(1, limit))
+        statement.order_by(col(Run.created_at).desc(), col(Run.id).desc()).limit(max(1, limit))
     ).all()
     return list(reversed(newest_first))
+
+
+def config_changes(before: Run | None, after: Run) -> list[str]:
+    """What of a run's configuration differs from the run before it, in words; [] when nothing or no run before.
+
+    The URL is named, not shown: it may hold what a person would not put on a page.
+    """
+    if before is None:
+        return []
+    changes = []
+    if before.url != after.url:
+        changes.append("URL changed")
+    changed_options = sorted(
+        key for key in set(before.options) | set(after.options) if before.options.get(key) != after.options.get(key)
+    )
+    if changed_options:
+        changes.append("options changed: " + ", ".join(changed_options))
+    if before.phases != after.phases:
+        changes.append("phases changed: " + (", ".join(after.phases) or "default"))
+    if before.harness_version != after.harness_version:
+        changes.append(f"harness {before.harness_version} → {after.harness_version}")
+    if before.spec_version != after.spec_version:
+        changes.append(f"spec {before.spec_version} → {after.spec_version}")
+    return changes
 
 
 def _ids(runs: Iterable[Run]) -> list[int]:
@@ -109,22 +133,23 @@ def _run_summary(run: Run) -> RunSummary:
     return RunSummary.model_validate(run, from_attributes=True)
 
 
-def _flips(verdicts: Sequence[str | None]) -> tuple[list[bool], bool]:
+def _flips(verdicts: Sequence[str | None], reconfigured: Sequence[bool] = ()) -> tuple[list[bool], bool]:
     """Which cells change verdict from the clause's previous result, and whether it is flaky.
 
     Flaky means at least one pass->fail and one fail->pass inside the window;
-    a clause that only broke once (or only got fixed) is a transition, not a flake.
+    a clause that only broke once (or only got fixed) is a transition, not a flake,
+    and so is a change in a run whose configuration changed (`reconfigured`).
     """
     transitions: list[bool] = []
     previous: str | None = None
     went_bad = went_good = False
-    for verdict in verdicts:
+    for index, verdict in enumerate(verdicts):
         if verdict is None:
             transitions.append(False)
             continue
         changed = previous is not None and verdict != previous
         transitions.append(changed)
-        if changed:
+        if changed and not (index < len(reconfigured) and reconfigured[index]):
             if previous == Verdict.PASS and verdict in FLIP_FAILING:
                 went_bad = True
             elif previous in FLIP_FAILING and verdict == Verdict.PASS:
@@ -133,16 +158,26 @@ def _flips(verdicts: Sequence[str | None]) -> tuple[list[bool], bool]:
     return transitions, went_bad and went_good
 
 
-def target_history(session: Session, target: Target, limit: int = 30) -> TargetHistory:
+def target_history(session: Session, target: Target, limit: int = 30, before_id: int | None = None) -> TargetHistory:
     """The clauses x last `limit` runs grid of a target, oldest run first.
 
     Each cell is the clause's worst verdict in that run (None when the run
     did not decide it), with the phase to link to and whether it is a
     transition from the clause's previous result. Clauses flipping both
-    ways inside the window are flaky. `trend` has the pass count per run.
+    ways inside the window are flaky, unless the change coincides with a
+    configuration change. `trend` has the pass count per run. `before_id`
+    pages back to older runs.
     """
-    runs = _recent_runs(session, stored_id(target), limit)
+    window = _recent_runs(session, stored_id(target), limit + 1, before_id)
+    earlier = window[0] if len(window) > limit else None
+    runs = window[-limit:]
     run_ids = _ids(runs)
+    summaries = []
+    for before, run in zip([earlier, *runs][: len(runs)], runs, strict=True):
+        summary = _run_summary(run)
+        summary.config_changes = config_changes(before, run)
+        summaries.append(summary)
+    reconfigured = [bool(summary.config_changes) for summary in summaries]
     cells = _worst_per_clause(session, run_ids)
 
     levels: dict[str, str] = {}
@@ -152,7 +187,7 @@ def target_history(session: Session, target: Target, limit: int = 30) -> TargetH
     clauses = []
     for clause_id in _clause_order(target.kind, levels):
         row = [cells.get((run_id, clause_id)) for run_id in run_ids]
-        transitions, is_flaky = _flips([cell["verdict"] if cell else None for cell in row])
+        transitions, is_flaky = _flips([cell["verdict"] if cell else None for cell in row], reconfigured)
         history_cells = [
             HistoryCell(
                 run_id=run_id,
@@ -181,10 +216,11 @@ def target_history(session: Session, target: Target, limit: int = 30) -> TargetH
     return TargetHistory(
         target=target.name,
         kind=target.kind,
-        runs=[_run_summary(run) for run in runs],
+        runs=summaries,
         clauses=clauses,
         flaky=[clause.clause_id for clause in clauses if clause.flaky],
         trend=list(trend.values()),
+        older=runs[0].id if earlier is not None else None,
     )
 
 
@@ -232,7 +268,13 @@ def diff_runs(session: Session, base: Run, head: Run) -> RunDiff:
             category = "changed"
         categories[category].append(_diff_entry(clause_id, old, new))
     counts = DiffCounts(unchanged=unchanged, **{name: len(entries) for name, entries in categories.items()})
-    return RunDiff(base=_run_summary(base), head=_run_summary(head), counts=counts, **categories)
+    return RunDiff(
+        base=_run_summary(base),
+        head=_run_summary(head),
+        counts=counts,
+        config_changes=config_changes(base, head),
+        **categories,
+    )
 
 
 def _older_than(run: Run) -> ColumnElement[bool]:
@@ -278,3 +320,24 @@ def previous_run(session: Session, run: Run) -> Run | None:
         .order_by(col(Run.created_at).desc(), col(Run.id).desc())
         .limit(1)
     ).first()
+
+
+Cells = dict[tuple[int, str], dict[str, str]]
+
+
+def kind_matrix(session: Session, kind: str) -> tuple[list[tuple[Target, Run | None]], list[str], Cells]:
+    """Clauses x targets of one kind, wpt.fyi style: each target's latest finished run, rolled up per clause.
+
+    Returns the (target, its latest finished run or None) columns by name, the clause ids in catalogue
+    order, and the cells keyed by (run id, clause id), from two queries.
+    """
+    targets = session.exec(select(Target).where(Target.kind == kind).order_by(col(Target.name))).all()
+    latest_ids = (
+        select(func.max(Run.id))
+        .where(col(Run.target_id).in_([stored_id(t) for t in targets]), Run.status == RunStatus.FINISHED)
+        .group_by(col(Run.target_id))
+    )
+    runs = {run.target_id: run for run in session.exec(select(Run).where(col(Run.id).in_(latest_ids)))}
+    columns = [(target, runs.get(stored_id(target))) for target in targets]
+    cells = _worst_per_clause(session, _ids(runs.values()))
+    return columns, _clause_order(kind, {clause_id for _, clause_id in cells}), cells

@@ -250,6 +250,8 @@ class RunSummary(SQLModel):
     trigger: str
     created_at: datetime
     finished_at: datetime | None
+    # What differs from the previous run (URL, options, phases, harness, spec): verdict changes here are not flakes.
+    config_changes: list[str] = []
 
 
 class HistoryCell(SQLModel):
@@ -285,6 +287,7 @@ class TargetHistory(SQLModel):
     clauses: list[ClauseHistory]
     flaky: list[str]
     trend: list[TrendPoint]
+    older: int | None = None  # pass as `before_id` for the page of older runs; None: this is the oldest page
 
 
 class DiffEntry(SQLModel):
@@ -316,3 +319,4 @@ class RunDiff(SQLModel):
     added: list[DiffEntry]
     removed: list[DiffEntry]
     counts: DiffCounts
+    config_changes: list[str] = []  # what differs between the two runs' configuration

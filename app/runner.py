@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlalchemy import func, update
+from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -28,7 +28,21 @@ from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow
 from app.netpolicy import NetworkRefused, check_host_async
 from app.textsafe import storable
-from checks.core import ClauseResult, Outcome, Suite, SuiteOptions, Transcript, Verdict, outcome_of, run_suite, truncate
+from checks.core import (
+    ClauseResult,
+    Outcome,
+    RolledUp,
+    Suite,
+    SuiteOptions,
+    Transcript,
+    outcome_of,
+    roll_up,
+    rolled_verdicts,
+    root_causes,
+    run_suite,
+    truncate,
+    verdict_counts,
+)
 from checks.pinning import pinned
 from checks.registry import find_suite
 
@@ -42,12 +56,14 @@ INTERRUPTED_MESSAGE = "the service stopped while this run was running; decided c
 
 
 def _run_counts(session: Session, run_id: int) -> dict[str, int]:
+    """Clauses per rolled-up verdict (zeros left out): progress and counts count clauses, not phase results."""
     rows = session.exec(
-        select(ClauseResultRow.verdict, func.count())
+        select(ClauseResultRow.clause_id, ClauseResultRow.verdict)
         .where(ClauseResultRow.run_id == run_id)
-        .group_by(ClauseResultRow.verdict)
-    )
-    return {verdict: count for verdict, count in rows}
+        .order_by(col(ClauseResultRow.id))
+    ).all()
+    counts = verdict_counts(roll_up(rows, lambda row: (row[0], row[1])))
+    return {verdict: n for verdict, n in counts.items() if n}
 
 
 def scrub(data: Any, secrets: Sequence[str]) -> Any:
@@ -372,9 +388,9 @@ class Runner:
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # a phase swallowed the cancellation
                 raise asyncio.CancelledError
-            verdicts = report.verdicts()
-            outcome = outcome_of(verdicts, run.gate, run.expected_failures)
-            await self._finish(run_id, RunStatus.FINISHED, outcome, _summary(verdicts, run), started)
+            rolled = report.rolled_up()
+            outcome = outcome_of(rolled_verdicts(rolled), run.gate, run.expected_failures)
+            await self._finish(run_id, RunStatus.FINISHED, outcome, _summary(rolled, run), started)
         except asyncio.CancelledError:
             if recorder is not None:
                 await _close_quietly(recorder)
@@ -420,14 +436,20 @@ class Runner:
             session.commit()
 
 
-def _summary(verdicts: Sequence[tuple[str, Verdict]], run: Run) -> str:
+def _summary(rolled: Sequence[RolledUp[ClauseResult]], run: Run) -> str:
+    """The clauses not met (in run order), then how many could not be decided and the biggest cause."""
     expected = set(run.expected_failures)
-    failing_or_undecided = run.gate.failing() | {Verdict.ERROR}
-    failing = sorted({cid for cid, v in verdicts if v in failing_or_undecided and cid not in expected})
-    if not failing:
-        return ""
-    shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
-    return f"failing or undecided: {shown}"
+    failing = [e.clause_id for e in rolled if e.verdict in run.gate.failing() and e.clause_id not in expected]
+    parts = []
+    if failing:
+        shown = ", ".join(failing[:10]) + (f" and {len(failing) - 10} more" if len(failing) > 10 else "")
+        parts.append(f"not met: {shown}")
+    unexpected = [e for e in rolled if e.clause_id not in expected]
+    causes = root_causes(unexpected, lambda r: (r.phase, r.actual))
+    if causes:
+        undecided = sum(len(c.clause_ids) for c in causes)
+        parts.append(f"{undecided} not decided, mostly: {truncate(causes[0].reason, 200)}")
+    return "; ".join(parts)
 
 
 async def _close_quietly(recorder: RunRecorder) -> None:

@@ -106,6 +106,112 @@ def outcome_of(
 EXIT_CODES = {Outcome.PASS: 0, Outcome.FAIL: 1, Outcome.ERROR: 2}
 
 
+# ---------------------------------------------------------------- rolling up across phases
+
+# A clause judged in several phases: the worst judged verdict wins; a clause no
+# phase judged is `error` when a phase could not exercise it, else what it was
+# recorded as (info > unsupported > skip). Higher wins.
+ROLLUP_RANK: dict[Verdict, int] = {
+    Verdict.SKIP: 0,
+    Verdict.UNSUPPORTED: 1,
+    Verdict.INFO: 2,
+    Verdict.ERROR: 3,
+    Verdict.PASS: 4,
+    Verdict.WARN: 5,
+    Verdict.FAIL: 6,
+}
+
+ResultT = TypeVar("ResultT")
+
+
+@dataclass
+class RolledUp(Generic[ResultT]):
+    """One clause of one run: its rolled-up verdict, the result that decided it, and every phase's result."""
+
+    clause_id: str
+    verdict: Verdict
+    decisive: ResultT  # the first result, in run order, with the rolled-up verdict
+    results: list[ResultT]  # one per phase that recorded the clause, in run order
+
+
+def roll_up(results: Iterable[ResultT], key: Callable[[ResultT], tuple[str, str]]) -> list[RolledUp[ResultT]]:
+    """One entry per clause, in the order clauses were first recorded.
+
+    `key` gives a result's (clause id, verdict). This is the one rule: the
+    CLI formats, the service's counts, pages, history and the run's outcome
+    all count rolled-up clauses.
+    """
+    rolled: dict[str, RolledUp[ResultT]] = {}
+    for result in results:
+        clause_id, verdict_text = key(result)
+        verdict = Verdict(verdict_text)
+        entry = rolled.get(clause_id)
+        if entry is None:
+            rolled[clause_id] = RolledUp(clause_id, verdict, result, [result])
+            continue
+        entry.results.append(result)
+        if ROLLUP_RANK[verdict] > ROLLUP_RANK[entry.verdict]:
+            entry.verdict, entry.decisive = verdict, result
+    return list(rolled.values())
+
+
+def rolled_verdicts(rolled: Iterable[RolledUp[Any]]) -> list[tuple[str, Verdict]]:
+    """(clause id, rolled-up verdict) pairs, what `outcome_of` reads."""
+    return [(entry.clause_id, entry.verdict) for entry in rolled]
+
+
+def verdict_counts(rolled: Iterable[RolledUp[Any]]) -> dict[str, int]:
+    """How many clauses have each rolled-up verdict (every verdict present, zeros included)."""
+    counts = {str(v): 0 for v in Verdict}
+    for entry in rolled:
+        counts[str(entry.verdict)] += 1
+    return counts
+
+
+# The prefixes `run_suite` gives an `error` it records; what follows is the cause.
+_CAUSE_PREFIXES = ("not run: ", "not exercised: ")
+
+
+def cause_of(reason: str) -> str:
+    """The event behind an `error` reason: "not exercised: X" and "not run: X" are both X."""
+    for prefix in _CAUSE_PREFIXES:
+        if reason.startswith(prefix):
+            return reason[len(prefix) :]
+    return reason
+
+
+@dataclass
+class RootCause(Generic[ResultT]):
+    """One event that left clauses undecided, where it happened first, and the clauses it cost."""
+
+    reason: str
+    phase: str
+    first: ResultT  # the first undecided result it explains, for its evidence
+    clause_ids: list[str] = field(default_factory=list)
+    phases: list[str] = field(default_factory=list)  # every phase it cost clauses in, in run order
+
+
+def root_causes(
+    rolled: Iterable[RolledUp[ResultT]], describe: Callable[[ResultT], tuple[str, str]]
+) -> list[RootCause[ResultT]]:
+    """Clauses rolled up to `error`, grouped by the event that caused them, biggest group first.
+
+    `describe` gives a result's (phase, reason). Each clause counts under the
+    reason of its first `error` result in run order.
+    """
+    causes: dict[str, RootCause[ResultT]] = {}
+    for entry in rolled:
+        if entry.verdict is not Verdict.ERROR:
+            continue
+        phase, reason = describe(entry.decisive)
+        cause = cause_of(reason) or "no reason given"
+        group = causes.setdefault(cause, RootCause(cause, phase, entry.decisive))
+        group.clause_ids.append(entry.clause_id)
+        if phase not in group.phases:
+            group.phases.append(phase)
+    return sorted(causes.values(), key=lambda c: -len(c.clause_ids))
+
+
 @dataclass(frozen=True)
 class Clause:
     """One requirement. `id` is stable forever and is also its SPEC.md anchor."""
@@ -364,16 +470,19 @@ class Report:
     # -- summaries
 
     def verdicts(self) -> list[tuple[str, Verdict]]:
+        """(clause id, verdict) per phase result; `rolled_up` gives one per clause."""
         return [(r.clause_id, r.verdict) for r in self.results.values()]
 
+    def rolled_up(self) -> list[RolledUp[ClauseResult]]:
+        return roll_up(self.results.values(), lambda r: (r.clause_id, r.verdict))
+
     def outcome(self, gate: Gate = Gate.DEFAULT, expected_failures: Iterable[str] = ()) -> Outcome:
-        return outcome_of(self.verdicts(), gate, expected_failures)
+        """The outcome from the rolled-up verdicts, one per clause."""
+        return outcome_of(rolled_verdicts(self.rolled_up()), gate, expected_failures)
 
     def counts(self) -> dict[str, int]:
-        counts = {str(v): 0 for v in Verdict}
-        for result in self.results.values():
-            counts[str(result.verdict)] += 1
-        return counts
+        """Clauses per rolled-up verdict."""
+        return verdict_counts(self.rolled_up())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -538,7 +647,9 @@ async def run_suite(
 
     Clauses of phases that were not selected are recorded as `skip`. A phase
     that overruns its deadline or raises has its undecided clauses recorded as
-    `error`. Once the target is unreachable the remaining phases are `error`.
+    `error`; a clause a phase declares but returned without deciding is `info`
+    "not judged", with why.
+    Once the target is unreachable the remaining phases are `error`.
     """
     if not isinstance(options, SuiteOptions):
         options = suite.parse_options(options)
@@ -557,8 +668,31 @@ async def run_suite(
                 report.error(clause_id, f"not run: {unreachable}")
         else:
             unreachable = await _run_phase(phase, PhaseContext(url, options, report, state))
+            later = {clause_id for p in selected[selected.index(phase) + 1 :] for clause_id in p.clauses}
+            _settle_undecided(report, phase, later)
         report.end_phase()
     return report
+
+
+def _settle_undecided(report: Report, phase: Phase, later: set[str]) -> None:
+    """A clause the phase declares, that no phase decided and no `later` phase may, must not stay pending.
+
+    A phase returns early on purpose: after a failure what it left assumes what
+    did not hold, and without one the target lacks what the clause needs (an
+    optional feature). Either way the clause is `info` "not judged", with why;
+    a phase that could not go on raises PhaseStopped instead.
+    """
+    decided = {clause_id for _, clause_id in report.results}
+    undecided = [clause_id for clause_id in phase.clauses if clause_id not in decided and clause_id not in later]
+    if not undecided:
+        return
+    failed = [r.clause_id for (name, _), r in report.results.items() if name == phase.name and r.verdict in _MISSES]
+    why = f"{', '.join(failed[:3])} failed earlier in this phase" if failed else f"{phase.name} did not reach it"
+    for clause_id in undecided:
+        report.info(clause_id, actual=f"not judged: {why}")
+
+
+_MISSES = (Verdict.FAIL, Verdict.WARN)
 
 
 async def _run_phase(phase: Phase, ctx: PhaseContext[Any, Any]) -> str | None:

@@ -10,7 +10,7 @@ from sqlmodel import col, select
 from app import crud
 from app.deps import WRITE, RunnerDep, SessionDep, SettingsDep, TargetDep
 from app.history import TargetHistory, target_history
-from app.models import RunCreate, RunPublic, Target, TargetCreate, TargetPublic, TargetUpdate
+from app.models import DB_INT_MAX, RunCreate, RunPublic, Target, TargetCreate, TargetPublic, TargetUpdate
 
 router = APIRouter(tags=["targets"])
 
@@ -77,6 +77,11 @@ def start_run(runner: RunnerDep, target: TargetDep, session: SessionDep, data: R
 
 @router.get("/targets/{name}/history", summary="Clauses × the target's recent runs")
 def read_history(
-    target: TargetDep, session: SessionDep, limit: Annotated[int, Query(ge=1, le=200)] = 30
+    target: TargetDep,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 30,
+    before_id: Annotated[
+        int | None, Query(ge=0, le=DB_INT_MAX + 1, description="Only runs older than this run id (paging)")
+    ] = None,
 ) -> TargetHistory:
-    return target_history(session, target, limit=limit)
+    return target_history(session, target, limit=limit, before_id=before_id)

@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--options-file", metavar="FILE", help="JSON object of suite options")
     check.add_argument("--json", metavar="FILE", help="also write the results and transcripts as JSON")
     check.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
-    check.add_argument("--quiet", action="store_true", help="do not print phase progress")
+    check.add_argument("--quiet", action="store_true", help="do not print phase progress nor skipped clauses")
     check.set_defaults(handler=cmd_check)
 
     suites = commands.add_parser("suites", help="list kinds, phases, clauses and options")
@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--option", action="append", metavar="KEY=VALUE", help="option override for this run")
     ci.add_argument("--junit", metavar="FILE", help="write JUnit XML")
     ci.add_argument("--expected-failures", metavar="FILE", help="file of clause ids, one a line, allowed to fail")
+    ci.add_argument("--verbose", action="store_true", help="list every clause, not only what failed or errored")
     ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
     ci.set_defaults(handler=cmd_ci)
     add_parity_parser(commands)

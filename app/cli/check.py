@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from pydantic_core import PydanticUndefined
 
 from app.cli.common import UsageError, parse_option_pairs
 from app.suites_info import suites_document
-from checks.core import EXIT_CODES, NullSink, Suite, SuiteOptions, run_suite
+from checks.core import EXIT_CODES, NullSink, Suite, SuiteOptions, Verdict, run_suite
 from checks.formats import render_junit, render_text, to_json
 from checks.registry import KINDS, UnknownKind, find_suite
 
@@ -78,6 +79,20 @@ class Progress(NullSink):
             print(f"phase: {name}", file=sys.stderr, flush=True)
 
 
+def check_writable(path: str | None, flag: str) -> None:
+    """Refuse, before a run, an output path the run could not be written to."""
+    if not path:
+        return
+    target = Path(path)
+    folder = target.parent
+    if target.is_dir():
+        raise UsageError(f"{flag} {path} is a directory; give a file name")
+    if not folder.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {folder} does not exist")
+    if not os.access(target if target.exists() else folder, os.W_OK):
+        raise UsageError(f"{flag} {path} is not writable")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     suite = suite_of(args.kind)
     options = load_options(suite, args.options_file, args.option or [], args.timeout)
@@ -86,6 +101,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         suite.select(args.phase)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    check_writable(args.json, "--json")
+    check_writable(args.junit, "--junit")
 
     phases = list(args.phase or [])
     if args.until_stop and phases and "stop" not in phases:
@@ -96,7 +113,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     results = [r.to_dict() for r in report.results.values()]
     outcome = report.outcome()
-    print(render_text(results, outcome, f"{suite.kind} {args.url}"))
+    hide = {Verdict.SKIP} if args.quiet else set()
+    print(render_text(results, outcome, f"{suite.kind} {args.url}", hide=hide))
     if args.json:
         Path(args.json).write_text(
             to_json(

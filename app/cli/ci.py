@@ -17,9 +17,10 @@ from urllib.parse import quote
 
 import httpx
 
+from app.cli.check import check_writable
 from app.cli.common import UsageError, parse_option_pairs
-from checks.core import EXIT_CODES, Gate, Outcome, Verdict, outcome_of
-from checks.formats import render_junit, render_text
+from checks.core import EXIT_CODES, Gate, Outcome, Verdict, rolled_verdicts
+from checks.formats import render_junit, render_text, rolled_up
 
 POLL_INTERVAL = 0.5
 MAX_POLL_FAILURES = 10
@@ -76,7 +77,9 @@ def _json(response: httpx.Response, *keys: str) -> Any:
 def _refusal(response: httpx.Response, target: str, server: str) -> str:
     if response.status_code == 404:
         return f"the service at {server} has no target named {target!r}"
-    if response.status_code == 401:
+    if response.status_code in (401, 403):
+        if "Authorization" in response.request.headers:
+            return f"token refused: the service at {server} did not accept the API token given"
         return "the service needs an API token for writes: pass --token or set RLCONFORM_API_TOKEN"
     data = _json(response)
     detail = data.get("detail") if isinstance(data, dict) else response.text[:300]
@@ -126,6 +129,7 @@ def cmd_ci(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("RLCONFORM_API_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     extra_expected = read_expected_failures(args.expected_failures)
+    check_writable(args.junit, "--junit")
     body = {
         "phases": args.phase or None,
         "options": parse_option_pairs(args.option or []) or None,
@@ -157,6 +161,7 @@ def _start_and_follow(
         _say(f"rlconform ci: {_refusal(response, args.target, server)}")
         return 2
     run = _json(response, *RUN_FIELDS)
+    print(f"{server}/runs/{run['id']}", flush=True)  # first, so a CI log links to the run even if it hangs
     _say(f"run {run['id']} of {args.target} ({run['kind']} {run['url']}) queued")
     ended = _follow(http, run, args.wait_timeout)
     if ended is None:
@@ -174,19 +179,23 @@ def _start_and_follow(
 
 
 def _summarise(args: argparse.Namespace, run: dict[str, Any], results: list[dict[str, Any]], extra: set[str]) -> int:
+    """What failed or errored (every clause with --verbose), with root causes, then the outcome."""
     expected = set(run["expected_failures"]) | extra
-    verdicts = [(r["clause_id"], Verdict(r["verdict"])) for r in results]
+    verdicts = rolled_verdicts(rolled_up(results))
     gate = Gate(run["gate"])
-    outcome = outcome_of(verdicts, gate, expected)
-    if run["status"] != "finished" or (run["outcome"] == "error" and outcome is Outcome.PASS):
-        outcome = Outcome.ERROR  # not finished, or refused before any clause was decided
-    print(render_text(results, outcome, f"{args.target} ({run['kind']} {run['url']}), run {run['id']}"))
+    # The service's outcome, computed once from the rolled-up verdicts, the gate and the expected failures.
+    finished = run["status"] == "finished" and run["outcome"]
+    outcome = Outcome(run["outcome"]) if finished else Outcome.ERROR
     failing = sorted({cid for cid, v in verdicts if v in gate.failing() and cid not in expected})
     errored = sorted({cid for cid, v in verdicts if v is Verdict.ERROR and cid not in expected})
     if failing:
         print(f"failing clauses ({len(failing)}): {', '.join(failing)}")
     if errored:
         print(f"undecided clauses, harness errors ({len(errored)}): {', '.join(errored)}")
+    shown = gate.failing() | {Verdict.ERROR}
+    hide = set() if args.verbose else {v for v in Verdict if v not in shown}
+    title = f"{args.target} ({run['kind']} {run['url']}), run {run['id']}"
+    print(render_text(results, outcome, title, hide=hide, expected_failures=expected))
     if run["status"] != "finished":
         print(f"the run ended {run['status']}: {run['message']}")
     elif run["message"] and outcome is Outcome.ERROR:

@@ -57,17 +57,25 @@ def _transcript_dict(row: TranscriptRow) -> dict[str, Any]:
     }
 
 
+def _last_received(transcripts: list[TranscriptRow]) -> str:
+    """What the target last sent on the evidence's connections: what a result with no text of its own observed."""
+    frames = [frame for row in transcripts for frame in row.frames if frame.get("direction") == "received"]
+    return f"last frame from the target: {frames[-1].get('summary', '')}" if frames else ""
+
+
 @router.get("/runs/{run_id}/clauses/{phase}/{clause_id}", response_class=HTMLResponse, include_in_schema=False)
 def evidence_page(
     request: Request, session: SessionDep, settings: SettingsDep, run: RunDep, phase: str, clause_id: str
 ) -> HTMLResponse:
     result = _result(session, run, phase, clause_id)
+    transcripts = _transcripts(session, run, result.transcript_ids)
     context = {
         "run": run,
         "target": session.get(Target, run.target_id),
         "result": result,
+        "observed": result.actual or _last_received(transcripts),
         "spec": spec_clauses(settings.spec_path).get(clause_id),
-        "transcripts": _transcripts(session, run, result.transcript_ids),
+        "transcripts": transcripts,
         "recent": clause_timeline(session, run.target_id, clause_id, RECENT_RESULTS),
         "directions": DIRECTIONS,
         "expected_failure": clause_id in run.expected_failures,

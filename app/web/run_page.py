@@ -1,4 +1,5 @@
-"""`/runs/{run_id}`: the clause matrix by phase, with filters in the URL, live progress and Cancel."""
+"""`/runs/{run_id}`: one row per clause (rolled up across phases), root causes first, filters in the URL,
+live progress and Cancel."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from app.history import FAILING, last_passing_run, previous_run
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.web.guard import WriteGuard
 from app.web.templating import VERDICT_ORDER, templates
+from checks.core import RolledUp, RootCause, Verdict, roll_up, root_causes
 from checks.registry import find_suite
 
 router = APIRouter()
@@ -21,56 +23,83 @@ router = APIRouter()
 
 @dataclass
 class MatrixRow:
+    """One clause of the run: its rolled-up verdict and every phase's result behind it."""
+
     clause_id: str
     level: str
-    result: ClauseResultRow | None  # None: not decided (yet)
+    rolled: RolledUp[ClauseResultRow] | None  # None: not decided (yet)
 
     @property
     def verdict(self) -> str | None:
-        return self.result.verdict if self.result else None
+        return str(self.rolled.verdict) if self.rolled else None
+
+    @property
+    def result(self) -> ClauseResultRow | None:
+        """The result that decided the rolled-up verdict (its phase holds the evidence)."""
+        return self.rolled.decisive if self.rolled else None
+
+    @property
+    def phase_results(self) -> list[ClauseResultRow]:
+        return self.rolled.results if self.rolled else []
 
 
 @dataclass
 class PhaseBlock:
+    """The clauses a phase is the home of: the first phase in suite order that declares them."""
+
     name: str
     description: str = ""
     rows: list[MatrixRow] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
-        """Verdict counts of this phase, worst first, zeros left out."""
+        """Verdict counts of this block's clauses, worst first, zeros left out."""
         counts = {verdict: 0 for verdict in [*VERDICT_ORDER, "pending"]}
         for row in self.rows:
             counts[row.verdict or "pending"] += 1
         return {verdict: n for verdict, n in counts.items() if n}
 
 
-def build_matrix(run: Run, results: list[ClauseResultRow]) -> list[PhaseBlock]:
-    """Phases in suite order, each with every clause it decides; results land in their slots.
+def roll_up_rows(results: list[ClauseResultRow]) -> list[RolledUp[ClauseResultRow]]:
+    return roll_up(results, lambda r: (r.clause_id, r.verdict))
 
-    Clauses not decided yet show as pending while the run is active. Results
-    the suite no longer knows (renamed phases or clauses) are kept, after the rest.
+
+def build_matrix(run: Run, results: list[ClauseResultRow]) -> list[PhaseBlock]:
+    """One row per clause, under the first phase (suite order) that declares it.
+
+    Clauses not decided yet show as pending while the run is active. Clauses
+    the suite no longer knows or no phase declares are kept, under the phase
+    of their first result.
     """
-    by_key = {(r.phase, r.clause_id): r for r in results}
+    rolled = {entry.clause_id: entry for entry in roll_up_rows(results)}
     blocks: dict[str, PhaseBlock] = {}
     suite = find_suite(run.kind)
+    placed: set[str] = set()
     if suite is not None:
         for phase in suite.phases:
             block = blocks[phase.name] = PhaseBlock(phase.name, phase.description)
             for clause_id in phase.clauses:
+                if clause_id in placed:
+                    continue
+                placed.add(clause_id)
                 level = str(suite.catalogue[clause_id].level) if clause_id in suite.catalogue else ""
-                block.rows.append(MatrixRow(clause_id, level, by_key.pop((phase.name, clause_id), None)))
-    for result in sorted(by_key.values(), key=lambda r: r.id or 0):
-        block = blocks.setdefault(result.phase, PhaseBlock(result.phase))
-        block.rows.append(MatrixRow(result.clause_id, result.level, result))
-    return list(blocks.values())
+                block.rows.append(MatrixRow(clause_id, level, rolled.pop(clause_id, None)))
+    for entry in rolled.values():
+        home = entry.results[0]
+        block = blocks.setdefault(home.phase, PhaseBlock(home.phase))
+        block.rows.append(MatrixRow(entry.clause_id, home.level, entry))
+    return [block for block in blocks.values() if block.rows]
 
 
 def _filtered(blocks: list[PhaseBlock], verdicts: list[str], phases: list[str]) -> list[PhaseBlock]:
+    """Rows with one of `verdicts` (rolled up) that a phase in `phases` recorded or is home to."""
     shown = []
     for block in blocks:
-        if phases and block.name not in phases:
-            continue
-        rows = [row for row in block.rows if not verdicts or (row.verdict or "pending") in verdicts]
+        rows = [
+            row
+            for row in block.rows
+            if (not verdicts or (row.verdict or "pending") in verdicts)
+            and (not phases or block.name in phases or any(r.phase in phases for r in row.phase_results))
+        ]
         if rows:
             shown.append(PhaseBlock(block.name, block.description, rows))
     return shown
@@ -84,6 +113,22 @@ def _counts(blocks: list[PhaseBlock]) -> dict[str, int]:
     return counts
 
 
+@dataclass
+class Banner:
+    """What a person acts on first: real failures with their evidence, then what left clauses undecided."""
+
+    failures: list[MatrixRow]
+    causes: list[RootCause[ClauseResultRow]]
+
+
+def _banner(blocks: list[PhaseBlock]) -> Banner:
+    rows = [row for block in blocks for row in block.rows]
+    failures = [row for row in rows if row.verdict in (Verdict.FAIL, Verdict.WARN)]
+    failures.sort(key=lambda row: row.verdict != Verdict.FAIL)
+    rolled = [row.rolled for row in rows if row.rolled is not None]
+    return Banner(failures, root_causes(rolled, lambda r: (r.phase, r.actual)))
+
+
 def matrix_context(session: Session, run: Run, verdict: list[str], phase: list[str]) -> dict[str, Any]:
     results = list(
         session.exec(select(ClauseResultRow).where(ClauseResultRow.run_id == run.id).order_by(col(ClauseResultRow.id)))
@@ -95,15 +140,16 @@ def matrix_context(session: Session, run: Run, verdict: list[str], phase: list[s
     counts = _counts(blocks)
     if not live:
         counts.pop("pending")
-    decided = len(results)
-    # A phase may decide clauses beyond the ones it declares, so the planned
-    # total is a floor, not a promise.
+    decided = sum(1 for block in blocks for row in block.rows if row.rolled is not None)
+    # A phase may decide clauses beyond the ones it declares, so the planned total is a floor.
     total = max(run.total_clauses, sum(len(b.rows) for b in blocks), decided)
+    phase_names = list(dict.fromkeys([b.name for b in blocks] + [r.phase for r in results]))
     return {
         "run": run,
         "blocks": _filtered(blocks, verdicts, phases),
-        "all_phases": [b.name for b in blocks],
+        "all_phases": phase_names,
         "counts": counts,
+        "banner": _banner(blocks),
         "filters": {"verdict": verdicts, "phase": phases},
         "live": live,
         "progress": {"decided": decided, "total": total},

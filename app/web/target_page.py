@@ -1,15 +1,20 @@
-"""`/targets/{name}`: history grid, flaky clauses, pass-count trend, gate, and the Run button."""
+"""`/targets/{name}`: history grid (paged), flaky clauses, pass-count trend, gate, the Run button and the
+commands that start a run from a shell."""
 
 from __future__ import annotations
 
 import json
+import shlex
+from typing import Annotated
+from urllib.parse import quote
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import crud
 from app.deps import RunnerDep, SessionDep, TargetDep
 from app.history import last_passing_run, target_history
+from app.models import DB_INT_MAX
 from app.svg import trend_chart
 from app.web.guard import WriteGuard
 from app.web.templating import templates
@@ -19,14 +24,33 @@ router = APIRouter()
 HISTORY_RUNS = 30
 
 
+def trigger_commands(base_url: str, name: str) -> dict[str, str]:
+    """The shell lines that start a run of this target: the CI client and a bare API call."""
+    base = base_url.rstrip("/")
+    return {
+        "ci": f"rlconform ci --server {shlex.quote(base)} --target {shlex.quote(name)}",
+        "curl": (
+            'curl -fsS -X POST -H "Authorization: Bearer $RLCONFORM_API_TOKEN" '
+            + shlex.quote(f"{base}/api/v1/targets/{quote(name, safe='')}/runs")
+        ),
+    }
+
+
 @router.get("/targets/{name}", response_class=HTMLResponse, include_in_schema=False)
-def target_page(request: Request, session: SessionDep, target: TargetDep) -> HTMLResponse:
-    history = target_history(session, target, limit=HISTORY_RUNS)
+def target_page(
+    request: Request,
+    session: SessionDep,
+    target: TargetDep,
+    before: Annotated[int | None, Query(ge=0, le=DB_INT_MAX + 1)] = None,
+) -> HTMLResponse:
+    history = target_history(session, target, limit=HISTORY_RUNS, before_id=before)
     latest = history.runs[-1] if history.runs else None
     baseline = last_passing_run(session, target)
     context = {
         "target": target,
         "history": history,
+        "paged": before is not None,
+        "commands": trigger_commands(str(request.base_url), target.name),
         "latest": latest,
         "baseline": baseline,
         "trend": trend_chart(history.trend),

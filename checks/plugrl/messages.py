@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import msgpack
 import numpy as np
 
-from checks.plugrl.codec import pack
+from checks.evidence import summarize
+from checks.plugrl.codec import CodecError, pack, unpack
 
 BIG_FRAME_PIXELS = 512  # three envs of 512x512x3 uint8: 2.25 MiB, over the common 1 MiB cap
 # Envs are 0.25 apart, so a nudged observation is never another env's.
@@ -165,3 +167,19 @@ MALFORMED_REUSES: tuple[tuple[str, Callable[[Any], dict[str, Any]]], ...] = (
     ("a reuse of length 1 for 2 envs", _reuse_too_short),
     ("a reuse [True, False] with 2 observation rows, not 1", _reuse_rows_disagree),
 )
+
+
+def fault_summary(what: str, frame: bytes) -> str:
+    """How a fault frame shows in a transcript: what is wrong with it, then what it holds, decoded.
+
+    A frame the codec refuses (that is often the point) is decoded as plain
+    msgpack, and one that is not msgpack at all shows its first bytes.
+    """
+    try:
+        content = summarize(unpack(frame))
+    except CodecError:
+        try:
+            content = summarize(msgpack.unpackb(frame, raw=False, strict_map_key=False, max_ext_len=0))
+        except Exception:  # not msgpack at all: the bytes themselves are the content
+            content = f"bytes {frame[:48]!r}" + ("…" if len(frame) > 48 else "")
+    return f"fault: {what} ({len(frame)} bytes): {content}"

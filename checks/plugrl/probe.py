@@ -18,7 +18,7 @@ import numpy as np
 
 from checks.core import NoReply, PhaseStopped, Transcript, summarize, truncate
 from checks.plugrl.codec import CodecError, pack, unpack
-from checks.plugrl.messages import feedback_message, infer_message
+from checks.plugrl.messages import fault_summary, feedback_message, infer_message
 from checks.plugrl.options import Ctx
 from checks.plugrl.protocol import GOING_AWAY, RESYNC_REASON
 from checks.wire import Closed, HandshakeFailed, WireSocket, open_websocket
@@ -434,7 +434,7 @@ class Probe:
 
     async def fault(self, frame: bytes, clause: str, what: str) -> bool:
         """Send a frame the server must refuse, then expect the resync close `clause` demands."""
-        await self.send(frame, clause, summary=f"fault: {what} ({len(frame)} bytes)")
+        await self.send(frame, clause, summary=fault_summary(what, frame))
         return await self.expect_resync(clause, what)
 
     async def expect_resync(self, clause: str, what: str) -> bool:

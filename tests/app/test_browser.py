@@ -8,15 +8,19 @@ the diff against the previous run.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from websockets.asyncio.server import serve
 
 from checks.plugrl.reference import REUSE_FEATURE, ReferenceServer
+from tests.app.conftest import QUICK_PLUGRL as QUICK
+from tests.zoo.plugrl_core import ZooServer
 
 pytestmark = pytest.mark.browser
 
@@ -151,3 +155,103 @@ def test_add_run_inspect_and_diff_in_a_real_browser(
     expect(page.locator("#newly_passing")).to_contain_text(BROKEN_CLAUSE)
     expect(page.locator("#newly_failing")).to_contain_text("none")
     assert console_errors == []
+
+
+SHOTS = Path("/tmp/rlconform-shots")
+
+
+class ClosesOnFirstInfer(ZooServer):
+    """Greets properly, then closes 1011 'broken server' on the first infer of every connection."""
+
+    async def infer(self, connection, env_ids):
+        await connection.ws.close(1011, "broken server")
+        raise asyncio.CancelledError
+
+
+@pytest.fixture
+def dying_server(background_loop) -> Iterator[str]:
+    server = background_loop.run(ClosesOnFirstInfer().start())
+    try:
+        yield server.url
+    finally:
+        background_loop.run(server.close())
+
+
+def shoot(page: Any, name: str) -> None:
+    """A full-page screenshot at 1280 and at 400 px wide, for a person to look at (never committed)."""
+    SHOTS.mkdir(exist_ok=True)
+    for width in (1280, 400):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browser(
+    live_service: str, dying_server: str, reference_server, page: Any
+) -> None:
+    expect = sync_api.expect
+    api = httpx.Client(base_url=live_service)
+    for name, url in (("dying", dying_server), ("healthy", reference_server())):
+        created = api.post(
+            "/api/v1/targets", json={"name": name, "kind": "plugrl-server", "url": url, "options": QUICK}
+        )
+        assert created.status_code == 201, created.text
+
+    # A failing run: the banner names the failure first, then the cause; no pending row; one row per clause.
+    page.goto(live_service + "/targets/dying")
+    shoot(page, "target-empty")
+    page.get_by_role("button", name="Run now").click()
+    wait_until_finished(page)
+    banner = page.locator(".banner")
+    expect(banner).to_contain_text("not met")
+    expect(banner.locator(".causes")).to_contain_text("the connection closed")
+    expect(banner.locator(".causes")).to_contain_text("in phase exchange")
+    assert page.locator(".v-pending").count() == 0
+    clauses = page.locator("tr.clause-row").evaluate_all("rows => rows.map(r => r.dataset.clause)")
+    assert len(clauses) == len(set(clauses)) > 0
+    page.locator("details.phases summary").first.click()
+    expect(page.locator("details.phases[open] .phase-results li").first).to_be_visible()
+    shoot(page, "run-failing")
+    banner.locator("a.evidence-link").first.click()
+    expect(page.locator("table.frames tbody tr").first).to_be_visible()
+    shoot(page, "evidence")
+
+    # Editing the URL is a configuration change: marked in the history grid, not a flake.
+    assert api.patch("/api/v1/targets/dying", json={"url": dying_server.replace("127.0.0.1", "localhost")}).is_success
+    page.goto(live_service + "/targets/dying")
+    page.get_by_role("button", name="Run now").click()
+    wait_until_finished(page)
+    page.goto(live_service + "/targets/dying")
+    expect(page.locator("th.run-col .config-mark")).to_have_count(1)
+    expect(page.locator("th.run-col .config-mark")).to_have_attribute("title", "URL changed")
+    expect(page.locator("#cmd-ci")).to_contain_text("rlconform ci --server")
+    shoot(page, "target-history")
+    page.goto(live_service + "/runs/" + str(api.get("/api/v1/runs", params={"target": "dying"}).json()[0]["id"]))
+    page.get_by_role("link", name=re.compile("Diff vs previous")).click()
+    expect(page.locator(".config-changes")).to_contain_text("URL changed")
+    shoot(page, "diff")
+
+    # The healthy target, then the runs page and the cross-target matrix.
+    page.goto(live_service + "/targets/healthy")
+    page.get_by_role("button", name="Run now").click()
+    wait_until_finished(page)
+    page.goto(live_service + "/runs")
+    expect(page.locator("table.ended-runs tbody tr")).to_have_count(3)
+    page.select_option("#f-target", "healthy")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator("table.ended-runs tbody tr")).to_have_count(1)
+    page.goto(live_service + "/runs")
+    shoot(page, "runs")
+    page.get_by_role("link", name="Matrix").first.click()
+    page.get_by_role("link", name="plugrl-server").click()
+    expect(page.locator("th.target-col")).to_have_count(2)
+    page.locator("table.cross a.v-fail").first.click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+/clauses/"))
+    page.go_back()
+    shoot(page, "matrix")
+    page.goto(live_service + "/")
+    shoot(page, "overview")
+    page.goto(live_service + "/targets/new")
+    shoot(page, "target-form")
+    page.goto(live_service + "/spec")
+    shoot(page, "spec")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import xml.etree.ElementTree as ET
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -143,7 +144,26 @@ def test_a_run_whose_target_is_deleted_meanwhile_exits_2_at_once(live_service, a
     assert "no longer exists" in capsys.readouterr().err
 
 
-def test_an_unwritable_junit_path_exits_2_not_1(live_service, api, fake_kind, tmp_path, capsys) -> None:
+def test_an_unwritable_junit_path_exits_2_before_any_run(live_service, api, fake_kind, tmp_path, capsys) -> None:
     add(api, "nowhere", fake_kind, URL)
     assert ci(live_service, "--target", "nowhere", "--junit", str(tmp_path / "missing-dir" / "out.xml")) == 2
-    assert "No such file or directory" in capsys.readouterr().err
+    assert "missing-dir does not exist" in capsys.readouterr().err
+    assert api.get("/api/v1/runs", params={"target": "nowhere"}).json() == []
+
+
+def test_output_is_the_run_url_then_what_failed_then_the_outcome(live_service, api, fake_kind, capsys) -> None:
+    add(api, "half", fake_kind, URL, options={"fail": ["fake.2.orders"]})
+    assert ci(live_service, "--target", "half") == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert re.fullmatch(re.escape(live_service) + r"/runs/\d+", lines[0])
+    assert any("FAIL  fake.2.orders" in line for line in lines)
+    assert not any("fake.1.greets" in line for line in lines)  # passing clauses only with --verbose
+    assert lines[-1].endswith("outcome: fail")
+    assert ci(live_service, "--target", "half", "--verbose") == 1
+    assert "ok    fake.1.greets" in capsys.readouterr().out
+
+
+def test_a_wrong_token_is_refused_by_name(live_service, api, fake_kind, capsys) -> None:
+    add(api, "guarded", fake_kind, URL)
+    assert main(["ci", "--server", live_service, "--token", "wrong", "--target", "guarded"]) == 2
+    assert "token refused" in capsys.readouterr().err

@@ -110,7 +110,7 @@ def test_diff_sorts_clauses_into_categories(client: TestClient, session: Session
     assert (diff.base.harness_version, diff.head.harness_version) == ("0.1.0", "0.2.0")
 
     html = client.get(f"/runs/{head.id}/diff?against={base.id}").text
-    assert "different harness versions" in html
+    assert "configuration changed between these runs: harness 0.1.0 → 0.2.0" in html
     newly_failing = html.split('id="newly_failing"')[1].split("</section>")[0]
     assert "c.regress" in newly_failing and "c.fixed" not in newly_failing
 
@@ -138,3 +138,41 @@ def test_sparkline_reads_without_colour() -> None:
     (pass_y, pass_h), (fail_y, _) = bars
     assert float(pass_y) + float(pass_h) == pytest.approx(12)  # the pass bar ends at the baseline, above it
     assert float(fail_y) == pytest.approx(12)  # the fail bar starts at the baseline, below it
+
+
+def test_a_verdict_change_with_a_configuration_change_is_marked_and_not_flaky(
+    client: TestClient, session: Session
+) -> None:
+    target = add_target(session)
+    # pass, fail (the URL was edited), pass: without the configuration mark this would be a flake
+    for index, verdict in enumerate(["pass", "fail", "pass"]):
+        run = add_run(session, target, {("a", "c.moves"): verdict})
+        run.url = "ws://127.0.0.1:10" if index >= 1 else target.url
+        run.options = {"timeout": 5.0 if index == 2 else 10.0}
+        session.add(run)
+        session.commit()
+    history = target_history(session, target)
+    assert [run.config_changes for run in history.runs] == [[], ["URL changed"], ["options changed: timeout"]]
+    assert history.flaky == [] and history.clauses[0].transitions == 2
+
+    html = client.get(f"/targets/{target.name}").text
+    assert html.count('<span class="config-mark" title="URL changed">') == 1
+    assert html.count("config-change") >= 4  # two run headers and their cells
+    diff = client.get(f"/runs/{history.runs[2].id}/diff?against={history.runs[0].id}").text
+    assert "configuration changed between these runs: URL changed; options changed: timeout" in diff
+
+
+def test_history_pages_back_beyond_the_window(client: TestClient, session: Session) -> None:
+    target = add_target(session)
+    runs = [add_run(session, target, {("a", "c.1"): "pass"}) for _ in range(5)]
+    newest = target_history(session, target, limit=2)
+    assert [r.id for r in newest.runs] == [runs[3].id, runs[4].id] and newest.older == runs[3].id
+    older = target_history(session, target, limit=2, before_id=newest.older)
+    assert [r.id for r in older.runs] == [runs[1].id, runs[2].id] and older.older == runs[1].id
+    oldest = target_history(session, target, limit=2, before_id=older.older)
+    assert [r.id for r in oldest.runs] == [runs[0].id] and oldest.older is None
+
+    api = client.get(f"/api/v1/targets/{target.name}/history", params={"limit": 2, "before_id": runs[3].id}).json()
+    assert [r["id"] for r in api["runs"]] == [runs[1].id, runs[2].id]
+    html = client.get(f"/targets/{target.name}?before={runs[1].id}").text
+    assert "1 older runs" in html and f'href="/runs/{runs[0].id}"' in html and "newest runs →" in html

@@ -298,3 +298,73 @@ def test_browser_writes_need_the_token_when_one_is_set(settings: Settings, fake_
         login = client.post("/login", data={"token": "letmein", "next": "//evil.example"}, follow_redirects=False)
         assert login.headers["location"] == "/"
         assert client.post("/targets/t/run", follow_redirects=False).headers["location"].startswith("/runs/")
+
+
+# ---------------------------------------------------------------- runs page, cross-target matrix, commands
+
+
+def test_runs_page_lists_every_run_newest_first_with_active_ones_on_top(client: TestClient, session: Session) -> None:
+    alpha, beta = add_target(session, "alpha"), add_target(session, "beta")
+    old = add_run(session, alpha, {("p", "c.1"): "pass"})
+    failed = add_run(session, beta, {("p", "c.1"): "fail"})
+    queued = add_run(session, alpha, {}, status="queued", outcome="")
+    html = client.get("/runs").text
+    active, ended = html.split("Queued and running", 1)[1].split("Ended runs", 1)
+    assert f'href="/runs/{queued.id}"' in active and f'action="/runs/{queued.id}/cancel"' in active
+    assert ended.index(f'href="/runs/{failed.id}"') < ended.index(f'href="/runs/{old.id}"')
+    only_beta = client.get("/runs", params={"target": "beta"}).text
+    assert f'href="/runs/{failed.id}"' in only_beta and f'href="/runs/{old.id}"' not in only_beta
+    failing = client.get("/runs", params={"outcome": "fail"}).text
+    assert f'href="/runs/{failed.id}"' in failing and "Queued and running" not in failing
+
+
+def test_runs_page_pages_back(client: TestClient, session: Session, monkeypatch) -> None:
+    from app.web import runs_page
+
+    monkeypatch.setattr(runs_page, "PAGE_SIZE", 2)
+    target = add_target(session)
+    runs = [add_run(session, target, {("p", "c.1"): "pass"}) for _ in range(3)]
+    first = client.get("/runs").text
+    assert f'href="/runs/{runs[0].id}"' not in first and f"before={runs[1].id}" in first
+    older = client.get("/runs", params={"before": runs[1].id}).text
+    assert f'href="/runs/{runs[0].id}"' in older and "older runs →" not in older
+
+
+def test_cross_target_matrix_shows_each_targets_latest_finished_run(client: TestClient, session: Session) -> None:
+    alpha, beta = add_target(session, "alpha"), add_target(session, "beta")
+    add_run(session, alpha, {("p", "c.1"): "fail"})
+    latest = add_run(session, alpha, {("p", "c.1"): "pass", ("q", "c.2"): "warn"})
+    other = add_run(session, beta, {("p", "c.1"): "fail"})
+    add_run(session, beta, {}, status="running", outcome="")
+    assert 'href="/matrix/constructed"' in client.get("/matrix").text
+    html = client.get("/matrix/constructed").text
+    assert f'href="/runs/{latest.id}/clauses/p/c.1"' in html and f'href="/runs/{latest.id}/clauses/q/c.2"' in html
+    assert f'href="/runs/{other.id}/clauses/p/c.1"' in html
+    assert client.get("/matrix/no-such-kind").status_code == 404
+
+
+def test_target_page_offers_the_commands_that_start_a_run(client: TestClient, session: Session) -> None:
+    add_target(session, "my target")
+    html = client.get("/targets/my%20target").text
+    assert "rlconform ci --server http://testserver --target &#39;my target&#39;" in html
+    assert "http://testserver/api/v1/targets/my%20target/runs" in html and "$RLCONFORM_API_TOKEN" in html
+
+
+def test_evidence_of_a_passing_clause_shows_what_was_observed(client: TestClient, session: Session) -> None:
+    target = add_target(session)
+    run = add_run(session, target, {("p", "c.1"): "pass"})
+    row = session.exec(select(ClauseResultRow).where(ClauseResultRow.run_id == run.id)).one()
+    frames = [{"t": 0.0, "direction": "received", "kind": "binary", "size": 9, "summary": "{'action': ndarray}"}]
+    session.add(TranscriptRow(run_id=run.id, phase="p", number=1, label="conn", frames=frames))
+    row.transcript_ids, row.expected, row.actual = [1], "", ""
+    session.add(row)
+    session.commit()
+    html = client.get(f"/runs/{run.id}/clauses/p/c.1").text
+    assert "Observed" in html and "last frame from the target: {&#39;action&#39;: ndarray}" in html
+    assert "Expected vs actual" not in html and "<pre>—</pre>" not in html
+
+
+def test_runs_page_reads_the_empty_values_of_its_filter_form(client: TestClient, session: Session) -> None:
+    run = add_run(session, add_target(session), {("p", "c.1"): "pass"})
+    response = client.get("/runs", params={"target": "", "kind": "", "status": "", "outcome": "", "trigger": ""})
+    assert response.status_code == 200 and f'href="/runs/{run.id}"' in response.text

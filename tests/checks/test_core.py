@@ -21,9 +21,13 @@ from checks.core import (
     TargetUnreachable,
     Verdict,
     outcome_of,
+    roll_up,
+    rolled_verdicts,
+    root_causes,
     run_suite,
     summarize,
     truncate,
+    verdict_counts,
     worst,
 )
 
@@ -302,3 +306,89 @@ def test_phase_names_accept_underscores_for_hyphens():
 def test_gate_failing_verdicts():
     assert Gate.DEFAULT.failing() == {Verdict.FAIL}
     assert Gate.STRICT.failing() == {Verdict.FAIL, Verdict.WARN}
+
+
+def _rolled(*triples: tuple[str, str, str]) -> list:
+    return roll_up(triples, lambda t: (t[1], t[2]))
+
+
+def test_roll_up_keeps_the_worst_judged_verdict_and_every_phase():
+    rolled = _rolled(("a", "x", "pass"), ("b", "x", "warn"), ("c", "x", "error"), ("a", "y", "skip"))
+    x, y = rolled
+    assert (x.clause_id, x.verdict, x.decisive) == ("x", Verdict.WARN, ("b", "x", "warn"))
+    assert [r[0] for r in x.results] == ["a", "b", "c"]  # every phase, for the expandable row
+    assert y.verdict is Verdict.SKIP
+    assert _rolled(("a", "x", "pass"), ("b", "x", "fail"))[0].verdict is Verdict.FAIL
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "rolled"),
+    [
+        (["error", "skip"], "error"),  # no phase decided it and one could not exercise it
+        (["error", "pass"], "pass"),  # one phase decided it
+        (["info", "unsupported", "skip"], "info"),
+        (["unsupported", "skip"], "unsupported"),
+        (["skip", "skip"], "skip"),
+    ],
+)
+def test_a_clause_no_phase_judged_is_error_only_if_a_phase_could_not_exercise_it(verdicts, rolled):
+    entry = _rolled(*[(f"p{i}", "x", v) for i, v in enumerate(verdicts)])[0]
+    assert entry.verdict == rolled
+
+
+def test_the_outcome_comes_from_rolled_up_verdicts():
+    # A connection clause a later phase could not exercise does not make a passing run an error.
+    rolled = _rolled(("a", "x", "pass"), ("b", "x", "error"), ("a", "y", "pass"))
+    assert outcome_of(rolled_verdicts(rolled)) is Outcome.PASS
+    assert verdict_counts(rolled)["pass"] == 2 and sum(verdict_counts(rolled).values()) == 2
+
+
+def test_root_causes_group_undecided_clauses_under_the_event_biggest_first():
+    rolled = _rolled(
+        ("exchange", "a", "fail"),
+        ("exchange", "b", "error", "not exercised: the server closed 1011"),
+        ("exchange", "c", "error", "not exercised: the server closed 1011"),
+        ("errors", "d", "error", "target unreachable: refused"),
+        ("stop", "e", "error", "not run: target unreachable: refused"),
+        ("stop", "f", "error", "not run: target unreachable: refused"),
+        ("stop", "b", "skip", "phase not selected"),
+    )
+    causes = root_causes(rolled, lambda r: (r[0], r[3]))
+    assert [(c.reason, c.phase, c.clause_ids) for c in causes] == [
+        ("target unreachable: refused", "errors", ["d", "e", "f"]),
+        ("the server closed 1011", "exchange", ["b", "c"]),
+    ]
+
+
+async def test_a_phase_that_returns_without_deciding_a_declared_clause_leaves_nothing_pending():
+    report = await run_suite(TOY, "ws://127.0.0.1:1", phases=["hang"], options={"hang": False})
+    assert report.results[("hang", "toy.2.hangs")].verdict is Verdict.PASS
+    quiet = Suite(
+        kind="toy",
+        title="Toy",
+        url_schemes=("ws",),
+        options_model=SuiteOptions,
+        phases=(Phase("answer", phase_opt, ("toy.3.opt", "toy.1.answers")),),
+        catalogue=catalogue,
+    )
+    report = await run_suite(quiet, "ws://127.0.0.1:1")
+    left = report.results[("answer", "toy.1.answers")]
+    assert left.verdict is Verdict.INFO and left.actual == "not judged: answer did not reach it"
+
+
+async def _fails_then_returns(ctx: PhaseContext) -> None:
+    ctx.report.failed("toy.4.first", expected="an answer", actual="silence")
+
+
+async def test_what_a_phase_leaves_after_a_failure_is_not_judged_rather_than_undecided():
+    suite = Suite(
+        kind="toy",
+        title="Toy",
+        url_schemes=("ws",),
+        options_model=SuiteOptions,
+        phases=(Phase("first", _fails_then_returns, ("toy.4.first", "toy.4.after-stop")),),
+        catalogue=catalogue,
+    )
+    report = await run_suite(suite, "ws://127.0.0.1:1")
+    left = report.results[("first", "toy.4.after-stop")]
+    assert left.verdict is Verdict.INFO and left.actual == "not judged: toy.4.first failed earlier in this phase"

@@ -82,17 +82,30 @@ class Variant:
     factory: type[ZooServer] = ZooServer
 
 
+# Clauses a variant gives nothing to judge: the engine records them `info` "not judged" (issue 10, item 1).
+NOT_DECLARED = {
+    clause_id: Verdict.INFO
+    for clause_id in (
+        "plugrl.5.1.features-list",
+        "plugrl.5.1.declared-ints",
+        "plugrl.10.protocol-version",
+        "plugrl.5.1.declared-horizon",
+        "plugrl.5.1.declared-dim",
+    )
+}
+INTEGER_ACTIONS = {**LISTS_REUSE, "plugrl.5.3.finite-values": Verdict.INFO}
+
 VARIANTS: dict[str, Variant] = {
     "plain": Variant(),
     "batching": Variant({"batching": True}),
     "no-features": Variant({"features": ()}, expected=NO_REUSE),
-    "empty-metadata": Variant({"metadata": {}, "features": ()}, expected=NO_REUSE),
+    "empty-metadata": Variant({"metadata": {}, "features": ()}, expected=NO_REUSE | NOT_DECLARED),
     "big-endian-f4-actions": Variant({"action_dtype": ">f4"}),
     "f8-actions": Variant({"action_dtype": "<f8"}),
     "300ms-policy": Variant({"policy_delay": 0.3}, options={"timeout": 2.0}),
     "stop-after": Variant({"stop_after": STOP_AFTER}, options={"max_exchanges": 3 * STOP_AFTER}, with_stop=True),
-    "u1-actions": Variant({"action_dtype": "|u1"}),
-    "i4-actions": Variant({"action_dtype": "<i4"}),
+    "u1-actions": Variant({"action_dtype": "|u1"}, expected=INTEGER_ACTIONS),
+    "i4-actions": Variant({"action_dtype": "<i4"}, expected=INTEGER_ACTIONS),
     "one-step-chunks": Variant({"horizon": 1}),
     "ping-flood": Variant(factory=PingFlood),
     "late-metadata": Variant(factory=LateMetadata),

@@ -1,0 +1,104 @@
+"""`/runs`: every run across targets, newest first, queued and running ones on top with Cancel;
+and `/matrix/{kind}`: clauses x the latest run of each target of one kind."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+from sqlmodel import col, select
+
+from app.deps import SessionDep
+from app.history import kind_matrix
+from app.models import DB_INT_MAX, ENDED_STATUSES, Run, RunStatus, Target
+from app.web.templating import templates
+from checks.core import Outcome
+from checks.registry import KINDS, find_suite
+
+router = APIRouter()
+
+PAGE_SIZE = 50
+TRIGGERS = ("browser", "api", "ci", "schedule")
+
+
+@router.get("/runs", response_class=HTMLResponse, include_in_schema=False)
+def runs_page(
+    request: Request,
+    session: SessionDep,
+    target: str = "",
+    kind: str = "",
+    status_filter: Annotated[str, Query(alias="status")] = "",
+    outcome_filter: Annotated[str, Query(alias="outcome")] = "",
+    trigger: str = "",
+    before: Annotated[int | None, Query(ge=0, le=DB_INT_MAX + 1)] = None,
+) -> HTMLResponse:
+    # The filter form sends empty values for "all"; unknown ones read as "all" too.
+    status = RunStatus(status_filter) if status_filter in set(RunStatus) else None
+    outcome = Outcome(outcome_filter) if outcome_filter in set(Outcome) else None
+    statement = select(Run, Target.name).join(Target, col(Target.id) == Run.target_id)
+    if target:
+        statement = statement.where(Target.name == target)
+    if kind:
+        statement = statement.where(Run.kind == kind)
+    if outcome is not None:
+        statement = statement.where(Run.outcome == outcome)
+    if trigger:
+        statement = statement.where(Run.trigger == trigger)
+    active: list[tuple[Run, str]] = []
+    if before is None and status in (None, RunStatus.QUEUED, RunStatus.RUNNING) and outcome is None:
+        active_statuses = [status] if status is not None else [RunStatus.RUNNING, RunStatus.QUEUED]
+        active = list(session.exec(statement.where(col(Run.status).in_(active_statuses)).order_by(col(Run.id).desc())))
+    ended = statement.where(col(Run.status).in_(list(ENDED_STATUSES)))
+    if status is not None:
+        ended = ended.where(Run.status == status)
+    if before is not None:
+        ended = ended.where(col(Run.id) < before)
+    page = list(session.exec(ended.order_by(col(Run.id).desc()).limit(PAGE_SIZE + 1)))
+    filters: dict[str, Any] = {
+        "target": target,
+        "kind": kind,
+        "status": str(status) if status else "",
+        "outcome": str(outcome) if outcome else "",
+        "trigger": trigger,
+    }
+    context = {
+        "active": active,
+        "runs": page[:PAGE_SIZE],
+        "older": page[PAGE_SIZE - 1][0].id if len(page) > PAGE_SIZE else None,
+        "paged": before is not None,
+        "filters": filters,
+        "target_names": session.exec(select(Target.name).order_by(Target.name)).all(),
+        "kinds": KINDS,
+        "statuses": [str(s) for s in RunStatus],
+        "outcomes": [str(o) for o in Outcome],
+        "triggers": TRIGGERS,
+        "nav": "runs",
+    }
+    return templates.TemplateResponse(request, "runs.html", context)
+
+
+@router.get("/matrix", response_class=HTMLResponse, include_in_schema=False)
+def matrix_index(request: Request, session: SessionDep) -> HTMLResponse:
+    kinds = session.exec(select(Target.kind).distinct().order_by(Target.kind)).all()
+    return templates.TemplateResponse(request, "matrix.html", {"kinds": kinds, "kind": None, "nav": "matrix"})
+
+
+@router.get("/matrix/{kind}", response_class=HTMLResponse, include_in_schema=False)
+def matrix_page(request: Request, session: SessionDep, kind: str) -> HTMLResponse:
+    kinds = session.exec(select(Target.kind).distinct().order_by(Target.kind)).all()
+    if kind not in KINDS and kind not in kinds:
+        raise HTTPException(404, f"no target kind {kind!r}")
+    columns, clause_ids, cells = kind_matrix(session, kind)
+    suite = find_suite(kind)
+    levels = {c.id: str(c.level) for c in suite.catalogue} if suite is not None else {}
+    context = {
+        "kind": kind,
+        "kinds": kinds,
+        "columns": columns,
+        "clause_ids": clause_ids,
+        "cells": cells,
+        "levels": levels,
+        "nav": "matrix",
+    }
+    return templates.TemplateResponse(request, "matrix.html", context)
