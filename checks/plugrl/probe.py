@@ -55,6 +55,7 @@ class FrameDecoder:
         decoded = self._decoded(data)
         self._last = None
         if isinstance(decoded, CodecError):
+            del data  # a traceback keeps its frames' locals alive, and exceptions sit in cycles
             raise decoded
         return decoded
 
@@ -64,7 +65,7 @@ class FrameDecoder:
         try:
             decoded: dict[str, Any] | CodecError = unpack(data, self.max_size)
         except CodecError as exc:
-            decoded = exc
+            decoded = exc.with_traceback(None)  # its traceback would hold the frame in every caller's locals
         self._last = (data, decoded)
         return decoded
 
@@ -248,6 +249,7 @@ class Probe:
         if isinstance(frame, str):
             self._fail_text_frame(frame)
             self.broken = True
+            del frame  # as below: not kept alive by the traceback
             raise PhaseStopped("the server sent a text frame", self.transcript)
         report.passed("plugrl.2.binary-frames", evidence=evidence)
         try:
@@ -256,6 +258,8 @@ class Probe:
             clause = "plugrl.3.2.ndarray-form" if exc.part == "array" else "plugrl.2.msgpack-map"
             report.failed(clause, expected=f"{what} the codec can read", actual=str(exc), evidence=evidence)
             self.broken = True
+            # The traceback keeps this frame's locals until a GC cycle; the frame may be 64 MiB.
+            del frame
             raise PhaseStopped("the server sent an undecodable frame", self.transcript) from None
         report.passed("plugrl.2.msgpack-map", evidence=evidence)
         report.passed("plugrl.3.2.ndarray-form", evidence=evidence)  # the codec has checked every array in it
