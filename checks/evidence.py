@@ -22,8 +22,25 @@ def visible_escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+class CutText(str):
+    """A target's string the checker did not decode whole: its head, and its full size in bytes.
+
+    Decoders return one in place of a string too long to decode, copy or show;
+    it compares unequal to any short string a check looks for.
+    """
+
+    size: int
+
+    def __new__(cls, head: str, size: int) -> CutText:
+        text = super().__new__(cls, head)
+        text.size = size
+        return text
+
+
 def truncate(text: str, limit: int = 200) -> str:
     """A target's string, safe to show: cut to `limit` characters with the length said."""
+    if isinstance(text, CutText):
+        return f"{text[:limit]}… ({text.size} bytes, cut)"
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text)} chars)"
@@ -78,6 +95,8 @@ def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
             emit("]")
         elif isinstance(item, (bytes, bytearray, memoryview)):
             emit(f"<{len(item)} bytes>")
+        elif isinstance(item, CutText):
+            emit(f"{str.__repr__(item[:80])}… ({item.size} bytes, cut)")
         elif isinstance(item, str):
             emit(repr(truncate(item, 80)))
         else:

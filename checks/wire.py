@@ -1,13 +1,18 @@
 """A WebSocket client connection that writes everything it sees into a transcript.
 
-Every step is bounded: opening, each receive, closing. Frames larger than
-`max_size` are refused by the library before they are buffered, so a hostile
-target cannot make the checker allocate without limit.
+Every step is bounded: opening, each receive, each send, closing. Frames
+larger than `max_size` are refused by the library before they are buffered,
+and what the checker writes is bounded too: the library answers every ping
+with a pong as it reads, so a target that pings without reading would make
+the checker's write buffer grow without limit. Reading stops instead while
+`WRITE_BACKLOG_LIMIT` bytes wait to be sent, which leaves the flood to TCP
+flow control; a send or close that cannot drain counts against its deadline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -16,11 +21,16 @@ from urllib.parse import urlsplit
 import websockets
 import websockets.asyncio.client as ws_client
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.frames import DATA_OPCODES, Frame
+from websockets.protocol import Event
 
 from checks.core import NoReply, TargetUnreachable, Transcript, truncate
 from checks.pinning import address_for
 
 DEFAULT_FRAME_CAP = 64 * 1024 * 1024
+# Unsent bytes at which the checker stops reading. Above the largest frame a suite
+# sends (a few MiB), so a target that merely reads slowly is never cut off.
+WRITE_BACKLOG_LIMIT = 8 * 1024 * 1024
 
 
 class HandshakeFailed(Exception):
@@ -47,6 +57,44 @@ def close_details(exc: ConnectionClosed) -> tuple[int | None, str, str]:
     return None, "no close frame", "network"
 
 
+class _BoundedConnection(ws_client.ClientConnection):
+    """The library's client connection, bounded where the library is not.
+
+    It stops reading while its writes back up: without that, each ping read
+    queues a pong in the transport's write buffer, which grows as fast as the
+    target sends when the target never reads. And it keeps no copy of a
+    received frame: the library's parser holds on to the last frame it parsed
+    for as long as the connection object lives, which for a big frame is a
+    second copy of the message per connection, kept even after closing.
+    """
+
+    backlog_noted: Callable[[int], None] | None = None
+    _reading_held = False
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        backlog = self.transport.get_write_buffer_size()
+        if backlog > WRITE_BACKLOG_LIMIT and not self._reading_held:
+            self._reading_held = True
+            self.transport.pause_reading()
+            if self.backlog_noted is not None:
+                self.backlog_noted(backlog)
+
+    def process_event(self, event: Event) -> None:
+        if isinstance(event, Frame) and event.opcode in DATA_OPCODES:
+            handed_on = dataclasses.replace(event)
+            event.data = b""  # the parser's reference; the message queue keeps handed_on's
+            event = handed_on
+        super().process_event(event)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self._reading_held:
+            self._reading_held = False
+            if not self.recv_messages.paused:  # the message queue may be holding reading too
+                self.transport.resume_reading()
+
+
 Summarizer = Callable[[bytes | str], tuple[str, str]]
 
 
@@ -71,6 +119,19 @@ class WireSocket:
         self.timeout = timeout
         self.summarize = summarize
         self.closed: Closed | None = None
+        if isinstance(connection, _BoundedConnection):
+            connection.backlog_noted = self._note_backlog
+
+    def _note_backlog(self, backlog: int) -> None:
+        self.transcript.note(
+            f"{backlog} bytes (pongs and frames) wait to be sent: the target is not reading; "
+            "the checker stops reading until they drain"
+        )
+
+    @property
+    def backed_up(self) -> bool:
+        """Whether more than WRITE_BACKLOG_LIMIT bytes wait to be sent (the target is not reading)."""
+        return self.connection.transport.get_write_buffer_size() > WRITE_BACKLOG_LIMIT
 
     @property
     def extensions(self) -> list[str]:
@@ -134,8 +195,17 @@ class WireSocket:
         return self.closed
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close politely within min(timeout, 2 s); abort at once when that cannot work.
+
+        A close frame behind a backlog the target does not read would never be
+        sent, and a phase being cancelled at its deadline must not wait at all.
+        """
         if self.closed is None:
             self.transcript.closed(code, reason, "checker")
+        task = asyncio.current_task()
+        if self.backed_up or (task is not None and task.cancelling()):
+            self.connection.transport.abort()
+            return
         try:
             await asyncio.wait_for(self.connection.close(code, reason), timeout=min(self.timeout, 2.0))
         except Exception:
@@ -197,6 +267,7 @@ async def open_websocket(
             open_timeout=timeout,
             close_timeout=min(timeout, 2.0),
             ping_interval=None,
+            create_connection=_BoundedConnection,
             additional_headers=headers,
             # Keep queued frames bounded too: a flood is read one frame at a time.
             max_queue=4,
@@ -231,5 +302,6 @@ __all__ = [
     "open_websocket",
     "close_details",
     "DEFAULT_FRAME_CAP",
+    "WRITE_BACKLOG_LIMIT",
     "websockets",
 ]

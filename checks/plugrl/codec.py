@@ -10,12 +10,17 @@ Decoding treats its input as hostile. Before msgpack builds a single object,
 that are actually there, containers are bounded in nesting depth and the
 whole message in object count, and extension types are refused. Arrays are
 checked against their data length before numpy sees them, and are then views
-on the received bytes, so a claimed shape never allocates anything. Every
-decoding problem raises `CodecError` with a message that names it.
+on the received bytes, so a claimed shape never allocates anything. A str
+longer than `STR_CAP` bytes (or past `TEXT_BUDGET` bytes of strings in one
+message) is never decoded whole: its UTF-8 is checked piece by piece and it
+becomes a `CutText` holding its head, so a 50 MB string costs a few KiB and
+leaves the rest of the message readable. Every decoding problem raises
+`CodecError` with a message that names it.
 """
 
 from __future__ import annotations
 
+import codecs
 import math
 import re
 import struct
@@ -23,6 +28,8 @@ from typing import Any
 
 import msgpack
 import numpy as np
+
+from checks.evidence import CutText
 
 NDARRAY_KEY = b"__ndarray__"
 NPGENERIC_KEY = b"__npgeneric__"
@@ -35,6 +42,11 @@ MAX_DEPTH = 64  # a real message nests about six levels deep
 MAX_OBJECTS = 500_000  # msgpack objects per message; real messages have hundreds
 MAX_NDIM = 32
 MAX_TEXT_CHARS = 1 << 20  # the n of a `<U<n>` typestr
+STR_CAP = 64 * 1024  # bytes of one str decoded whole; PlugRL's strings are keys, types and names
+TEXT_BUDGET = 8 * 1024 * 1024  # bytes of str decoded whole per message, so many strings stay cheap too
+CUT_HEAD_BYTES = 320  # bytes of a cut str decoded for its head
+_CUT_EXT = 0x63  # the ext type a cut str is swapped for, after `scan` has refused every real ext
+UTF8_PIECE = 64 * 1024  # decoded and dropped one piece at a time: at most 256 KiB of str
 
 # Kinds a PlugRL array may have; V, O and c are refused by the protocol's packer.
 ALLOWED_KINDS = {"b": (1,), "u": (1, 2, 4, 8), "i": (1, 2, 4, 8), "f": (2, 4, 8), "U": None}
@@ -117,12 +129,13 @@ _EXTENSIONS = {0xC7, 0xC8, 0xC9, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8}
 _LENGTH = {1: struct.Struct(">B"), 2: struct.Struct(">H"), 4: struct.Struct(">I")}
 
 
-def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS) -> None:
+def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS) -> list[tuple[int, int, int]]:
     """Check a frame's msgpack structure without building it; CodecError on the first problem.
 
     Each container's element count is checked against the bytes left (every
     element takes at least one), each bin or str length likewise, so nothing
-    a header claims is believed before the bytes are seen.
+    a header claims is believed before the bytes are seen. Returns the str
+    objects too long to decode whole, as (header start, payload start, end).
     """
     size = len(data)
     if size == 0:
@@ -130,6 +143,8 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
     position = 0
     pending: list[int] = []  # per open container, the objects still to read
     objects = 0
+    text_bytes = 0
+    cuts: list[tuple[int, int, int]] = []
     while True:
         if position >= size:
             raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
@@ -155,6 +170,11 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
             position += width
             if length > size - position:
                 raise CodecError(f"not msgpack: {what} claims {length} bytes but only {size - position} follow")
+            if what == "a str":
+                if length > STR_CAP or text_bytes + length > TEXT_BUDGET:
+                    cuts.append((position - width - 1, position, position + length))
+                else:
+                    text_bytes += length
             position += length
         elif head in _CONTAINERS:
             width, what = _CONTAINERS[head]
@@ -184,6 +204,7 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
             break
     if position != size:
         raise CodecError(f"not msgpack: {size - position} bytes follow the message")
+    return cuts
 
 
 def _read_length(data: bytes, position: int, width: int, what: str) -> int:
@@ -278,22 +299,53 @@ def unpack(data: bytes, max_size: int = DEFAULT_MAX_FRAME) -> dict[str, Any]:
         if kind is None:
             raise CodecError(f"not msgpack: byte 0x{data[0]:02x} at offset 0 starts no object")
         raise CodecError(f"the top level is {kind}, not a map")
-    scan(data)
+    cuts = scan(data)
+    texts = [_cut_text(data, start, end) for _, start, end in cuts]
     try:
         message = msgpack.unpackb(
-            data,
+            _without(data, cuts) if cuts else data,
             raw=False,
             strict_map_key=False,
             max_bin_len=max_size,
-            max_str_len=max_size,
+            max_str_len=STR_CAP,  # longer ones were cut above
             max_array_len=MAX_OBJECTS,
             max_map_len=MAX_OBJECTS,
-            max_ext_len=0,
+            max_ext_len=4,
+            ext_hook=lambda code, index: texts[_INDEX.unpack(index)[0]],  # scan refused every ext of the target
         )
     except Exception as exc:  # unhashable keys, bad UTF-8, ... : all one kind of problem
         raise CodecError(f"not decodable msgpack: {type(exc).__name__}: {str(exc)[:120]}") from None
     converted: dict[str, Any] = _convert(message)
     return converted
+
+
+_INDEX = struct.Struct(">I")
+
+
+def _without(data: bytes, cuts: list[tuple[int, int, int]]) -> bytes:
+    """The frame with each cut str swapped for a fixext4 holding its index; one copy of what is kept."""
+    view = memoryview(data)
+    parts: list[bytes | memoryview] = []
+    kept = 0
+    for index, (header, _, end) in enumerate(cuts):
+        parts += [view[kept:header], bytes([0xD6, _CUT_EXT]), _INDEX.pack(index)]
+        kept = end
+    parts.append(view[kept:])
+    return b"".join(parts)
+
+
+def _cut_text(data: bytes, start: int, end: int) -> CutText:
+    """A str too long to decode whole: its UTF-8 checked piece by piece, its head kept."""
+    view = memoryview(data)[start:end]
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    try:
+        for offset in range(0, len(view), UTF8_PIECE):
+            decoder.decode(view[offset : offset + UTF8_PIECE])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise CodecError(f"not decodable msgpack: a {end - start}-byte str is not UTF-8: {exc.reason}") from None
+    head = bytes(view[:CUT_HEAD_BYTES]).decode("utf-8", errors="ignore")
+    return CutText(head, end - start)
 
 
 def _starts_a_map(head: int) -> bool:

@@ -32,7 +32,11 @@ def describe_close(closed: Closed) -> str:
 
 
 class FrameDecoder:
-    """Decodes each received frame once: for the transcript summary and for the checks."""
+    """Decodes each received frame once: for the transcript summary and for the checks.
+
+    The last frame is kept only until the checks take its message, so a big
+    frame is not held for the rest of the connection's life.
+    """
 
     def __init__(self, max_size: int) -> None:
         self.max_size = max_size
@@ -41,23 +45,27 @@ class FrameDecoder:
     def summarize(self, data: bytes | str) -> tuple[str, str]:
         if isinstance(data, str):
             return "text", repr(truncate(data, 200))
-        decoded = self._decode(data)
+        decoded = self._decoded(data)
         if isinstance(decoded, CodecError):
             return "binary", f"undecodable: {decoded}"
         kind = decoded.get("message_type")
-        return (kind if isinstance(kind, str) else "binary"), summarize(decoded)
+        return (kind if type(kind) is str and len(kind) <= 40 else "binary"), summarize(decoded)
 
     def decode(self, data: bytes) -> dict[str, Any]:
-        decoded = self._last[1] if self._last is not None and self._last[0] is data else self._decode(data)
+        decoded = self._decoded(data)
+        self._last = None
         if isinstance(decoded, CodecError):
+            del data  # a traceback keeps its frames' locals alive, and exceptions sit in cycles
             raise decoded
         return decoded
 
-    def _decode(self, data: bytes) -> dict[str, Any] | CodecError:
+    def _decoded(self, data: bytes) -> dict[str, Any] | CodecError:
+        if self._last is not None and self._last[0] is data:
+            return self._last[1]
         try:
             decoded: dict[str, Any] | CodecError = unpack(data, self.max_size)
         except CodecError as exc:
-            decoded = exc
+            decoded = exc.with_traceback(None)  # its traceback would hold the frame in every caller's locals
         self._last = (data, decoded)
         return decoded
 
@@ -207,6 +215,7 @@ class Probe:
             )
             raise PhaseStopped("the connection closed", self.transcript) from None
         except NoReply:
+            self.broken = True
             self.report.failed(
                 at_stake,
                 expected="the server to read what it is sent",
@@ -240,6 +249,7 @@ class Probe:
         if isinstance(frame, str):
             self._fail_text_frame(frame)
             self.broken = True
+            del frame  # as below: not kept alive by the traceback
             raise PhaseStopped("the server sent a text frame", self.transcript)
         report.passed("plugrl.2.binary-frames", evidence=evidence)
         try:
@@ -248,6 +258,8 @@ class Probe:
             clause = "plugrl.3.2.ndarray-form" if exc.part == "array" else "plugrl.2.msgpack-map"
             report.failed(clause, expected=f"{what} the codec can read", actual=str(exc), evidence=evidence)
             self.broken = True
+            # The traceback keeps this frame's locals until a GC cycle; the frame may be 64 MiB.
+            del frame
             raise PhaseStopped("the server sent an undecodable frame", self.transcript) from None
         report.passed("plugrl.2.msgpack-map", evidence=evidence)
         report.passed("plugrl.3.2.ndarray-form", evidence=evidence)  # the codec has checked every array in it

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import random
 import struct
+import sys
 from collections.abc import Awaitable, Callable
 
 import msgpack
@@ -102,6 +103,21 @@ async def endless_pings(reader, writer) -> None:
         pongs.cancel()
 
 
+async def pings_never_reading(reader, writer, lasts: float = 120.0) -> None:
+    """Valid metadata, then 125-byte pings back to back as fast as TCP allows; the socket is never read.
+
+    The checker's automatic pongs have nowhere to go, so they back up in its own
+    write buffer unless it stops reading.
+    """
+    await handshake(reader, writer)
+    writer.write(METADATA)
+    ping = frame(b"p" * 125, opcode=0x9) * 64
+    end = asyncio.get_running_loop().time() + lasts
+    while asyncio.get_running_loop().time() < end:
+        writer.write(ping)
+        await writer.drain()
+
+
 async def one_byte_at_a_time(reader, writer, interval: float = 0.2) -> None:
     """A valid metadata frame, dripped one byte per interval (a second, scaled down)."""
     await handshake(reader, writer)
@@ -171,6 +187,29 @@ async def fifty_mb_string(reader, writer) -> None:
     await discard(reader)
 
 
+# Markup, a terminal escape sequence, CR LF and non-ASCII text: whatever could hurt a page, a log or a decoder.
+NASTY_TEXT = "<script>alert(1)</script>\x1b[2J\x1b[31m\r\nSet-Cookie: x=1\r\n\u00e9\u4e2d\U0001f600 ".encode()
+
+
+async def fifty_mb_string_value(reader, writer, lasts: float = 120.0) -> None:
+    """Metadata whose map holds one 50 MB str value of nasty text, then silence."""
+    await handshake(reader, writer)
+    length = 50 * 1000 * 1000
+    head = msgpack.packb({"message_type": "metadata", "data": {"protocol_version": 1, "banner": ""}})
+    head = head[:-1]  # drop the empty str, to stream the long one in its place
+    writer.write(frame_header(len(head) + 5 + length) + head + b"\xdb" + struct.pack(">I", length))
+    chunk = NASTY_TEXT * (len(CHUNK) // len(NASTY_TEXT))
+    left = length
+    while left:
+        piece = chunk[: min(left, len(chunk))]
+        if len(piece) < len(chunk):
+            piece = b"x" * len(piece)  # the tail stays valid UTF-8 wherever it is cut
+        writer.write(piece)
+        await writer.drain()
+        left -= len(piece)
+    await asyncio.wait_for(discard(reader), timeout=lasts)
+
+
 async def random_bytes(reader, writer) -> None:
     """Random bytes right after the handshake, in place of any frame."""
     await handshake(reader, writer)
@@ -198,6 +237,40 @@ HOSTILE: dict[str, Hostile] = {
     "shape-bomb": shape_bomb,
     "ten-million-keys": ten_million_keys,
     "fifty-mb-string": fifty_mb_string,
+    "fifty-mb-string-value": fifty_mb_string_value,
+    "pings-never-reading": pings_never_reading,
     "random-bytes": random_bytes,
     "reset-mid-frame": reset_mid_frame,
 }
+
+
+async def serve(name: str, lifetime: float) -> None:
+    """Serve one attacker on 127.0.0.1 at a free port; print its URL; stop after `lifetime` seconds."""
+    attack = HOSTILE[name]
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await attack(reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+            pass
+        finally:
+            writer.transport.abort()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    host, port = server.sockets[0].getsockname()[:2]
+    print(f"ws://{host}:{port}", flush=True)
+    async with server:
+        await asyncio.sleep(lifetime)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tests.zoo.plugrl_hostile NAME [LIFETIME]`: serve one attacker (for the RSS bench)."""
+    if not argv or argv[0] not in HOSTILE:
+        print(f"usage: python -m tests.zoo.plugrl_hostile {{{','.join(HOSTILE)}}} [LIFETIME]", file=sys.stderr)
+        return 2
+    asyncio.run(serve(argv[0], float(argv[1]) if len(argv) > 1 else 600.0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
 
+import msgpack
 import pytest
 
-from checks.core import Outcome, Verdict
+from checks.core import NoReply, Outcome, Transcript, Verdict
+from checks.evidence import CutText, summarize
+from checks.plugrl.codec import STR_CAP, CodecError, unpack
 from checks.plugrl.suite import SUITE
-from tests.zoo.plugrl_hostile import HOSTILE
+from checks.wire import WRITE_BACKLOG_LIMIT, open_websocket
+from tests.zoo.plugrl_hostile import HOSTILE, NASTY_TEXT
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 TIMEOUT = 1.0
 RSS_GROWTH_LIMIT_MB = 300  # a bound on the checker, not a speed target
@@ -25,6 +36,10 @@ EXPECTED = {
     "shape-bomb": ("plugrl.3.2.ndarray-form", {Verdict.FAIL}),
     "ten-million-keys": ("plugrl.2.msgpack-map", {Verdict.FAIL}),
     "fifty-mb-string": ("plugrl.2.msgpack-map", {Verdict.FAIL}),
+    # valid metadata (the long value cut, not refused), then no answer to the infer
+    "fifty-mb-string-value": ("plugrl.5.3.answered-with-action", {Verdict.FAIL}),
+    # valid metadata, then a ping flood while the checker's pongs go unread: no answer either
+    "pings-never-reading": ("plugrl.5.3.answered-with-action", {Verdict.FAIL}),
     "random-bytes": ("plugrl.5.1.speaks-first", {Verdict.FAIL, Verdict.ERROR}),
     "reset-mid-frame": ("plugrl.5.1.speaks-first", {Verdict.FAIL}),
 }
@@ -53,3 +68,118 @@ async def test_hostile_server_gets_a_verdict_with_bounded_memory(name, tcp_serve
     assert not [r for r in report.results.values() if "harness error" in r.actual]
     assert all(len(r.actual) <= 700 for r in report.results.values())
     assert growth < RSS_GROWTH_LIMIT_MB, f"peak RSS grew by {growth:.0f} MB"
+
+
+# ---------------------------------------------------------------- the two that used to hang the checker
+
+SILENT_AFTER_METADATA = ["fifty-mb-string-value", "pings-never-reading"]
+
+
+@pytest.mark.parametrize("name", SILENT_AFTER_METADATA)
+async def test_attack_after_metadata_stops_the_phase_after_one_step(name, tcp_server_factory, run_check):
+    url = await tcp_server_factory(HOSTILE[name])
+    started = time.monotonic()
+    report = await asyncio.wait_for(run_check(url, phases=["exchange"], timeout=TIMEOUT), timeout=30)
+    elapsed = time.monotonic() - started
+    # One step timeout for the unanswered infer, then the connection is dropped, not closed politely.
+    assert elapsed < 3 * TIMEOUT + 2, f"the exchange phase took {elapsed:.1f}s"
+    assert report.results[("exchange", "plugrl.5.1.speaks-first")].verdict == Verdict.PASS
+
+
+@pytest.mark.parametrize("name", SILENT_AFTER_METADATA)
+async def test_cli_until_stop_ends_well_within_its_deadlines(name, tcp_server_factory, tmp_path):
+    url = await tcp_server_factory(HOSTILE[name])
+    out = tmp_path / "report.json"
+    phases = ["exchange", "stop"]
+    deadline = sum(SUITE.phase(phase).deadline(SUITE.parse_options({"timeout": TIMEOUT})) for phase in phases)
+    started = time.monotonic()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "app.cli", "check", "plugrl-server", url, "--phase", "exchange", "--until-stop"),
+        *("--timeout", str(TIMEOUT), "--json", str(out), "--quiet"),
+        cwd=REPO_ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    elapsed = time.monotonic() - started
+    assert process.returncode == 1, f"exit {process.returncode}\n{stdout.decode()}\n{stderr.decode()}"
+    # Two phases, each about one step timeout; the deadlines allow well over a minute.
+    assert elapsed < 12, f"the CLI took {elapsed:.1f}s (deadlines {deadline:.0f}s)"
+    results = {(r["phase"], r["clause_id"]): r for r in json.loads(out.read_text())["results"]}
+    assert results[("exchange", "plugrl.5.3.answered-with-action")]["verdict"] == "fail"
+    assert results[("stop", "plugrl.7.1.stop-close")]["verdict"] == "fail"
+    assert not [r for r in results.values() if "harness error" in r["actual"]]
+
+
+async def test_pongs_the_target_never_reads_stop_the_reading(tcp_server_factory):
+    url = await tcp_server_factory(HOSTILE["pings-never-reading"])
+    transcript = Transcript(1, "exchange", "pings")
+    ws = await open_websocket(url, transcript, timeout=TIMEOUT)
+    try:
+        await ws.recv()  # the metadata
+        with pytest.raises(NoReply):
+            await ws.recv(2.0)
+        backlog = ws.connection.transport.get_write_buffer_size()
+        assert backlog < WRITE_BACKLOG_LIMIT + 1024 * 1024, f"{backlog} bytes of pongs queued"
+        assert ws.backed_up
+        assert any("not reading" in frame.summary for frame in transcript.frames)
+        started = time.monotonic()
+        await ws.close()  # a close frame cannot get past the backlog: dropped at once
+        assert time.monotonic() - started < 0.5
+    finally:
+        ws.connection.transport.abort()
+
+
+async def test_a_received_frame_is_not_kept_by_the_connection(tcp_server_factory):
+    url = await tcp_server_factory(HOSTILE["fifty-mb-string-value"])
+    ws = await open_websocket(url, Transcript(1, "exchange", "string"), timeout=TIMEOUT)
+    try:
+        tracemalloc.start()
+        try:
+            data = await ws.recv()
+            assert len(data) > 50_000_000
+            del data
+            held, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert held < 10_000_000, f"{held} bytes still held after the frame was dropped"
+    finally:
+        await ws.close()
+
+
+def test_a_long_string_value_is_cut_before_it_is_decoded():
+    text = NASTY_TEXT * (2_000_000 // len(NASTY_TEXT))
+    frame = msgpack.packb({"message_type": "metadata", "data": {"protocol_version": 1, "banner": text.decode()}})
+    tracemalloc.start()
+    try:
+        message = unpack(frame)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * 1024 * 1024, f"decoding peaked at {peak} bytes"
+    banner = message["data"]["banner"]
+    assert isinstance(banner, CutText) and banner.size == len(text) and len(banner) < 400
+    assert message["data"]["protocol_version"] == 1 and message["message_type"] == "metadata"
+    shown = summarize(message)
+    assert f"({len(text)} bytes, cut)" in shown and "\x1b" not in shown and "\r" not in shown
+
+
+def test_a_cut_string_is_still_checked_for_utf8():
+    frame = msgpack.packb({"message_type": "metadata", "data": {"banner": "x" * (2 * STR_CAP)}})
+    frame = frame.replace(b"xxxx", b"x\xff\xfex", 1)
+    with pytest.raises(CodecError, match="not UTF-8"):
+        unpack(frame)
+
+
+def test_strings_past_the_text_budget_are_cut_but_short_ones_kept():
+    frame = msgpack.packb({"message_type": "metadata", "data": {str(i): "y" * STR_CAP for i in range(200)}})
+    message = unpack(frame)
+    values = list(message["data"].values())
+    assert type(values[0]) is str and isinstance(values[-1], CutText)
+    assert message["message_type"] == "metadata"
