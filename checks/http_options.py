@@ -14,12 +14,9 @@ import httpx
 import pydantic
 
 
-class HttpOptions(pydantic.BaseModel):
-    """The API key, extra headers and TLS settings of a target reached over HTTP(S) or WS(S)."""
+class TransportOptions(pydantic.BaseModel):
+    """Extra headers and TLS settings of a target reached over HTTP(S) or WS(S)."""
 
-    api_key: pydantic.SecretStr | None = pydantic.Field(
-        None, description="Sent as 'Authorization: Bearer <key>' with every request."
-    )
     extra_headers: dict[str, str] = pydantic.Field(
         default_factory=dict, description='Headers added to every request, e.g. {"OpenAI-Organization": "org-1"}.'
     )
@@ -37,11 +34,7 @@ class HttpOptions(pydantic.BaseModel):
         return value
 
     def request_headers(self) -> dict[str, str]:
-        """Extra headers first, then the bearer key, which wins over an extra `Authorization`."""
-        headers = dict(self.extra_headers)
-        if self.api_key is not None and self.api_key.get_secret_value():
-            headers["Authorization"] = f"Bearer {self.api_key.get_secret_value()}"
-        return headers
+        return dict(self.extra_headers)
 
     def tls_verify(self) -> bool | ssl.SSLContext:
         """What httpx (or an ssl-aware WebSocket client) verifies the target with."""
@@ -53,8 +46,36 @@ class HttpOptions(pydantic.BaseModel):
             return ssl.create_default_context(cafile=self.ca_bundle)
         return True
 
+    def websocket_ssl(self, url: str) -> ssl.SSLContext | None:
+        """The TLS context for a wss:// URL (None for ws://, where websockets refuses one)."""
+        if not url.startswith("wss://"):
+            return None
+        verify = self.tls_verify()
+        if isinstance(verify, ssl.SSLContext):
+            return verify
+        context = ssl.create_default_context()
+        if not verify:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        return context
 
-def http_client(options: HttpOptions, timeout: float, *, authorized: bool = True) -> httpx.AsyncClient:
+
+class HttpOptions(TransportOptions):
+    """The API key (a bearer token), extra headers and TLS settings of an HTTP(S) or WS(S) target."""
+
+    api_key: pydantic.SecretStr | None = pydantic.Field(
+        None, description="Sent as 'Authorization: Bearer <key>' with every request."
+    )
+
+    def request_headers(self) -> dict[str, str]:
+        """Extra headers first, then the bearer key, which wins over an extra `Authorization`."""
+        headers = dict(self.extra_headers)
+        if self.api_key is not None and self.api_key.get_secret_value():
+            headers["Authorization"] = f"Bearer {self.api_key.get_secret_value()}"
+        return headers
+
+
+def http_client(options: TransportOptions, timeout: float, *, authorized: bool = True) -> httpx.AsyncClient:
     """An httpx client carrying the options' headers and TLS settings (without the key when not `authorized`)."""
     headers = options.request_headers()
     if not authorized:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import socket
+import ssl
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -250,6 +251,7 @@ async def open_websocket(
     compression: str | None = None,
     headers: dict[str, str] | None = None,
     summarize: Summarizer = _default_summary,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> WireSocket:
     """Open a recorded connection.
 
@@ -258,10 +260,13 @@ async def open_websocket(
     WebSocket handshake does not complete within `timeout`.
     """
     transcript.note(f"connect {url}" + (f" offering {compression}" if compression else ""))
+    destination: dict[str, Any] = _pinned_destination(url)
+    if ssl_context is not None:
+        destination["ssl"] = ssl_context
     try:
         connection = await _connect_without_redirects(
             url,
-            **_pinned_destination(url),
+            **destination,
             compression=compression,
             max_size=max_size,
             open_timeout=timeout,

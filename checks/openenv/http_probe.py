@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 
 from checks.core import TargetUnreachable, Transcript, summarize, truncate
+from checks.http_options import TransportOptions, http_client
 from checks.pinning import address_for
 
 BODY_CAP = 16 * 1024 * 1024  # as large as a /ws frame may be: a big observation is legal on either
@@ -31,11 +32,13 @@ class HttpReply:
 class HttpProbe:
     """One HTTP client for one transcript. Unreachable targets raise TargetUnreachable."""
 
-    def __init__(self, base_url: str, transcript: Transcript, timeout: float) -> None:
+    def __init__(
+        self, base_url: str, transcript: Transcript, timeout: float, transport: TransportOptions | None = None
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.transcript = transcript
         self.timeout = timeout
-        self.client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        self.client = http_client(transport or TransportOptions(), timeout)
 
     async def get(self, path: str) -> HttpReply:
         return await self.request("GET", path)

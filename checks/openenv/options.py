@@ -9,9 +9,10 @@ import pydantic
 from pydantic import Field
 
 from checks.core import PhaseContext, SuiteOptions
+from checks.http_options import HttpOptions
 
 
-class OpenEnvOptions(SuiteOptions):
+class OpenEnvOptions(SuiteOptions, HttpOptions):
     actions: list[Any] | None = Field(
         None,
         description="Step data to replay, one episode each (JSON list). Default: a valid action "

@@ -11,7 +11,7 @@ SIMULATION_PATHS = ("/reset", "/step", "/state")
 
 async def discover_phase(ctx: Ctx) -> None:
     report, known = ctx.report, ctx.state
-    async with HttpProbe(ctx.url, report.transcript("discovery endpoints"), ctx.timeout) as http:
+    async with HttpProbe(ctx.url, report.transcript("discovery endpoints"), ctx.timeout, ctx.options) as http:
         health = await http.get("/health")
         report.check(
             health.status == 200 and isinstance(health.body, dict) and health.body.get("status") == "healthy",

@@ -23,7 +23,7 @@ async def http_phase(ctx: Ctx) -> None:
             report.unsupported(clause_id, "the server is not in simulation mode (no /reset and /step in OpenAPI)")
         return
     plan = action_plan(options, await load_schema(ctx))
-    async with HttpProbe(ctx.url, report.transcript("HTTP /reset and /step"), ctx.timeout) as probe:
+    async with HttpProbe(ctx.url, report.transcript("HTTP /reset and /step"), ctx.timeout, ctx.options) as probe:
         evidence = probe.transcript
         reset = await probe.post("/reset", _http_reset(options.reset))
         _judge_result(report, "openenv.http.reset", reset, evidence)

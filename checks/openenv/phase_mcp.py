@@ -18,7 +18,7 @@ BAD_BODIES = (("unparsable JSON", "not json at all", -32700), ("an empty object"
 
 async def mcp_phase(ctx: Ctx) -> None:
     report = ctx.report
-    async with HttpProbe(ctx.url, report.transcript("POST /mcp"), ctx.timeout) as probe:
+    async with HttpProbe(ctx.url, report.transcript("POST /mcp"), ctx.timeout, ctx.options) as probe:
         for what, raw, code in BAD_BODIES:
             reply = await probe.post("/mcp", raw=raw)
             if reply.status in NOT_SERVED:

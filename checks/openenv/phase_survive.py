@@ -24,7 +24,7 @@ async def survive_phase(ctx: Ctx) -> None:
     """Each hostile input is followed by /health and a bystander session's state."""
     report, options = ctx.report, ctx.options
     short = min(ctx.timeout, 2.0)
-    health = HttpProbe(ctx.url, report.transcript("health during hostile input"), ctx.timeout)
+    health = HttpProbe(ctx.url, report.transcript("health during hostile input"), ctx.timeout, ctx.options)
     evidence: list[Transcript] = [health.transcript]
     bystander: JsonSession | None = None
     problems: list[str] = []

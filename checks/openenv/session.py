@@ -258,6 +258,8 @@ async def connect_session(ctx: Ctx, label: str, timeout: float | None = None) ->
         timeout=timeout or ctx.timeout,
         max_size=FRAME_CAP,
         summarize=summarize_frame,
+        headers=ctx.options.request_headers() or None,
+        ssl_context=ctx.options.websocket_ssl(ws_url(ctx.url)),
     )
     session = JsonSession(socket, ctx.report)
     if ctx.state.greets:

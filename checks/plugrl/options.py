@@ -5,6 +5,7 @@ from __future__ import annotations
 import pydantic
 
 from checks.core import PhaseContext, SuiteOptions
+from checks.http_options import TransportOptions
 from checks.plugrl.codec import DEFAULT_MAX_FRAME
 from checks.plugrl.protocol import FEEDBACK_TIMEOUT
 
@@ -13,7 +14,7 @@ from checks.plugrl.protocol import FEEDBACK_TIMEOUT
 EXCHANGE_BUDGET_STEPS = 20.0
 
 
-class PlugRLServerOptions(SuiteOptions):
+class PlugRLServerOptions(SuiteOptions, TransportOptions):
     patience: float = pydantic.Field(
         5.0, ge=0, le=59, description="Seconds the patience phase waits before sending a feedback (SPEC allows 60)."
     )

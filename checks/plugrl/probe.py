@@ -102,17 +102,18 @@ class Probe:
 
     async def connect(self, compression: str | None = None) -> None:
         """The WebSocket handshake alone; raises HandshakeFailed, and decides no clause."""
-        headers = None
-        if self.options.api_key is not None:
-            headers = {"Authorization": f"Api-Key {self.options.api_key.get_secret_value()}"}
+        headers = self.options.request_headers()
+        if self.options.api_key is not None:  # SPEC 1.2's scheme, not a bearer token
+            headers["Authorization"] = f"Api-Key {self.options.api_key.get_secret_value()}"
         self.ws = await open_websocket(
             self.ctx.url,
             self.transcript,
             timeout=self.ctx.timeout,
             max_size=self.options.frame_cap,
             compression=compression,
-            headers=headers,
+            headers=headers or None,
             summarize=self.decoder.summarize,
+            ssl_context=self.options.websocket_ssl(self.ctx.url),
         )
 
     async def open(self, at_stake: str = "plugrl.5.1.speaks-first", alongside: bool = False) -> dict[str, Any]:

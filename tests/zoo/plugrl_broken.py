@@ -125,6 +125,8 @@ RESYNC_CASES = _clauses(
     "plugrl.10.1.reuse-unknown-env",
     "plugrl.10.1.reuse-after-terminal",
     "plugrl.10.1.reuse-malformed",
+    # A server that gets resyncs wrong also answers an integer mask with something other than a resync.
+    "plugrl.10.1.reuse-integer-mask-handled",
 )
 STOP_AFTER_FIVE = {"stop_after": 5}
 # The server and the checker agree on a one-second feedback timeout, so the phase takes seconds.

@@ -47,6 +47,7 @@ REUSE_CLAUSES = (
     "plugrl.10.1.reuse-connection-scoped",
     "plugrl.10.1.reuse-malformed",
     "plugrl.10.1.reuse-integer-mask",
+    "plugrl.10.1.reuse-integer-mask-handled",
     "plugrl.10.1.reuse-rows",
 )
 # Decided on every answered infer, so a full run must have passed each of them.
