@@ -73,7 +73,8 @@ def tito_problems(records: list[dict[str, Any]], metadata: dict[str, Any]) -> li
         meta = ((record.get("response") or {}).get("choices") or [{}])[0].get("meta_info") or {}
         if len(output_ids(record)) != meta.get("completion_tokens"):
             problems.append(
-                f"record {index}: {len(output_ids(record))} output logprobs, completion_tokens {meta.get('completion_tokens')!r}"
+                f"record {index}: {len(output_ids(record))} output logprobs, "
+                f"completion_tokens {meta.get('completion_tokens')!r}"
             )
         if index:
             before = input_ids(records[index - 1]) + output_ids(records[index - 1])
@@ -119,7 +120,8 @@ def tool_id_problems(records: list[dict[str, Any]]) -> list[str]:
                 and message.get("tool_call_id") not in called
             ):
                 problems.append(
-                    f"record {index}: tool_call_id {message.get('tool_call_id')!r} is none of {sorted(map(str, called))}"
+                    f"record {index}: tool_call_id {message.get('tool_call_id')!r} "
+                    f"is none of {sorted(map(str, called))}"
                 )
     return problems
 

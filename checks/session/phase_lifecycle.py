@@ -48,7 +48,8 @@ async def lifecycle_phase(ctx: Ctx) -> None:
     report.check(
         deleted.status == 204 and not deleted.raw and not wrong,
         "session.ss03.lifecycle",
-        expected='DELETE 204 with no body; then GET, DELETE, chat, samples and an unknown id: 404 {"error": "session not found: ..."}',
+        expected="DELETE 204 with no body; then GET, DELETE, chat, samples and an unknown id: "
+        '404 {"error": "session not found: ..."}',
         actual=f"DELETE {deleted.describe(80)}; "
         + ("; ".join(f"{k}: {v}" for k, v in wrong.items()) or "all 404 as expected"),
         evidence=http.transcript,

@@ -39,7 +39,8 @@ async def records_phase(ctx: Ctx) -> None:
     report.check(
         len(records) == len(steps) and not problems,
         "session.ss04.one-record-per-call",
-        expected=f"{len(steps)} records (one per call, the streamed one too), path /v1/chat/completions, status 200, ordered timestamps",
+        expected=f"{len(steps)} records (one per call, the streamed one too), path /v1/chat/completions, "
+        "status 200, ordered timestamps",
         actual=f"{len(records)} records; {'; '.join(problems) or 'envelopes as expected'}",
         evidence=http.transcript,
     )
@@ -56,7 +57,8 @@ async def records_phase(ctx: Ctx) -> None:
     report.check(
         not tito,
         "session.ss06.tito",
-        expected="prefix-stable token ids across records, logprob counts equal completion_tokens, accumulated ids = last record's",
+        expected="prefix-stable token ids across records, logprob counts equal completion_tokens, "
+        "accumulated ids = last record's",
         actual="; ".join(tito) or "as expected",
         evidence=http.transcript,
     )
@@ -67,8 +69,10 @@ async def records_phase(ctx: Ctx) -> None:
     report.check(
         not forced and streamed_ok,
         "session.ss07.forced-fields",
-        expected="recorded requests carry input_ids, logprobs true, return_meta_info true, no stream; stream:true gives SSE ending in [DONE]",
-        actual=f"{'; '.join(forced) or 'recorded requests as expected'}; streamed call: {streamed.reply.content_type!r}, {stream_info}",
+        expected="recorded requests carry input_ids, logprobs true, return_meta_info true, no stream; "
+        "stream:true gives SSE ending in [DONE]",
+        actual=f"{'; '.join(forced) or 'recorded requests as expected'}; "
+        f"streamed call: {streamed.reply.content_type!r}, {stream_info}",
         evidence=http.transcript,
     )
     ids = tool_id_problems(records)

@@ -19,9 +19,8 @@ def linear_problems(run: ScheduleRun) -> list[str]:
                 problems.append(f"{step.event}: {len(records)} records, was {len(records_of(before.snapshot))}")
             last = (records[-1].get("response") or {}).get("id") if records else None
             if last != (step.reply.body or {}).get("id"):
-                problems.append(
-                    f"{step.event}: the last record is not the retry's reply: {side_by_side(step, records[-1] if records else None)}"
-                )
+                shown = side_by_side(step, records[-1] if records else None)
+                problems.append(f"{step.event}: the last record is not the retry's reply: {shown}")
     return problems
 
 

@@ -25,7 +25,8 @@ def sample_problems(sample: WireSample, records: list[dict[str, object]], accumu
     if trained.tobytes() != recorded.tobytes():
         as32 = trained.astype(np.float32).astype(np.float64).tobytes() == trained.tobytes()
         problems.append(
-            f"logprobs under the loss mask differ from the records' bit for bit ({len(trained)} vs {len(recorded)} values"
+            "logprobs under the loss mask differ from the records' bit for bit "
+            f"({len(trained)} vs {len(recorded)} values"
             + (
                 ", and every sample value is float32-representable: rounded through float32"
                 if as32 and len(trained)
@@ -68,9 +69,8 @@ async def samples_phase(ctx: Ctx) -> None:
                 )
         short = decoded(await http.samples(sid, {"max_seq_len": 1, "metadata": {}}))
         if isinstance(short, str) or short[1].get("empty_reason") != "all_truncated" or short[0]:
-            problems.append(
-                f"max_seq_len 1: {short if isinstance(short, str) else short[1].get('empty_reason')!r}, expected all_truncated"
-            )
+            found = short if isinstance(short, str) else short[1].get("empty_reason")
+            problems.append(f"max_seq_len 1: {found!r}, expected all_truncated")
         await http.delete(sid)
         empty_sid = await http.new_session()
         empty = decoded(await http.samples(empty_sid, {"max_seq_len": None, "metadata": {}}))
@@ -84,8 +84,8 @@ async def samples_phase(ctx: Ctx) -> None:
     ctx.report.check(
         not problems,
         "session.ss12.samples",
-        expected="safetensors with _samples_meta, pinned dtypes and lengths, logprobs equal to the records' bit for bit, "
-        "no_records and all_truncated where due",
+        expected="safetensors with _samples_meta, pinned dtypes and lengths, "
+        "logprobs equal to the records' bit for bit, no_records and all_truncated where due",
         actual="; ".join(problems) or "as expected",
         evidence=http.transcript,
     )
