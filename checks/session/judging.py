@@ -14,16 +14,6 @@ HEX32 = re.compile(r"[0-9a-f]{32}")
 HARD_MISMATCHES = {"special_token_count", "special_token_type", "non_assistant_text"}
 
 
-def side_by_side(step: Step, record: dict[str, Any] | None) -> str:
-    """The request sent, the reply and the record, for a failing clause's evidence."""
-    shown_record = None if record is None else {"request": record.get("request"), "response": record.get("response")}
-    return (
-        f"request {summarize(step.request.get('messages', [])[-1:], 120)}; "
-        f"reply {summarize({'id': (step.reply.body or {}).get('id'), 'message': message_of(step.reply.body)}, 160)}; "
-        f"record {summarize(shown_record, 240)}"
-    )
-
-
 def envelope_problems(records: list[dict[str, Any]]) -> list[str]:
     problems, last = [], float("-inf")
     for index, record in enumerate(records):
