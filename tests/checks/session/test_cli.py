@@ -1,4 +1,4 @@
-"""`python -m app.cli check session-server URL`: 1 naming the broken clause, 0 on both reference modes, 2 unreachable."""
+"""`python -m app.cli check session-server URL`: 1 naming the broken clause, 0 on the reference, 2 unreachable."""
 
 import asyncio
 import contextlib
