@@ -1,13 +1,15 @@
-"""The cost of the openai-chat suite against bare httpx making the same calls to the same endpoint.
+"""The cost of the openai-chat and session-server suites against bare httpx making the same calls, as concurrently.
 
-Serves the suite's reference endpoint on a free 127.0.0.1 port, runs the whole
-suite while recording every request it sends, then replays those requests
-with a bare httpx client (same bodies, same order, streams read to the end,
-nothing judged). Prints the median of each over several rounds and their ratio.
-The session-server half does the same for the session-server suite against
-both modes of the reference session server: every request the suite sends
-(session routes and proxy) is recorded at the server, then replayed serially
-with bare httpx, session ids mapped to the replay's own.
+Each suite runs against its reference server (the openai-chat reference
+endpoint; the session reference server in v1 and v2 mode), served in-process
+on a free 127.0.0.1 port behind a recorder that keeps every request (method,
+path, body) with the moments the server started and finished answering it.
+The bare replay then sends the same requests with one keep-alive httpx
+client, nothing judged, under the same concurrency: a request waits only for
+the requests that had been answered before it arrived in the recording, so
+what ran in parallel in the suite runs in parallel in the replay too. Session
+ids are mapped to the replay's own. Prints the median of each over several
+rounds and their ratio.
 
     python bench/session_suite.py [--rounds 5]
 """
@@ -20,6 +22,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,41 +31,29 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checks.core import run_suite  # noqa: E402
-from checks.openai.reference import ReferenceModel, make_app  # noqa: E402
-from checks.openai.suite import SUITE  # noqa: E402
-from checks.session.reference import SessionServer, serve_app  # noqa: E402
+from checks.asgi_server import serve_asgi  # noqa: E402
+from checks.core import Suite, run_suite  # noqa: E402
+from checks.openai.reference import make_app  # noqa: E402
+from checks.openai.suite import SUITE as OPENAI_SUITE  # noqa: E402
+from checks.session.reference import SessionServer  # noqa: E402
 from checks.session.suite import SUITE as SESSION_SUITE  # noqa: E402
-from tests.checks.openenv.serving import serve_in_thread  # noqa: E402
 
-OPTIONS = {"concurrency": 8, "repeats": 3, "context_window": 4096}
-
-
-class Recording(ReferenceModel):
-    """The reference endpoint, keeping each valid chat body it answers."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-
-    async def answer(self, body: dict[str, Any]) -> Any:
-        self.bodies.append(body)
-        return await super().answer(body)
+OPENAI_OPTIONS = {"concurrency": 8, "repeats": 3, "context_window": 4096}
 
 
-async def bare(url: str, bodies: list[dict[str, Any]]) -> None:
-    async with httpx.AsyncClient(timeout=10) as client:
-        await client.get(url + "/models")
-        for body in bodies:
-            if body.get("stream"):
-                async with client.stream("POST", url + "/chat/completions", json=body) as response:
-                    async for _ in response.aiter_lines():
-                        pass
-            else:
-                (await client.post(url + "/chat/completions", json=body)).json()
+@dataclass
+class Call:
+    method: str
+    path: str
+    body: bytes
+    started: float
+    finished: float = float("inf")
+    created: bytes = b""  # the answer to POST /sessions, to map its session id
+    after: list[int] = field(default_factory=list)  # calls answered before this one arrived
 
 
 class Recorder:
-    """ASGI wrapper keeping (method, path, body, created session id) of every request, in arrival order."""
+    """ASGI wrapper keeping every HTTP request and when the server started and finished answering it."""
 
     def __init__(self, app: Any) -> None:
         self.app, self.calls = app, []
@@ -70,15 +61,15 @@ class Recorder:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        messages, body = [], b""
+        call = Call(scope["method"], scope["path"], b"", time.perf_counter())
+        self.calls.append(call)
+        messages = []
         while True:
             message = await receive()
             messages.append(message)
-            body += message.get("body", b"")
+            call.body += message.get("body", b"")
             if not message.get("more_body"):
                 break
-        entry: list[Any] = [scope["method"], scope["path"], body, b""]
-        self.calls.append(entry)
         pending = iter(messages)
 
         async def replayed() -> Any:
@@ -88,71 +79,93 @@ class Recorder:
             return nxt
 
         async def sending(message: Any) -> None:
-            if entry[1] == "/sessions" and message["type"] == "http.response.body":
-                entry[3] += message.get("body", b"")
+            if call.path == "/sessions" and message["type"] == "http.response.body":
+                call.created += message.get("body", b"")
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                call.finished = time.perf_counter()
 
         await self.app(scope, replayed, sending)
 
 
-async def session_round(tree: str) -> tuple[float, float, int, str]:
-    server = SessionServer(tree)  # type: ignore[arg-type]
-    recorder = Recorder(server.app)
-    server.app = recorder  # type: ignore[assignment]
-    running = await serve_app(server)
+def ordered(calls: list[Call]) -> list[Call]:
+    """The calls in arrival order, each knowing the calls it must wait for (those answered before it arrived)."""
+    calls = sorted(calls, key=lambda c: c.started)
+    for index, call in enumerate(calls):
+        call.after = [j for j in range(index) if calls[j].finished <= call.started]
+    return calls
+
+
+async def replay(base: str, calls: list[Call]) -> None:
+    """The recorded calls with one bare keep-alive client, as concurrently as they ran, nothing judged."""
+    done = [asyncio.Event() for _ in calls]
+    ids: dict[str, str] = {}
+
+    async def send(index: int, call: Call, client: httpx.AsyncClient) -> None:
+        for j in call.after:
+            await done[j].wait()
+        path, body = call.path, call.body
+        for old, new in ids.items():
+            path, body = path.replace(old, new), body.replace(old.encode(), new.encode())
+        response = await client.request(call.method, base + path, content=body or None)
+        if call.created:
+            ids[json.loads(call.created)["session_id"]] = response.json()["session_id"]
+        done[index].set()
+
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(timeout=10, limits=limits) as client:
+        await asyncio.gather(*(send(i, call, client) for i, call in enumerate(calls)))
+
+
+async def one_round(app: Any, suite: Suite, path: str, options: dict[str, Any]) -> tuple[float, float, int, int, str]:
+    """Suite time, replay time, calls, the most calls in flight at once, and the suite's outcome."""
+    recorder = Recorder(app)
+    server = await serve_asgi(recorder)
     try:
         started = time.perf_counter()
-        report = await run_suite(SESSION_SUITE, running.url, {"timeout": 5})
+        report = await run_suite(suite, server.url + path, options)
         suite_time = time.perf_counter() - started
-        calls = list(recorder.calls)
+        calls = ordered(recorder.calls)
         started = time.perf_counter()
-        ids: dict[str, str] = {}
-        async with httpx.AsyncClient(timeout=10) as client:
-            for method, path, body, created in calls:
-                for old, new in ids.items():
-                    path = path.replace(old, new)
-                response = await client.request(method, running.url + path, content=body or None)
-                if created:
-                    ids[json.loads(created)["session_id"]] = response.json()["session_id"]
-        return suite_time, time.perf_counter() - started, len(calls), str(report.outcome())
+        await replay(server.url, calls)
+        bare_time = time.perf_counter() - started
     finally:
-        await running.close()
+        await server.close()
+    edges = sorted([(c.started, 1) for c in calls] + [(c.finished, -1) for c in calls])
+    peak = max(sum(step for _, step in edges[: i + 1]) for i in range(len(edges)))
+    return suite_time, bare_time, len(calls), peak, str(report.outcome())
 
 
-def session_half(rounds: int) -> None:
-    for tree in ("v1", "v2"):
-        results = [asyncio.run(session_round(tree)) for _ in range(rounds)]
-        suite_median = statistics.median(r[0] for r in results)
-        bare_median = statistics.median(r[1] for r in results)
-        print(f"session-server suite ({tree}): {results[-1][2]} HTTP calls per run, outcome {results[-1][3]}")
-        print(f"  suite     {suite_median * 1000:8.1f} ms (median of {rounds})")
-        print(f"  bare httpx{bare_median * 1000:8.1f} ms (the same calls, serial, unjudged)")
-        print(f"  ratio     {suite_median / bare_median:8.2f}x")
+def compare(title: str, make: Any, suite: Suite, path: str, options: dict[str, Any], rounds: int) -> None:
+    results = [asyncio.run(one_round(make(), suite, path, options)) for _ in range(rounds)]
+    suite_median = statistics.median(r[0] for r in results)
+    bare_median = statistics.median(r[1] for r in results)
+    calls, peak, outcome = results[-1][2:]
+    print(f"{title}: {calls} HTTP calls per run, up to {peak} in flight, outcome {outcome}")
+    print(
+        f"  suite      {suite_median * 1000:8.1f} ms (median of {rounds}), {suite_median / calls * 1000:.2f} ms a call"
+    )
+    print(
+        f"  bare httpx {bare_median * 1000:8.1f} ms (the same calls, as concurrently, unjudged), "
+        f"{bare_median / calls * 1000:.2f} ms a call"
+    )
+    print(f"  ratio      {suite_median / bare_median:8.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    model = Recording()
-    suite_times, bare_times = [], []
-    with serve_in_thread(make_app(model), ready_path="/v1/models") as base:
-        url = base + "/v1"
-        for _ in range(args.rounds):
-            model.bodies.clear()
-            started = time.perf_counter()
-            report = asyncio.run(run_suite(SUITE, url, OPTIONS))
-            suite_times.append(time.perf_counter() - started)
-            bodies = list(model.bodies)
-            started = time.perf_counter()
-            asyncio.run(bare(url, bodies))
-            bare_times.append(time.perf_counter() - started)
-    suite_median, bare_median = statistics.median(suite_times), statistics.median(bare_times)
-    print(f"openai-chat suite: {len(bodies)} chat calls per run, outcome {report.outcome()}")
-    print(f"  suite     {suite_median * 1000:8.1f} ms (median of {args.rounds})")
-    print(f"  bare httpx{bare_median * 1000:8.1f} ms (the same calls, serial, unjudged)")
-    print(f"  ratio     {suite_median / bare_median:8.2f}x")
-    session_half(args.rounds)
+    compare("openai-chat suite", make_app, OPENAI_SUITE, "/v1", OPENAI_OPTIONS, args.rounds)
+    for tree in ("v1", "v2"):
+        compare(
+            f"session-server suite ({tree})",
+            lambda tree=tree: SessionServer(tree).app,
+            SESSION_SUITE,
+            "",
+            {"timeout": 5},
+            args.rounds,
+        )
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ DEMO_SERVERS: dict[str, str] = {
     "plugrl-server": "checks.plugrl.reference:start_reference_server",
     "rllink": "checks.rllink.reference:start_reference_server",
     "openai-chat": "checks.openai.reference:start_reference_server",
+    "session-server": "checks.session.reference:start_reference_server",
 }
 
 

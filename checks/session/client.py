@@ -21,6 +21,9 @@ class Reply:
     raw: bytes
     body: Any = None  # parsed JSON, or None
     headers: list[tuple[str, str]] = field(default_factory=list)
+    method: str = ""  # the request this answers, for evidence
+    path: str = ""
+    sent: Any = None  # its JSON body, or its raw text
 
     @property
     def is_json(self) -> bool:
@@ -79,6 +82,9 @@ class SessionClient:
             response.headers.get("content-type", ""),
             data,
             headers=list(response.headers.multi_items()),
+            method=method,
+            path=path,
+            sent=body if raw is None else raw.decode("utf-8", "replace"),
         )
         if reply.content_type.startswith("application/json"):
             try:

@@ -14,16 +14,6 @@ HEX32 = re.compile(r"[0-9a-f]{32}")
 HARD_MISMATCHES = {"special_token_count", "special_token_type", "non_assistant_text"}
 
 
-def side_by_side(step: Step, record: dict[str, Any] | None) -> str:
-    """The request sent, the reply and the record, for a failing clause's evidence."""
-    shown_record = None if record is None else {"request": record.get("request"), "response": record.get("response")}
-    return (
-        f"request {summarize(step.request.get('messages', [])[-1:], 120)}; "
-        f"reply {summarize({'id': (step.reply.body or {}).get('id'), 'message': message_of(step.reply.body)}, 160)}; "
-        f"record {summarize(shown_record, 240)}"
-    )
-
-
 def envelope_problems(records: list[dict[str, Any]]) -> list[str]:
     problems, last = [], float("-inf")
     for index, record in enumerate(records):
@@ -73,7 +63,8 @@ def tito_problems(records: list[dict[str, Any]], metadata: dict[str, Any]) -> li
         meta = ((record.get("response") or {}).get("choices") or [{}])[0].get("meta_info") or {}
         if len(output_ids(record)) != meta.get("completion_tokens"):
             problems.append(
-                f"record {index}: {len(output_ids(record))} output logprobs, completion_tokens {meta.get('completion_tokens')!r}"
+                f"record {index}: {len(output_ids(record))} output logprobs, "
+                f"completion_tokens {meta.get('completion_tokens')!r}"
             )
         if index:
             before = input_ids(records[index - 1]) + output_ids(records[index - 1])
@@ -119,7 +110,8 @@ def tool_id_problems(records: list[dict[str, Any]]) -> list[str]:
                 and message.get("tool_call_id") not in called
             ):
                 problems.append(
-                    f"record {index}: tool_call_id {message.get('tool_call_id')!r} is none of {sorted(map(str, called))}"
+                    f"record {index}: tool_call_id {message.get('tool_call_id')!r} "
+                    f"is none of {sorted(map(str, called))}"
                 )
     return problems
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from checks.session.facts import base_request, client, records_of
 from checks.session.options import Ctx
+from checks.session.witness import Witness, check_witnessed
 
 
 async def failures_phase(ctx: Ctx) -> None:
@@ -17,11 +18,15 @@ async def failures_phase(ctx: Ctx) -> None:
         after_retry = records_of(await http.get(sid))
         await http.delete(sid)
     ok = 400 <= failed.status < 500 and not after_failure and retry.status == 200 and len(after_retry) == 1
-    ctx.report.check(
+    check_witnessed(
+        ctx.report,
         ok,
         "session.ss08.failed-not-recorded",
         expected="the oversized turn: a 4xx and no record; the next first turn: 200 and one record",
         actual=f"oversized: {failed.describe(160)}, then {len(after_failure)} records; "
         f"next turn: {retry.describe(120)}, then {len(after_retry)} records",
         evidence=http.transcript,
+        witness=Witness(failed, after_failure, "records after it")
+        if after_failure or not 400 <= failed.status < 500
+        else Witness(retry, after_retry, "records after the next turn"),
     )

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from checks.core import PhaseStopped
 from checks.session.agent import EXPECTED_LEAVES, EXPECTED_RECORDS, EXPECTED_TREE, ScheduleRun, run_schedule
-from checks.session.facts import base_request, client, records_of, tree_mode
-from checks.session.judging import side_by_side, tree_problems
+from checks.session.facts import base_request, client, metadata_of, records_of, tree_mode
+from checks.session.judging import tree_problems
 from checks.session.options import Ctx
+from checks.session.witness import Witness, check_witnessed
 
 
-def linear_problems(run: ScheduleRun) -> list[str]:
-    """v1: each retry keeps the record count and replaces the last record with the retry's."""
-    problems = []
+def linear_problems(run: ScheduleRun) -> tuple[list[str], Witness | None]:
+    """v1: each retry keeps the record count and replaces the last record with the retry's.
+
+    Also the first retry that went wrong, beside the records after it.
+    """
+    problems: list[str] = []
+    witness = None
     for before, step in zip(run.steps, run.steps[1:], strict=False):
         records = records_of(step.snapshot)
         if step.event == "rollback":
@@ -19,10 +24,10 @@ def linear_problems(run: ScheduleRun) -> list[str]:
                 problems.append(f"{step.event}: {len(records)} records, was {len(records_of(before.snapshot))}")
             last = (records[-1].get("response") or {}).get("id") if records else None
             if last != (step.reply.body or {}).get("id"):
-                problems.append(
-                    f"{step.event}: the last record is not the retry's reply: {side_by_side(step, records[-1] if records else None)}"
-                )
-    return problems
+                problems.append(f"{step.event}: the last record is not the retry's reply {last!r}")
+            if problems and witness is None:
+                witness = Witness(step.reply, records, "records after it")
+    return problems, witness
 
 
 async def retry_phase(ctx: Ctx) -> None:
@@ -34,16 +39,27 @@ async def retry_phase(ctx: Ctx) -> None:
         mode = tree_mode(ctx, run.steps[-1].snapshot)
         bad = run.failed_step()
         if bad is not None:
-            report.failed(
+            check_witnessed(
+                report,
+                False,
                 "session.ss09.retry-topology",
                 expected=f"200 for {bad.event}",
                 actual=bad.reply.describe(),
                 evidence=http.transcript,
+                witness=Witness(bad.reply, records_of(bad.snapshot), "records after it"),
             )
             raise PhaseStopped(f"{bad.event} failed", http.transcript)
         final = records_of(run.steps[-1].snapshot)
+        last = run.steps[-1]
+        shown = metadata_of(last.snapshot).get("tree") if mode == "v2" else final
+        witness = Witness(last.reply, {"records": final, "tree": shown} if mode == "v2" else final, "session after it")
         problems = [] if len(final) == EXPECTED_RECORDS else [f"{len(final)} records, expected {EXPECTED_RECORDS}"]
-        problems += tree_problems(run.steps, EXPECTED_TREE, EXPECTED_LEAVES) if mode == "v2" else linear_problems(run)
+        if mode == "v2":
+            problems += tree_problems(run.steps, EXPECTED_TREE, EXPECTED_LEAVES)
+        else:
+            retried, retry_witness = linear_problems(run)
+            problems += retried
+            witness = retry_witness or witness
         if mode == "v1":
             deep = [
                 *run.steps[-1].request["messages"][:2],
@@ -62,10 +78,12 @@ async def retry_phase(ctx: Ctx) -> None:
                 problems.append(
                     f"a divergence 7 generations deep: {refused.describe(160)}, then {len(unchanged)} records"
                 )
+                witness = Witness(refused, unchanged, "records after it")
             if extended.status != 200:
                 problems.append(f"extending the stored history afterwards: {extended.describe(120)}")
         await http.delete(sid)
-    report.check(
+    check_witnessed(
+        report,
         not problems,
         "session.ss09.retry-topology",
         expected=f"{mode}: {EXPECTED_RECORDS} records on the active path"
@@ -76,6 +94,7 @@ async def retry_phase(ctx: Ctx) -> None:
         ),
         actual="; ".join(problems) or "as expected",
         evidence=http.transcript,
+        witness=witness,
     )
     await truncation(ctx, mode)
 
@@ -98,12 +117,19 @@ async def truncation(ctx: Ctx, mode: str) -> None:
         # The branch goes first: in v1 extending after it is a one-step rollback, not a deep divergence.
         branch = await http.chat(sid, {**base, "messages": [{"role": "user", "content": "A short story instead."}]})
         extend = await http.chat(sid, {**base, "messages": [*first, echoed, {"role": "user", "content": "Go on."}]})
+        after = await http.get(sid)
         await http.delete(sid)
     want = 409 if mode == "v2" else 200
-    ctx.report.check(
+    check_witnessed(
+        ctx.report,
         extend.status == want and branch.status == 200,
         "session.ss10.truncation",
         expected=f"{mode}: extending the truncated generation {want}, a branch before it 200",
         actual=f"extend: {extend.describe(160)}; branch: {branch.describe(80)}",
         evidence=http.transcript,
+        witness=Witness(
+            extend if extend.status != want else branch,
+            after.body if after.is_json else after.describe(),
+            "session after it",
+        ),
     )

@@ -10,6 +10,7 @@ from checks.session.client import Reply
 from checks.session.facts import base_request, client, metadata_of, output_logprobs, records_of
 from checks.session.options import Ctx
 from checks.session.samples import EMPTY_REASONS, SamplesFormatError, WireSample, decode_samples
+from checks.session.witness import Witness, check_witnessed
 
 
 def sample_problems(sample: WireSample, records: list[dict[str, object]], accumulated: object) -> list[str]:
@@ -25,7 +26,8 @@ def sample_problems(sample: WireSample, records: list[dict[str, object]], accumu
     if trained.tobytes() != recorded.tobytes():
         as32 = trained.astype(np.float32).astype(np.float64).tobytes() == trained.tobytes()
         problems.append(
-            f"logprobs under the loss mask differ from the records' bit for bit ({len(trained)} vs {len(recorded)} values"
+            "logprobs under the loss mask differ from the records' bit for bit "
+            f"({len(trained)} vs {len(recorded)} values"
             + (
                 ", and every sample value is float32-representable: rounded through float32"
                 if as32 and len(trained)
@@ -34,6 +36,15 @@ def sample_problems(sample: WireSample, records: list[dict[str, object]], accumu
             + f"); first sample values {trained[:3].tolist()}, records {recorded[:3].tolist()}"
         )
     return problems
+
+
+def shown(reply: Reply, found: tuple[list[WireSample], dict[str, object]] | str, records: object) -> Witness:
+    """A /samples call as decoded, beside the records its samples come from."""
+    if isinstance(found, str):
+        return Witness(reply, records, "records", shown_reply=found)
+    samples, meta = found
+    decoded_samples = [{**s.fields, **s.tensors} for s in samples]
+    return Witness(reply, records, "records", shown_reply={"samples": decoded_samples, "meta": meta})
 
 
 def decoded(reply: Reply) -> tuple[list[WireSample], dict[str, object]] | str:
@@ -47,13 +58,15 @@ def decoded(reply: Reply) -> tuple[list[WireSample], dict[str, object]] | str:
 
 async def samples_phase(ctx: Ctx) -> None:
     problems: list[str] = []
+    witness: Witness | None = None
     async with client(ctx, "POST /samples") as http:
         sid = await http.new_session()
         run = await run_schedule(http, sid, await base_request(ctx, http, sid), SCHEDULE[:2])
         if run.failed_step() is not None:
             raise PhaseStopped("the two turns before /samples failed", http.transcript)
         snapshot = run.steps[-1].snapshot
-        full = decoded(await http.samples(sid, {"max_seq_len": None, "metadata": {}}))
+        full_reply = await http.samples(sid, {"max_seq_len": None, "metadata": {}})
+        full = decoded(full_reply)
         if isinstance(full, str):
             problems.append(f"a two-turn session: {full}")
         else:
@@ -66,14 +79,18 @@ async def samples_phase(ctx: Ctx) -> None:
                 problems += sample_problems(
                     sample, records_of(snapshot), metadata_of(snapshot).get("accumulated_token_ids")
                 )
-        short = decoded(await http.samples(sid, {"max_seq_len": 1, "metadata": {}}))
+        if problems:
+            witness = shown(full_reply, full, records_of(snapshot))
+        short_reply = await http.samples(sid, {"max_seq_len": 1, "metadata": {}})
+        short = decoded(short_reply)
         if isinstance(short, str) or short[1].get("empty_reason") != "all_truncated" or short[0]:
-            problems.append(
-                f"max_seq_len 1: {short if isinstance(short, str) else short[1].get('empty_reason')!r}, expected all_truncated"
-            )
+            found = short if isinstance(short, str) else short[1].get("empty_reason")
+            problems.append(f"max_seq_len 1: {found!r}, expected all_truncated")
+            witness = witness or shown(short_reply, short, records_of(snapshot))
         await http.delete(sid)
         empty_sid = await http.new_session()
-        empty = decoded(await http.samples(empty_sid, {"max_seq_len": None, "metadata": {}}))
+        empty_reply = await http.samples(empty_sid, {"max_seq_len": None, "metadata": {}})
+        empty = decoded(empty_reply)
         await http.delete(empty_sid)
     if isinstance(empty, str) or empty[1].get("empty_reason") != "no_records" or empty[0]:
         problems.append(
@@ -81,11 +98,13 @@ async def samples_phase(ctx: Ctx) -> None:
         )
     elif empty[1].get("empty_reason") not in EMPTY_REASONS:
         problems.append(f"empty_reason {empty[1].get('empty_reason')!r}")
-    ctx.report.check(
+    check_witnessed(
+        ctx.report,
         not problems,
         "session.ss12.samples",
-        expected="safetensors with _samples_meta, pinned dtypes and lengths, logprobs equal to the records' bit for bit, "
-        "no_records and all_truncated where due",
+        expected="safetensors with _samples_meta, pinned dtypes and lengths, "
+        "logprobs equal to the records' bit for bit, no_records and all_truncated where due",
         actual="; ".join(problems) or "as expected",
         evidence=http.transcript,
+        witness=witness or shown(empty_reply, empty, []),
     )

@@ -18,19 +18,18 @@ import argparse
 import asyncio
 import contextlib
 import json
-import socket
 import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from checks.asgi_server import AsgiServer, serve_asgi
 from checks.session.assembly import path_sample
 from checks.session.backend import Backend, BackendReply
 from checks.session.samples import WireSample, encode_samples
@@ -343,32 +342,27 @@ class RunningServer:
     """A reference server serving in this event loop; `close()` stops it."""
 
     server: SessionServer
-    uvicorn_server: uvicorn.Server
-    task: asyncio.Task[None]
-    host: str
-    port: int
+    asgi: AsgiServer
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return self.asgi.url
+
+    @property
+    def host(self) -> str:
+        return str(self.asgi.host)
+
+    @property
+    def port(self) -> int:
+        return int(self.asgi.port)
 
     async def close(self) -> None:
-        self.uvicorn_server.should_exit = True
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(self.task, timeout=5)
+        await self.asgi.close()
 
 
 async def serve_app(server: SessionServer, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
-    """Serve `server` on a socket bound here, so `port=0` gives a free port known before returning."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    config = uvicorn.Config(server.app, log_level="warning", access_log=False, lifespan="off")
-    runner = uvicorn.Server(config)
-    task = asyncio.get_running_loop().create_task(runner.serve(sockets=[sock]))
-    while not runner.started and not task.done():
-        await asyncio.sleep(0.01)
-    return RunningServer(server, runner, task, host, sock.getsockname()[1])
+    """Serve `server` here; `port=0` takes a free port from the OS, known before this returns."""
+    return RunningServer(server, await serve_asgi(server.app, host, port))
 
 
 async def start_reference_server(
@@ -392,7 +386,7 @@ def main(argv: list[str]) -> int:
         running = await start_reference_server(args.host, args.port, tree=args.tree, backend_delay=args.backend_delay)
         print(f"session reference server ({args.tree}) listening on {running.url}", flush=True)
         try:
-            await running.task
+            await asyncio.Event().wait()
         finally:
             await running.close()
 

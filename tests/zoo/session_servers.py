@@ -215,7 +215,7 @@ def main() -> None:  # for trying one by hand: python -m tests.zoo.session_serve
         server_class, tree, clause = ZOO[sys.argv[1]]
         running = await serve_app(server_class(tree), port=int(sys.argv[2]))  # type: ignore[arg-type]
         print(f"{sys.argv[1]} ({tree}, breaks {clause}) on {running.url}", flush=True)
-        await running.task
+        await asyncio.Event().wait()
 
     asyncio.run(run())
 

@@ -4,6 +4,7 @@ import pytest
 
 from checks.core import Outcome, Verdict, run_suite
 from checks.session.suite import SUITE
+from tests.checks.session.test_evidence import side_by_side_shown
 from tests.zoo.session_servers import ZOO, start
 
 SS_PHASES = ["health", "lifecycle", "records", "failures", "retry", "concurrency", "samples"]
@@ -20,3 +21,4 @@ async def test_zoo_entry_fails_its_clause(name):
     failed = {r.clause_id for r in report.results.values() if r.verdict is Verdict.FAIL}
     assert clause in failed, (name, failed, [r.to_dict() for r in report.results.values() if r.clause_id == clause])
     assert report.outcome() is Outcome.FAIL
+    assert side_by_side_shown(report, clause) == []
