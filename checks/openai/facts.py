@@ -38,13 +38,22 @@ def first_model(reply: Reply) -> str | None:
     return None
 
 
+# A target that picks canned replies at random may echo by chance; only one that repeats every
+# code it is asked to repeat is held to echoing (a clause inferring from content establishes it first).
+ECHO_PROBES = 4
+
+
 async def echoes(ctx: Ctx, http: ChatClient) -> bool:
-    """Whether the target repeats a code it is asked to repeat (learned once per run)."""
+    """Whether the target repeats every code it is asked to repeat (learned once per run)."""
     if ctx.state.echoes is None:
-        code = nonce()
-        body = chat_body(await model_of(ctx), repeat_prompt(code), ctx.options.max_tokens_cap)
-        reply = await http.chat(body)
-        ctx.state.echoes = reply.status == 200 and code in str(message_of(reply.body).get("content") or "")
+        model = await model_of(ctx)
+        ctx.state.echoes = True
+        for _ in range(ECHO_PROBES):
+            code = nonce()
+            reply = await http.chat(chat_body(model, repeat_prompt(code), ctx.options.max_tokens_cap))
+            if reply.status != 200 or code not in str(message_of(reply.body).get("content") or ""):
+                ctx.state.echoes = False
+                break
     return ctx.state.echoes
 
 

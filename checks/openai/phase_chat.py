@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from checks.core import PhaseStopped
 from checks.openai.client import ChatClient, Reply
-from checks.openai.facts import client, content_of, hygiene_problems, model_of
+from checks.openai.facts import client, content_of, echoes, hygiene_problems, model_of
 from checks.openai.options import Ctx
 from checks.openai.requests import UNICODE_TEXT, chat_body, nonce, repeat_prompt
 from checks.openai.shapes import (
@@ -35,7 +35,8 @@ async def chat_phase(ctx: Ctx) -> None:
             evidence=http.transcript,
         ):
             raise PhaseStopped("the minimal chat was not a chat.completion", http.transcript)
-        ctx.state.echoes = code in content_of(first.body)
+        if code not in content_of(first.body):
+            ctx.state.echoes = False  # one miss settles it; a repeat is confirmed by `echoes` before use
         check_reply(ctx, http, first, max_tokens=cap)
         again = await http.chat(chat_body(model, repeat_prompt(code), cap))
         check_reply(ctx, http, again, max_tokens=cap)
@@ -132,13 +133,14 @@ async def _two_choices(ctx: Ctx, http: ChatClient, model: str) -> None:
 
 
 async def _unicode(ctx: Ctx, http: ChatClient, model: str) -> None:
+    echoing = await echoes(ctx, http)
     reply = await http.chat(chat_body(model, f"Repeat exactly: {UNICODE_TEXT}", ctx.options.max_tokens_cap))
     text = content_of(reply.body)
-    problems = unicode_problems(text, ctx.state.echoes is True)
+    problems = unicode_problems(text, echoing)
     ctx.report.check(
         reply.status == 200 and not problems,
         "openai.unicode.round-trip",
-        expected=f"UTF-8 intact{' and the text repeated exactly' if ctx.state.echoes else ''}",
+        expected=f"UTF-8 intact{' and the text repeated exactly' if echoing else ''}",
         actual="; ".join(problems) or reply.describe(),
         evidence=http.transcript,
     )

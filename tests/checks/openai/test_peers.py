@@ -115,3 +115,24 @@ def test_reference_server_command_serves_the_endpoint():
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+class SometimesEchoes(ReferenceModel):
+    """Canned replies in turn, every other one repeating the prompt: it echoes by chance, not by rule."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+
+    def complete(self, body):
+        completion = super().complete(body)
+        self.turn += 1
+        if completion.text is not None and self.turn % 2 == 0:
+            completion.text = "A canned reply."
+            completion.tokens = ["A", "canned", "reply."]
+        return completion
+
+
+async def test_a_target_that_echoes_only_by_chance_is_not_held_to_echoing():
+    with serving(make_app(SometimesEchoes())) as url:
+        report = await check(url, {"preset": "llmock"}, phases=["chat", "concurrency"])
+    assert verdicts(report, Verdict.FAIL, Verdict.WARN, Verdict.ERROR) == {}
