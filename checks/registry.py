@@ -18,6 +18,7 @@ KINDS: dict[str, str] = {
     "openenv": "checks.openenv.suite:SUITE",
     "rlmesh": "checks.rlmesh.suite:SUITE",
     "rllink": "checks.rllink.suite:SUITE",
+    "plugrl-client": "checks.plugrl_client.suite:SUITE",
 }
 
 
