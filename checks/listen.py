@@ -132,7 +132,11 @@ class Listener(Generic[ConnectionT]):
         await self._stop()
 
     async def _stop(self) -> None:
-        raise NotImplementedError
+        server: Server | asyncio.Server | None = getattr(self, "server", None)
+        if server is not None:
+            server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), timeout=3.0)
 
 
 class WebSocketListener(Listener[ServerConnection]):
@@ -166,12 +170,6 @@ class WebSocketListener(Listener[ServerConnection]):
 
         await listener._bind_any(policy, bind)
         return listener
-
-    async def _stop(self) -> None:
-        if self.server is not None:
-            self.server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.server.wait_closed(), timeout=3.0)
 
 
 @dataclass
@@ -211,12 +209,6 @@ class TcpListener(Listener[Stream]):
 
         await listener._bind_any(policy, bind)
         return listener
-
-    async def _stop(self) -> None:
-        if self.server is not None:
-            self.server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.server.wait_closed(), timeout=3.0)
 
 
 async def accept_client(ctx: PhaseContext[Any, Any], scenario: str) -> Accepted[Any]:

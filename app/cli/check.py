@@ -66,7 +66,7 @@ def suite_of(kind: str) -> Suite:
 
 
 class Progress(NullSink):
-    """Prints each phase as it starts, unless quiet."""
+    """Prints each phase as it starts, unless quiet, and every announcement (listen mode: where to connect)."""
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
@@ -75,10 +75,20 @@ class Progress(NullSink):
         if state == "running" and not self.quiet:
             print(f"phase: {name}", file=sys.stderr, flush=True)
 
+    def announce(self, url: str, message: str) -> None:
+        print(message, flush=True)
+
 
 def cmd_check(args: argparse.Namespace) -> int:
     suite = suite_of(args.kind)
-    options = load_options(suite, args.options_file, args.option or [], args.timeout)
+    pairs = list(args.option or [])
+    if args.listen:
+        if not suite.listen:
+            raise UsageError(f"--listen is for client kinds; {suite.kind} connects to its target")
+        pairs.append(f"listen={args.listen}")
+    if not suite.listen and not args.url:
+        raise UsageError(f"{suite.kind} needs a target URL, e.g. {suite.url_example or 'ws://127.0.0.1:8000'}")
+    options = load_options(suite, args.options_file, pairs, args.timeout)
     try:
         suite.validate_url(args.url)
         suite.select(args.phase)
@@ -94,7 +104,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     results = [r.to_dict() for r in report.results.values()]
     outcome = report.outcome()
-    print(render_text(results, outcome, f"{suite.kind} {args.url}"))
+    where = report.announcements[0][0] if report.announcements else args.url
+    print(render_text(results, outcome, f"{suite.kind} {where}"))
     if args.json:
         Path(args.json).write_text(
             to_json(

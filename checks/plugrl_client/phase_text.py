@@ -21,19 +21,16 @@ async def text_phase(ctx: Ctx) -> None:
     try:
         data = await session.recv(ctx.timeout)
     except ClientClosed:
-        ctx.report.passed("plugrl-client.7.4.text-fatal", actual="closed after the text frame")
+        closed, what = True, "closed after the text frame"
     except NoReply:
-        ctx.report.failed(
-            "plugrl-client.7.4.text-fatal",
-            expected="the connection closed",
-            actual=f"still open {ctx.timeout:g}s after the text frame",
-            evidence=session.transcript,
-        )
+        closed, what = False, f"still open {ctx.timeout:g}s after the text frame"
     else:
-        ctx.report.failed(
-            "plugrl-client.7.4.text-fatal",
-            expected="nothing after the text frame",
-            actual=f"went on and sent a {len(data)}-byte frame",
-            evidence=session.transcript,
-        )
+        closed, what = False, f"went on and sent a {len(data)}-byte frame"
+    ctx.report.check(
+        closed,
+        "plugrl-client.7.4.text-fatal",
+        expected="the connection closed, nothing sent after the text frame",
+        actual=what,
+        evidence=session.transcript,
+    )
     await session.close("")

@@ -402,13 +402,13 @@ class Session:
                 actual=f"feedback for env {env}, whose action came on the last connection",
                 evidence=self.transcript,
             )
-        else:
-            self.report.failed(
-                "plugrl-client.4.3.feedback-envs-held",
-                expected="feedback only for envs holding an action",
-                actual=f"feedback for env {env}, which holds none",
-                evidence=self.transcript,
-            )
+            return
+        self.report.failed(
+            "plugrl-client.4.3.feedback-envs-held",
+            expected="feedback only for envs holding an action",
+            actual=f"feedback for env {env}, which holds none",
+            evidence=self.transcript,
+        )
 
     def _judge_row(
         self, env: int, held: Held, t: int, reward: float, applied: np.ndarray, terminated: bool, truncated: bool
