@@ -131,7 +131,8 @@ def cmd_suites(args: argparse.Namespace) -> int:
             print(f"{kind}: unavailable (its optional dependencies are not installed)\n")
             continue
         schemes = ", ".join(f"{s}://" for s in suite.url_schemes) or "HOST:PORT"
-        print(f"{kind}: {suite.title} (spec version {suite.spec_version}; targets {schemes})")
+        where = "listens for the client it grades (--listen HOST:PORT)" if suite.listen else f"targets {schemes}"
+        print(f"{kind}: {suite.title} (spec version {suite.spec_version}; {where})")
         for phase in suite.phases:
             flag = "" if phase.default else (" (only when named)" if phase.named_only else " (opt-in)")
             print(f"  phase {phase.name}{flag}: {phase.description}")

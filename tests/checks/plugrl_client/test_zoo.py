@@ -45,3 +45,22 @@ async def test_no_client_is_an_error(grade_client: Grade) -> None:
     report = await grade_client(None, connect_deadline=0.3)
     assert report.outcome() is Outcome.ERROR
     assert all("no client connected" in r.actual for r in report.results.values() if r.verdict == "error")
+
+
+async def test_refused_source_never_reaches_a_phase() -> None:
+    """The network policy applies to the client's source address: a refused client is never graded."""
+    import asyncio
+
+    from checks.core import ListenPolicy, run_suite
+    from checks.plugrl_client.reference import run_sessions
+    from checks.plugrl_client.suite import SUITE
+    from tests.checks.plugrl_client.conftest import QUICK_OPTIONS, Announcements
+
+    sink = Announcements()
+    policy = ListenPolicy("127.0.0.1", (0,), allow=lambda peer: peer != "127.0.0.1")
+    options = {**QUICK_OPTIONS, "connect_deadline": 1.5}
+    run = asyncio.create_task(run_suite(SUITE, "", options, ["basic"], sink, listen=policy))
+    url, _ = await asyncio.wait_for(sink.queue.get(), timeout=5)
+    assert await run_sessions(ReferenceClient, url, 1, 0.1) == 1  # refused at the handshake
+    report = await run
+    assert report.outcome() is Outcome.ERROR
