@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
 
 import pydantic
@@ -322,11 +322,21 @@ class NullSink:
     def result(self, result: ClauseResult) -> None:
         pass
 
+    def announce(self, url: str, message: str) -> None:
+        pass
+
     def transcript(self, transcript: Transcript) -> None:
         pass
 
     def phase(self, name: str, state: str) -> None:
         pass
+
+
+@runtime_checkable
+class Announcer(Protocol):
+    """A sink that also shows announcements: where a listen-mode run waits, when to restart the client."""
+
+    def announce(self, url: str, message: str) -> None: ...
 
 
 class UnknownClause(KeyError):
@@ -356,6 +366,13 @@ class Report:
         self.phase = ""
         self._phase_started = time.monotonic()
         self._current: list[Transcript] = []
+        self.announcements: list[tuple[str, str]] = []
+
+    def announce(self, url: str, message: str) -> None:
+        """Tell whoever watches the run something they must act on (listen mode: connect a client to `url`)."""
+        self.announcements.append((url, message))
+        if isinstance(self.sink, Announcer):
+            self.sink.announce(url, message)
 
     # -- connections
 
@@ -542,15 +559,40 @@ class PhaseContext(Generic[OptionsT, StateT]):
     """What a phase function gets: the target, the validated options, the report,
     and `state`, what this run has learned so far (one object per run, shared by its phases)."""
 
-    def __init__(self, url: str, options: OptionsT, report: Report, state: StateT) -> None:
+    def __init__(self, url: str, options: OptionsT, report: Report, state: StateT, listener: Any = None) -> None:
         self.url = url
         self.options = options
         self.report = report
         self.state = state
         self.timeout = options.timeout
+        # Listen-mode suites: the bound Listener (checks.listen) their phases accept clients from.
+        self.listener = listener
 
 
 PhaseFunction = Callable[[PhaseContext[Any, Any]], Awaitable[None]]
+
+
+class Listener(Protocol):
+    """Where a listen-mode run waits for the client it grades (checks.listen implements it)."""
+
+    @property
+    def url(self) -> str: ...
+
+    async def wait_for_client(self) -> bool: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ListenPolicy:
+    """Where listen-mode runs may bind, and whom they accept: the service's settings, or the CLI's."""
+
+    host: str = "127.0.0.1"
+    ports: tuple[int, ...] = (0,)  # tried in order; 0 takes any free port
+    allow: Callable[[str], bool] | None = None  # the client's source address -> accepted?
+
+
+ListenerFactory = Callable[[Any, ListenPolicy], Awaitable[Listener]]
 
 
 @dataclass(frozen=True)
@@ -581,6 +623,12 @@ class Suite:
     url_example: str = ""
     # Makes the per-run state every phase context carries (`PhaseContext.state`).
     new_state: Callable[[], Any] = lambda: None
+    # Listen-mode suites grade a client: the run binds, announces its URL and waits for the client.
+    listener: ListenerFactory | None = None
+
+    @property
+    def listen(self) -> bool:
+        return self.listener is not None
 
     def phase(self, name: str) -> Phase:
         for phase in self.phases:
@@ -605,6 +653,8 @@ class Suite:
     def validate_url(self, url: str) -> str:
         """The URL, or ValueError naming what is wrong with it for this kind."""
         url = url.strip()
+        if self.listen and not url:
+            return ""
         if not self.url_schemes:
             host, sep, port = url.rpartition(":")
             if "://" in url or not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
@@ -642,6 +692,7 @@ async def run_suite(
     phases: Sequence[str] | None = None,
     sink: Sink | None = None,
     include_optional: bool = False,
+    listen: ListenPolicy | None = None,
 ) -> Report:
     """Run the selected phases in order and return the report.
 
@@ -650,14 +701,37 @@ async def run_suite(
     `error`; a clause a phase declares but returned without deciding is `info`
     "not judged", with why.
     Once the target is unreachable the remaining phases are `error`.
+    A listen-mode suite first binds (by `listen`), announces its URL and waits
+    for a client; none within the deadline is `error` "no client connected".
     """
     if not isinstance(options, SuiteOptions):
         options = suite.parse_options(options)
     url = suite.validate_url(url)
     report = Report(suite.catalogue, sink)
+    if suite.listener is None:
+        return await _run_phases(suite, url, options, report, phases, include_optional, None)
+    listener = await suite.listener(options, listen or ListenPolicy())
+    try:
+        report.announce(listener.url, f"waiting for a client at {listener.url}")
+        return await _run_phases(suite, listener.url, options, report, phases, include_optional, listener)
+    finally:
+        await listener.close()
+
+
+async def _run_phases(
+    suite: Suite,
+    url: str,
+    options: SuiteOptions,
+    report: Report,
+    phases: Sequence[str] | None,
+    include_optional: bool,
+    listener: Listener | None,
+) -> Report:
     selected = suite.select(phases, include_optional)
     state = suite.new_state()
     unreachable: str | None = None
+    if listener is not None and not await listener.wait_for_client():
+        unreachable = "no client connected"
     for phase in suite.phases:
         report.begin_phase(phase.name)
         if phase not in selected:
@@ -667,7 +741,7 @@ async def run_suite(
             for clause_id in phase.clauses:
                 report.error(clause_id, f"not run: {unreachable}")
         else:
-            unreachable = await _run_phase(phase, PhaseContext(url, options, report, state))
+            unreachable = await _run_phase(phase, PhaseContext(url, options, report, state, listener))
             later = {clause_id for p in selected[selected.index(phase) + 1 :] for clause_id in p.clauses}
             _settle_undecided(report, phase, later)
         report.end_phase()

@@ -20,6 +20,7 @@ KINDS: dict[str, str] = {
     "rllink": "checks.rllink.suite:SUITE",
     "openai-chat": "checks.openai.suite:SUITE",
     "session-server": "checks.session.suite:SUITE",
+    "plugrl-client": "checks.plugrl_client.suite:SUITE",
 }
 
 

@@ -12,6 +12,7 @@ from app.cli.check import REFERENCE_SERVERS, cmd_check, cmd_reference_server, cm
 from app.cli.ci import cmd_ci
 from app.cli.common import UsageError
 from app.cli.parity import add_parser as add_parity_parser
+from app.cli.reference_client import register as register_reference_client
 from app.cli.serve import cmd_serve
 
 __all__ = ["build_parser", "main"]
@@ -25,7 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run a check suite against a target and print the report")
     check.add_argument("kind", help="target kind, e.g. plugrl-server, openenv, rlmesh")
-    check.add_argument("url", help="target address, e.g. ws://127.0.0.1:8000")
+    check.add_argument(
+        "url", nargs="?", default="", help="target address, e.g. ws://127.0.0.1:8000 (none for client kinds)"
+    )
+    check.add_argument("--listen", metavar="HOST:PORT", help="client kinds: where to listen (port 0: any free port)")
     check.add_argument("--phase", action="append", help="run only this phase (repeatable)")
     check.add_argument(
         "--until-stop",
@@ -50,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reference.add_argument("kind", help=f"one of: {', '.join(REFERENCE_SERVERS)}")
     reference.set_defaults(handler=None)
+
+    register_reference_client(commands)
 
     serving = commands.add_parser("serve", help="run the dashboard and API")
     serving.add_argument("--host", help="bind address (RLCONFORM_HOST)")

@@ -69,7 +69,7 @@ def suite_of(kind: str) -> Suite:
 
 
 class Progress(NullSink):
-    """Prints each phase as it starts, unless quiet."""
+    """Prints each phase as it starts, unless quiet, and every announcement (listen mode: where to connect)."""
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
@@ -77,6 +77,9 @@ class Progress(NullSink):
     def phase(self, name: str, state: str) -> None:
         if state == "running" and not self.quiet:
             print(f"phase: {name}", file=sys.stderr, flush=True)
+
+    def announce(self, url: str, message: str) -> None:
+        print(message, flush=True)
 
 
 def check_writable(path: str | None, flag: str) -> None:
@@ -95,7 +98,14 @@ def check_writable(path: str | None, flag: str) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     suite = suite_of(args.kind)
-    options = load_options(suite, args.options_file, args.option or [], args.timeout)
+    pairs = list(args.option or [])
+    if args.listen:
+        if not suite.listen:
+            raise UsageError(f"--listen is for client kinds; {suite.kind} connects to its target")
+        pairs.append(f"listen={args.listen}")
+    if not suite.listen and not args.url:
+        raise UsageError(f"{suite.kind} needs a target URL, e.g. {suite.url_example or 'ws://127.0.0.1:8000'}")
+    options = load_options(suite, args.options_file, pairs, args.timeout)
     try:
         suite.validate_url(args.url)
         suite.select(args.phase)
@@ -114,7 +124,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     results = [r.to_dict() for r in report.results.values()]
     outcome = report.outcome()
     hide = {Verdict.SKIP} if args.quiet else set()
-    print(render_text(results, outcome, f"{suite.kind} {args.url}", hide=hide))
+    where = report.announcements[0][0] if report.announcements else args.url
+    print(render_text(results, outcome, f"{suite.kind} {where}", hide=hide))
     if args.json:
         Path(args.json).write_text(
             to_json(
@@ -140,7 +151,8 @@ def cmd_suites(args: argparse.Namespace) -> int:
             print(f"{kind}: unavailable (its optional dependencies are not installed)\n")
             continue
         schemes = ", ".join(f"{s}://" for s in suite.url_schemes) or "HOST:PORT"
-        print(f"{kind}: {suite.title} (spec version {suite.spec_version}; targets {schemes})")
+        where = "listens for the client it grades (--listen HOST:PORT)" if suite.listen else f"targets {schemes}"
+        print(f"{kind}: {suite.title} (spec version {suite.spec_version}; {where})")
         for phase in suite.phases:
             flag = "" if phase.default else (" (only when named)" if phase.named_only else " (opt-in)")
             print(f"  phase {phase.name}{flag}: {phase.description}")

@@ -1,0 +1,1 @@
+"""The plugrl-client suite: rlconform plays a PlugRL training server and grades the env client."""

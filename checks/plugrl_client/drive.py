@@ -1,0 +1,59 @@
+"""The exchange loop every scenario runs, and how its ends become verdicts."""
+
+from __future__ import annotations
+
+from checks.core import NoReply, PhaseStopped
+from checks.listen import Accepted
+from checks.plugrl.protocol import STOP_REASON
+from checks.plugrl_client.options import Ctx
+from checks.plugrl_client.session import ClientClosed, Session
+
+
+async def exchange_until(session: Session, feedbacks: int) -> None:
+    """infer -> action -> feedback rounds until the session has `feedbacks` feedbacks."""
+    while session.feedbacks < feedbacks:
+        envs = await session.infer()
+        await session.answer(envs)
+        await session.feedback()
+
+
+def ended_early(session: Session, problem: ClientClosed | NoReply) -> PhaseStopped:
+    """The client closed or fell silent before the scenario ended it."""
+    if isinstance(problem, NoReply):
+        return session.stopped(
+            f"the client sent nothing for {session.ctx.timeout:g}s after {session.feedbacks} feedbacks"
+        )
+    return session.stopped(
+        f"the client closed the connection (code {problem.code}) after {session.feedbacks} feedbacks, "
+        "before the server ended the run"
+    )
+
+
+async def refuse_late(accepted: Accepted[object]) -> None:
+    """Close a connection that came after the run ended, the way the ended run would."""
+    connection = accepted.connection
+    close = getattr(connection, "close", None)
+    if close is not None:
+        try:
+            await close(1001, STOP_REASON)
+        except Exception:
+            pass
+    accepted.released.set()
+
+
+async def judge_no_reconnect(ctx: Ctx) -> None:
+    """After a stop, a client should exit: a connection within the window is a reconnect."""
+    try:
+        late = await ctx.listener.accept(ctx.options.reconnect_window)
+    except NoReply:
+        ctx.report.passed(
+            "plugrl-client.7.1.no-reconnect-after-stop",
+            actual=f"no connection within {ctx.options.reconnect_window:g}s of the stop",
+        )
+        return
+    ctx.report.failed(
+        "plugrl-client.7.1.no-reconnect-after-stop",
+        expected="no reconnect after plugrl-server-stop",
+        actual=f"reconnected from {late.peer} within {ctx.options.reconnect_window:g}s of the stop",
+    )
+    await refuse_late(late)

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from checks.core import NoReply
+from checks.listen import accept_client
+from checks.plugrl_client.drive import ended_early, exchange_until
+from checks.plugrl_client.options import Ctx
+from checks.plugrl_client.session import ClientClosed, Session
+
+
+async def reuse_phase(ctx: Ctx) -> None:
+    """The metadata lists reuse-feedback-obs: every reuse must name an observation the server holds."""
+    session = Session(ctx, await accept_client(ctx, "reuse"), reuse_offered=True, reconnected=False)
+    try:
+        await session.open(padded=False)
+        await exchange_until(session, ctx.options.steps)
+    except (ClientClosed, NoReply) as problem:
+        raise ended_early(session, problem) from None
+    await session.stop()
+    if session.reused_rows:
+        ctx.report.passed("plugrl-client.10.1.reuse-used", actual=f"{session.reused_rows} rows reused")
+    else:
+        ctx.report.info("plugrl-client.10.1.reuse-used", actual="offered, never used")

@@ -1,0 +1,66 @@
+"""Every broken client of the zoo fails the plugrl-client suite on its own clause; the reference passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.core import Outcome, Verdict
+from checks.plugrl_client.reference import ReferenceClient
+from tests.checks.plugrl_client.conftest import Grade
+from tests.zoo import plugrl_client_lifecycle, plugrl_client_probe, plugrl_client_transport
+
+ZOO: list[type[ReferenceClient]] = [
+    value
+    for module in (plugrl_client_transport, plugrl_client_probe, plugrl_client_lifecycle)
+    for value in vars(module).values()
+    if isinstance(value, type) and issubclass(value, ReferenceClient) and value is not ReferenceClient
+]
+
+
+def test_zoo_is_big_enough() -> None:
+    assert len(ZOO) >= 12
+
+
+async def test_reference_client_passes(grade_client: Grade) -> None:
+    report = await grade_client(ReferenceClient)
+    bad = [(r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict not in ("pass", "info")]
+    assert bad == []
+    assert report.outcome() is Outcome.PASS
+    assert any(r.clause_id == "plugrl-client.10.1.reuse-used" and r.verdict == "pass" for r in report.results.values())
+
+
+@pytest.mark.parametrize("client", ZOO, ids=lambda c: c.__name__)
+async def test_zoo_client_fails_its_clause(grade_client: Grade, client: type[ReferenceClient]) -> None:
+    clause: str = client.clause  # type: ignore[attr-defined]
+    phase: str = client.phase  # type: ignore[attr-defined]
+    verdict = Verdict(getattr(client, "verdict", "fail"))
+    report = await grade_client(client, phases=[phase], sessions=getattr(client, "sessions", 6))
+    verdicts = {r.verdict for r in report.results.values() if r.clause_id == clause}
+    assert verdict in verdicts, [
+        (r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict != "pass"
+    ]
+
+
+async def test_no_client_is_an_error(grade_client: Grade) -> None:
+    report = await grade_client(None, connect_deadline=0.3)
+    assert report.outcome() is Outcome.ERROR
+    assert all("no client connected" in r.actual for r in report.results.values() if r.verdict == "error")
+
+
+async def test_refused_source_never_reaches_a_phase() -> None:
+    """The network policy applies to the client's source address: a refused client is never graded."""
+    import asyncio
+
+    from checks.core import ListenPolicy, run_suite
+    from checks.plugrl_client.reference import run_sessions
+    from checks.plugrl_client.suite import SUITE
+    from tests.checks.plugrl_client.conftest import QUICK_OPTIONS, Announcements
+
+    sink = Announcements()
+    policy = ListenPolicy("127.0.0.1", (0,), allow=lambda peer: peer != "127.0.0.1")
+    options = {**QUICK_OPTIONS, "connect_deadline": 1.5}
+    run = asyncio.create_task(run_suite(SUITE, "", options, ["basic"], sink, listen=policy))
+    url, _ = await asyncio.wait_for(sink.queue.get(), timeout=5)
+    assert await run_sessions(ReferenceClient, url, 1, 0.1) == 1  # refused at the handshake
+    report = await run
+    assert report.outcome() is Outcome.ERROR

@@ -1,0 +1,45 @@
+"""Broken PlugRL env clients, connection lifecycle (SPEC 7): stops, resyncs and text frames."""
+
+from __future__ import annotations
+
+from websockets.asyncio.client import ClientConnection
+
+from checks.plugrl_client.reference import ReferenceClient
+
+
+class ResendsFeedback(ReferenceClient):
+    """Resends its held feedback after reconnecting (plugrl-env-client's --reconnect-on-server-stop gap)."""
+
+    clause, phase = "plugrl-client.7.6.fresh-infer-after-reconnect", "resync"
+
+    async def on_reconnect(self, ws: ClientConnection) -> None:
+        """Keeps the feedback of the last action, sent or not: the bug."""
+        self.held_feedback = self.held_feedback or self.last_feedback
+
+
+class IgnoresStop(ReferenceClient):
+    """Reconnects after plugrl-server-stop as after any close."""
+
+    clause, phase, verdict = "plugrl-client.7.1.no-reconnect-after-stop", "basic", "warn"
+
+    def on_close(self, reason: str) -> str:
+        return "reconnect"
+
+
+class ExitsOnResync(ReferenceClient):
+    """Treats every close as the end: never reconnects after a resync."""
+
+    clause, phase = "plugrl-client.7.2.reconnects-after-resync", "resync"
+    sessions = 1  # a restarted client would look like a reconnect
+
+    def on_close(self, reason: str) -> str:
+        return "exit"
+
+
+class IgnoresText(ReferenceClient):
+    """Skips a text frame and carries on with the next infer."""
+
+    clause, phase = "plugrl-client.7.4.text-fatal", "text"
+
+    async def on_text(self, ws: ClientConnection) -> None:
+        """Ignores it: the bug."""
