@@ -12,7 +12,7 @@ import asyncio
 import enum
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlsplit
@@ -533,12 +533,15 @@ async def run_suite(
     phases: Sequence[str] | None = None,
     sink: Sink | None = None,
     include_optional: bool = False,
+    finished: Collection[str] = (),
 ) -> Report:
     """Run the selected phases in order and return the report.
 
     Clauses of phases that were not selected are recorded as `skip`. A phase
     that overruns its deadline or raises has its undecided clauses recorded as
     `error`. Once the target is unreachable the remaining phases are `error`.
+    Phases named in `finished` (done by an earlier attempt of a resumed run)
+    are neither run nor recorded again.
     """
     if not isinstance(options, SuiteOptions):
         options = suite.parse_options(options)
@@ -548,6 +551,8 @@ async def run_suite(
     state = suite.new_state()
     unreachable: str | None = None
     for phase in suite.phases:
+        if phase.name in finished:
+            continue
         report.begin_phase(phase.name)
         if phase not in selected:
             for clause_id in phase.clauses:

@@ -21,9 +21,16 @@ def run_migrations() -> None:
         _migrate(connection)
 
 
+def _ours(name: str | None, type_: str, _parent_names: object) -> bool:
+    """procrastinate's tables (applied by revision 0002 from its own SQL) are not ours to autogenerate."""
+    return not (type_ == "table" and (name or "").startswith("procrastinate_"))
+
+
 def _migrate(connection) -> None:
     # batch mode lets later migrations alter SQLite tables (copy-and-move)
-    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+    context.configure(
+        connection=connection, target_metadata=target_metadata, render_as_batch=True, include_name=_ours
+    )
     with context.begin_transaction():
         context.run_migrations()
 
