@@ -53,5 +53,6 @@ def upgrade_database(url: str) -> None:
 
 def get_session(request: Request) -> Iterator[Session]:
     """A session on the app's engine for one request."""
-    with Session(request.app.state.engine) as session:
+    # In workers mode a queued run's job is deferred in the transaction that queues it (`crud.enqueue_run`).
+    with Session(request.app.state.engine, info={"requeue": getattr(request.app.state, "requeue", None)}) as session:
         yield session

@@ -22,6 +22,7 @@ from app.models import Run, RunAttempt, RunStatus, utcnow
 
 log = logging.getLogger("rlconform.leases")
 
+UNLEASED_MESSAGE = "the service stopped while this run was running; decided clauses are kept"
 LEASE_EXPIRED_MESSAGE = "its worker stopped renewing the lease {attempts} time(s); decided clauses are kept"
 
 # Called inside the transaction that puts a run back in the queue, so the re-queue and its job are atomic.
@@ -103,10 +104,29 @@ def put_back(session: Session, run: Run, requeue: Requeue | None) -> None:
 
 
 def recover_expired(engine: Engine, max_attempts: int, requeue: Requeue | None, now: datetime | None = None) -> int:
-    """Re-queue (or, past `max_attempts`, interrupt) every running run whose lease expired; returns how many."""
+    """Re-queue (or, past `max_attempts`, interrupt) every running run whose lease expired; returns how many.
+
+    A run left running with no lease at all was started by an embedded
+    executor (or before leases existed): nobody resumes it, it is interrupted.
+    A queued run with no job (queued while runs were executed in-process)
+    gets one, so switching to workers loses no queued run.
+    """
     now = now or utcnow()
     handled = 0
     with Session(engine) as session:
+        unleased = session.exec(
+            update(Run)
+            .where(col(Run.status) == RunStatus.RUNNING, col(Run.lease_until).is_(None))
+            .values(status=RunStatus.INTERRUPTED, finished_at=now, current_phase=None, message=UNLEASED_MESSAGE)
+        )
+        handled += unleased.rowcount or 0
+        if requeue is not None:
+            orphans = session.exec(
+                select(Run).where(Run.status == RunStatus.QUEUED, col(Run.job_id).is_(None)).with_for_update(skip_locked=True)
+            ).all()
+            for run in orphans:
+                requeue(session, run)
+            handled += len(orphans)
         expired = session.exec(
             select(Run)
             .where(Run.status == RunStatus.RUNNING, col(Run.lease_until).is_not(None), col(Run.lease_until) < now)

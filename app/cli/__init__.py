@@ -12,10 +12,11 @@ from app.cli.check import REFERENCE_SERVERS, cmd_check, cmd_reference_server, cm
 from app.cli.ci import cmd_ci
 from app.cli.common import UsageError
 from app.cli.serve import cmd_serve
+from app.cli.worker import add_worker_parser
 
 __all__ = ["build_parser", "main"]
 
-DESCRIPTION = "check a target, list suites, run a reference server, serve the dashboard, drive CI"
+DESCRIPTION = "check a target, list suites, run a reference server, serve the dashboard, drive CI, run a worker"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--expected-failures", metavar="FILE", help="file of clause ids, one a line, allowed to fail")
     ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
     ci.set_defaults(handler=cmd_ci)
+
+    add_worker_parser(commands)
     return parser
 
 
