@@ -16,7 +16,7 @@ from app.cli.worker import add_worker_parser
 
 __all__ = ["build_parser", "main"]
 
-DESCRIPTION = "check a target, list suites, run a reference server, serve the dashboard, drive CI, run a worker"
+DESCRIPTION = "check a target, list suites, run a reference server, serve the dashboard, drive CI"
 
 
 def build_parser() -> argparse.ArgumentParser:
