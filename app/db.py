@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
@@ -33,6 +33,12 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(url, pool_pre_ping=True)
+
+
+def ours(name: str | None, type_: str, parent_names: Mapping[str, str | None]) -> bool:
+    """Alembic's `include_name`: procrastinate's tables and their indexes (revision 0002 applies its SQL) are not ours."""
+    table = name if type_ == "table" else parent_names.get("table_name")
+    return not (table or "").startswith("procrastinate_")
 
 
 def alembic_config(url: str) -> Config:

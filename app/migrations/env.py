@@ -6,7 +6,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
-from app.db import make_engine
+from app.db import make_engine, ours
 
 config = context.config
 target_metadata = SQLModel.metadata
@@ -21,15 +21,10 @@ def run_migrations() -> None:
         _migrate(connection)
 
 
-def _ours(name: str | None, type_: str, _parent_names: object) -> bool:
-    """procrastinate's tables (applied by revision 0002 from its own SQL) are not ours to autogenerate."""
-    return not (type_ == "table" and (name or "").startswith("procrastinate_"))
-
-
 def _migrate(connection) -> None:
     # batch mode lets later migrations alter SQLite tables (copy-and-move)
     context.configure(
-        connection=connection, target_metadata=target_metadata, render_as_batch=True, include_name=_ours
+        connection=connection, target_metadata=target_metadata, render_as_batch=True, include_name=ours
     )
     with context.begin_transaction():
         context.run_migrations()
