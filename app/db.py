@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -35,8 +36,8 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
-def ours(name: str | None, type_: str, parent_names: Mapping[str, str | None]) -> bool:
-    """Alembic's `include_name`: procrastinate's tables and their indexes (revision 0002 applies its SQL) are not ours."""
+def ours(name: str | None, type_: str, parent_names: Mapping[Any, str | None]) -> bool:
+    """Alembic's `include_name`: procrastinate's tables and indexes (revision 0002 applies its SQL) are not ours."""
     table = name if type_ == "table" else parent_names.get("table_name")
     return not (table or "").startswith("procrastinate_")
 

@@ -35,11 +35,7 @@ def defer_run(session: Session, run: Run) -> None:
     """Defer `execute_run(run_id)` on the run's label queue, inside the session's transaction."""
     session.flush()
     raw = session.connection().connection.driver_connection
-    job_id = (
-        _deferrer()
-        .configure_task(EXECUTE_RUN, queue=run.worker_label, connection=raw)
-        .defer(run_id=run.id)
-    )
+    job_id = _deferrer().configure_task(EXECUTE_RUN, queue=run.worker_label, connection=raw).defer(run_id=run.id)
     run.job_id = job_id
     session.add(run)
     session.flush()

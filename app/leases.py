@@ -122,7 +122,9 @@ def recover_expired(engine: Engine, max_attempts: int, requeue: Requeue | None, 
         handled += unleased.rowcount or 0
         if requeue is not None:
             orphans = session.exec(
-                select(Run).where(Run.status == RunStatus.QUEUED, col(Run.job_id).is_(None)).with_for_update(skip_locked=True)
+                select(Run)
+                .where(Run.status == RunStatus.QUEUED, col(Run.job_id).is_(None))
+                .with_for_update(skip_locked=True)
             ).all()
             for run in orphans:
                 requeue(session, run)

@@ -377,7 +377,7 @@ class Executor:
     metrics: Metrics = field(default_factory=Metrics)
     lease_seconds: float = 60.0
     requeue: leases.Requeue | None = None
-    on_end: Callable[[Session, Run], None] | None = None  # inside the transaction that ends a run
+    on_end: Callable[[Session, Run], object] | None = None  # inside the transaction that ends a run
     own_endpoints: set[tuple[str, int | None]] = field(default_factory=set)
     _writer: GroupWriter | None = None
 
@@ -544,7 +544,7 @@ class Runner:
         retention_runs: int = 500,
         metrics: Metrics | None = None,
         poll_interval: float = 2.0,
-        on_end: Callable[[Session, Run], None] | None = None,
+        on_end: Callable[[Session, Run], object] | None = None,
     ) -> None:
         self.engine = engine
         self.max_concurrent = max_concurrent

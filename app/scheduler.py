@@ -103,7 +103,9 @@ class Scheduler:
 
     async def _webhooks(self, tick: datetime) -> None:
         settings = self.settings
-        await webhooks.deliver_due(self.engine, settings.allowed_networks, settings.webhook_attempts, settings.webhook_backoff)
+        await webhooks.deliver_due(
+            self.engine, settings.allowed_networks, settings.webhook_attempts, settings.webhook_backoff
+        )
 
     async def _every(self, cron: str, action: Callable[[datetime], Awaitable[None]]) -> None:
         while True:

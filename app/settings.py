@@ -52,7 +52,9 @@ class Settings(BaseSettings):
     worker_heartbeat: float = Field(10.0, gt=0, description="Seconds between a worker's heartbeats.")
     poll_interval: float = Field(5.0, gt=0, description="Workers' fallback poll for jobs (LISTEN/NOTIFY is first).")
     shutdown_grace: float = Field(20.0, ge=0, description="A draining worker's wait before handing runs back.")
-    schedule_tick_cron: str = Field("* * * * *", description="How often schedules are looked at (cron, 6th field seconds).")
+    schedule_tick_cron: str = Field(
+        "* * * * *", description="How often schedules are looked at (cron, 6th field seconds)."
+    )
     ops_tick_cron: str = Field("* * * * * */5", description="How often leases and webhooks are looked at.")
     webhook_attempts: int = Field(6, ge=1, description="Deliveries of one notification before giving up.")
     webhook_backoff: float = Field(2.0, gt=0, description="First retry delay in seconds; doubles each time.")

@@ -51,7 +51,8 @@ def _rolled_up(session: Session, run_id: int) -> dict[str, Verdict]:
     by_clause: dict[str, list[Verdict]] = {}
     for clause_id, verdict in rows:
         by_clause.setdefault(clause_id, []).append(Verdict(verdict))
-    return {clause_id: verdict for clause_id, verdicts in by_clause.items() if (verdict := worst(verdicts))}
+    rolled = {clause_id: worst(verdicts) for clause_id, verdicts in by_clause.items()}
+    return {clause_id: verdict for clause_id, verdict in rolled.items() if verdict is not None}
 
 
 def notification(session: Session, run: Run, target: Target, public_url: str) -> dict[str, Any]:
@@ -86,7 +87,9 @@ def notification(session: Session, run: Run, target: Target, public_url: str) ->
 def slack_body(body: dict[str, Any]) -> dict[str, Any]:
     """A Slack incoming-webhook body (`text` in mrkdwn) carrying the same facts."""
     run, links = body["run"], body["links"]
-    lines = [f"*{body['target']}* run <{links['run']}|#{run['id']}> {run['status']}: *{body['outcome'] or 'no outcome'}*"]
+    lines = [
+        f"*{body['target']}* run <{links['run']}|#{run['id']}> {run['status']}: *{body['outcome'] or 'no outcome'}*"
+    ]
     if body["regressed"]:
         lines.append("regressed: " + ", ".join(f"`{c}`" for c in body["regressed"][:20]))
     if body["recovered"]:
@@ -121,7 +124,7 @@ def _claim(engine: Engine) -> list[tuple[int, str, dict[str, Any]]]:
             )
             .order_by(col(WebhookDelivery.id))
             .limit(BATCH)
-            .with_for_update(skip_locked=True, of=WebhookDelivery)  # type: ignore[arg-type]
+            .with_for_update(skip_locked=True, of=WebhookDelivery)
         ).all()
         claimed = [(delivery.id or 0, url, delivery.body) for delivery, url in due]
         if claimed:
@@ -151,7 +154,9 @@ def _record(engine: Engine, delivery_id: int, status: int | None, error: str, at
         session.commit()
 
 
-async def _send(client: httpx.AsyncClient, url: str, body: dict[str, Any], allowed: Sequence[str]) -> tuple[int | None, str]:
+async def _send(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], allowed: Sequence[str]
+) -> tuple[int | None, str]:
     parts = urlsplit(url)
     try:
         await check_host_async(parts.hostname or "", parts.port, allowed)

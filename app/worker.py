@@ -89,7 +89,9 @@ def build_app(settings: Settings, engine: Engine, executor: Executor | None, poo
     @app.periodic(cron=settings.ops_tick_cron, periodic_id="webhooks")
     @app.task(name="deliver_webhooks", queue=OPS_QUEUE)
     async def deliver_webhooks(timestamp: int) -> None:
-        await webhooks.deliver_due(engine, settings.allowed_networks, settings.webhook_attempts, settings.webhook_backoff)
+        await webhooks.deliver_due(
+            engine, settings.allowed_networks, settings.webhook_attempts, settings.webhook_backoff
+        )
 
     return app
 
@@ -165,7 +167,9 @@ async def run_worker(settings: Settings, engine: Engine, labels: Sequence[str], 
     beats = asyncio.create_task(_heartbeats(engine, name, labels, concurrency, settings.worker_heartbeat))
     try:
         async with app.open_async():
-            await app.run_worker_async(**worker_options(settings, queues=list(labels), name=name, concurrency=concurrency))
+            await app.run_worker_async(
+                **worker_options(settings, queues=list(labels), name=name, concurrency=concurrency)
+            )
     finally:
         beats.cancel()
         await asyncio.gather(beats, return_exceptions=True)

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from sqlmodel import Session, SQLModel, col, select
 
-from app.models import Target, Worker
+from app.models import Target
 from app.settings import Settings
 
 

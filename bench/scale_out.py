@@ -49,7 +49,11 @@ def _free_port() -> int:
 
 def _spawn(stack: ExitStack, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
     def reap() -> None:
@@ -120,7 +124,9 @@ def _fresh_postgres(server_url: str) -> str:
 
     server = make_url(server_url)
     name = f"rlconform_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server.set(drivername="postgresql").render_as_string(hide_password=False), autocommit=True) as c:
+    with psycopg.connect(
+        server.set(drivername="postgresql").render_as_string(hide_password=False), autocommit=True
+    ) as c:
         c.execute(f'CREATE DATABASE "{name}"')
     return server.set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
 

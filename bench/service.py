@@ -197,7 +197,10 @@ def start_reference_servers(count: int) -> tuple[list[subprocess.Popen[bytes]], 
 def service_runs(workdir: Path, concurrent: int, urls: list[str]) -> dict[str, Any]:
     """`concurrent` runs queued at once in one service process; wall time, peak running, verdicts."""
     settings = Settings(
-        database_url=f"sqlite:///{workdir / 'runs.db'}", demo=False, scheduler_interval=3600, max_concurrent_runs=concurrent
+        database_url=f"sqlite:///{workdir / 'runs.db'}",
+        demo=False,
+        scheduler_interval=3600,
+        max_concurrent_runs=concurrent,
     )
     engine = make_engine(settings.database_url)
     with TestClient(create_app(settings)) as client:

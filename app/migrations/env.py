@@ -24,7 +24,10 @@ def run_migrations() -> None:
 def _migrate(connection) -> None:
     # batch mode lets later migrations alter SQLite tables (copy-and-move)
     context.configure(
-        connection=connection, target_metadata=target_metadata, render_as_batch=True, include_name=ours
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        include_name=ours,
     )
     with context.begin_transaction():
         context.run_migrations()

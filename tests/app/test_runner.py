@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session, SQLModel
 
 from app import crud
-from app.db import ours, make_engine, upgrade_database
+from app.db import make_engine, ours, upgrade_database
 from app.demo import demo_name
 from app.main import create_app
 from app.models import ClauseResultRow, Run, Target, TargetCreate

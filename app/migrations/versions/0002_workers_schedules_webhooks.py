@@ -134,7 +134,15 @@ def downgrade() -> None:
     with op.batch_alter_table("run", schema=None) as batch_op:
         batch_op.drop_index("uq_run_target_scheduled_for")
         batch_op.drop_index(batch_op.f("ix_run_lease_until"))
-        for column in ("finished_phases", "job_id", "worker", "lease_until", "attempts", "scheduled_for", "worker_label"):
+        for column in (
+            "finished_phases",
+            "job_id",
+            "worker",
+            "lease_until",
+            "attempts",
+            "scheduled_for",
+            "worker_label",
+        ):
             batch_op.drop_column(column)
     with op.batch_alter_table("target", schema=None) as batch_op:
         batch_op.drop_column("worker_label")
