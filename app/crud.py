@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -17,15 +18,21 @@ from sqlmodel import Session, col, select
 
 from app.models import (
     ENDED_STATUSES,
+    LABEL_PATTERN,
     ClauseResultRow,
     Run,
+    RunAttempt,
     RunPublic,
     RunStatus,
+    Schedule,
+    ScheduleIn,
     Target,
     TargetCreate,
     TargetPublic,
     TargetUpdate,
     TranscriptRow,
+    Webhook,
+    WebhookDelivery,
     stored_id,
     utcnow,
 )
@@ -215,6 +222,8 @@ def _validate_target(
         errors.append(_error(["gate"], f"gate must be one of {', '.join(str(g) for g in Gate)}"))
     if schedule_minutes is not None and not 1 <= schedule_minutes <= 7 * 24 * 60:
         errors.append(_error(["schedule_minutes"], "schedule must be between 1 minute and 1 week, or empty"))
+    if not re.match(LABEL_PATTERN, data.worker_label or ""):
+        errors.append(_error(["worker_label"], "use 1-64 letters, digits, '.', '_' or '-', starting with one"))
 
     stored_options = dict(options)
     if kind not in KINDS:
@@ -256,13 +265,54 @@ def create_target(session: Session, data: TargetCreate, allowed_networks: Sequen
         description=data.description,
         gate=data.gate,
         schedule_minutes=data.schedule_minutes,
+        worker_label=data.worker_label,
         options=options,
         expected_failures=list(dict.fromkeys(data.expected_failures)),
     )
     session.add(target)
+    session.flush()
+    sync_interval_schedule(session, target)
     session.commit()
     session.refresh(target)
     return target
+
+
+def sync_interval_schedule(session: Session, target: Target) -> None:
+    """The target's `schedule_minutes` as its row in the schedule table (a cron schedule is set apart)."""
+    schedule = session.exec(select(Schedule).where(Schedule.target_id == target.id)).first()
+    if target.schedule_minutes is None:
+        if schedule is not None and schedule.cron is None:
+            session.delete(schedule)
+        return
+    schedule = schedule or Schedule(target_id=stored_id(target))
+    schedule.cron, schedule.interval_seconds = None, target.schedule_minutes * 60
+    session.add(schedule)
+
+
+def set_schedule(session: Session, target: Target, data: ScheduleIn | None) -> Schedule | None:
+    """Replace the target's schedule (None removes it); a cron expression or an interval, not both."""
+    from croniter import croniter
+
+    existing = session.exec(select(Schedule).where(Schedule.target_id == target.id)).first()
+    if existing is not None:
+        session.delete(existing)
+        session.flush()
+    target.schedule_minutes = None
+    if data is None:
+        session.add(target)
+        session.commit()
+        return None
+    if (data.cron is None) == (data.interval_seconds is None):
+        raise TargetInvalid([_error(["cron"], "give either a cron expression or an interval, not both")])
+    if data.cron is not None and not croniter.is_valid(data.cron):
+        raise TargetInvalid([_error(["cron"], f"{data.cron!r} is not a cron expression")])
+    schedule = Schedule(target_id=stored_id(target), **data.model_dump())
+    if data.interval_seconds is not None and data.interval_seconds % 60 == 0:
+        target.schedule_minutes = data.interval_seconds // 60
+    session.add_all([schedule, target])
+    session.commit()
+    session.refresh(schedule)
+    return schedule
 
 
 def update_target(session: Session, target: Target, data: TargetUpdate, allowed_networks: Sequence[str]) -> Target:
@@ -284,10 +334,13 @@ def update_target(session: Session, target: Target, data: TargetUpdate, allowed_
     target.options = stored_options
     target.expected_failures = list(dict.fromkeys(merged.expected_failures))
     target.schedule_minutes = merged.schedule_minutes
+    target.worker_label = merged.worker_label
     if changes.get("description") is not None:
         target.description = changes["description"][:2000]
     target.updated_at = utcnow()
     session.add(target)
+    if "schedule_minutes" in changes:
+        sync_interval_schedule(session, target)
     session.commit()
     session.refresh(target)
     return target
@@ -297,6 +350,8 @@ def _delete_runs(session: Session, run_ids: Sequence[int | None]) -> None:
     if not run_ids:
         return
     session.exec(delete(ClauseResultRow).where(col(ClauseResultRow.run_id).in_(run_ids)))
+    session.exec(delete(RunAttempt).where(col(RunAttempt.run_id).in_(run_ids)))
+    session.exec(delete(WebhookDelivery).where(col(WebhookDelivery.run_id).in_(run_ids)))
     session.exec(delete(TranscriptRow).where(col(TranscriptRow.run_id).in_(run_ids)))
     session.exec(delete(Run).where(col(Run.id).in_(run_ids)))
 
@@ -312,6 +367,11 @@ def delete_target(session: Session, target: Target) -> None:
     """Delete the target with its runs, results and transcripts (cancel live runs first: `Runner.delete_target`)."""
     run_ids = list(session.exec(select(Run.id).where(Run.target_id == target.id)))
     _delete_runs(session, run_ids)
+    webhook_ids = list(session.exec(select(Webhook.id).where(Webhook.target_id == target.id)))
+    if webhook_ids:
+        session.exec(delete(WebhookDelivery).where(col(WebhookDelivery.webhook_id).in_(webhook_ids)))
+    session.exec(delete(Webhook).where(col(Webhook.target_id) == target.id))
+    session.exec(delete(Schedule).where(col(Schedule.target_id) == target.id))
     session.delete(target)
     session.commit()
 
@@ -334,12 +394,16 @@ def enqueue_run(
     options: dict[str, Any] | None = None,
     expected_failures: Sequence[str] = (),
     trigger: str = "api",
+    scheduled_for: datetime | None = None,
+    include_optional: bool = False,
 ) -> Run:
     """Queue a run of the target's suite; option overrides go on top of the target's options.
 
     The run keeps a redacted snapshot of the options it will use, and as its
     expected failures the target's plus `expected_failures`, under current
     clause ids, so every reader judges the run alike. Call `Runner.wake()` afterwards.
+    When the session carries a `requeue` hook (workers mode), the run's job is
+    deferred in the same transaction.
     """
     require_storable(
         {
@@ -355,7 +419,7 @@ def enqueue_run(
     errors: list[dict[str, Any]] = []
     selected: list[str] = []
     try:
-        selected = [phase.name for phase in suite.select(list(phases) if phases else None)]
+        selected = [phase.name for phase in suite.select(list(phases) if phases else None, include_optional)]
     except ValueError as exc:
         errors.append(_error(["phases"], str(exc)))
     errors.extend(expected_failure_errors(suite, expected_failures))
@@ -386,8 +450,13 @@ def enqueue_run(
         trigger=trigger[:16],
         total_clauses=_expected_total(suite),
         counts={},
+        worker_label=target.worker_label,
+        scheduled_for=scheduled_for,
     )
     session.add(run)
+    requeue = session.info.get("requeue")
+    if requeue is not None:
+        requeue(session, run)
     session.commit()
     session.refresh(run)
     return run

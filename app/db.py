@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
@@ -35,6 +36,12 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+def ours(name: str | None, type_: str, parent_names: Mapping[Any, str | None]) -> bool:
+    """Alembic's `include_name`: procrastinate's tables and indexes (revision 0002 applies its SQL) are not ours."""
+    table = name if type_ == "table" else parent_names.get("table_name")
+    return not (table or "").startswith("procrastinate_")
+
+
 def alembic_config(url: str) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
@@ -53,5 +60,6 @@ def upgrade_database(url: str) -> None:
 
 def get_session(request: Request) -> Iterator[Session]:
     """A session on the app's engine for one request."""
-    with Session(request.app.state.engine) as session:
+    # In workers mode a queued run's job is deferred in the transaction that queues it (`crud.enqueue_run`).
+    with Session(request.app.state.engine, info={"requeue": getattr(request.app.state, "requeue", None)}) as session:
         yield session

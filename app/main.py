@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -14,18 +15,23 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from app import webhooks
 from app.api import public_router
 from app.api import router as api_router
 from app.api_docs import add_docs
 from app.crud import TargetInvalid
 from app.db import make_engine, upgrade_database
 from app.demo import close_demo, start_demo
+from app.dispatch import defer_run
 from app.metrics import Metrics
 from app.request_guard import RequestGuard
 from app.runner import Runner, recover_interrupted
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
 from app.textsafe import storable
+
+if TYPE_CHECKING:
+    from app.worker import WorkerBackend
 from app.web import router as web_router
 from checks.core import HARNESS_VERSION
 
@@ -38,23 +44,34 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     engine = make_engine(settings.database_url)
     metrics = Metrics()
-    runner = Runner(
-        engine,
-        max_concurrent=settings.max_concurrent_runs,
-        allowed_networks=settings.allowed_networks,
-        retention_runs=settings.retention_runs,
-        metrics=metrics,
-    )
+    runner: Runner | WorkerBackend
+    if settings.uses_workers:
+        from app.worker import WorkerBackend
+
+        runner = WorkerBackend(settings, engine, metrics)
+    else:
+        runner = Runner(
+            engine,
+            max_concurrent=settings.max_concurrent_runs,
+            allowed_networks=settings.allowed_networks,
+            retention_runs=settings.retention_runs,
+            metrics=metrics,
+            on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
+        )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(upgrade_database, settings.database_url)
-        interrupted = await asyncio.to_thread(recover_interrupted, engine)
-        if interrupted:
-            log.warning("%d run(s) left running by a previous process are now interrupted", interrupted)
-        runner.start()
-        scheduler = Scheduler(engine, runner, settings.scheduler_interval)
-        scheduler.start()
+        scheduler: Scheduler | None = None
+        if isinstance(runner, Runner):
+            interrupted = await asyncio.to_thread(recover_interrupted, engine)
+            if interrupted:
+                log.warning("%d run(s) left running by a previous process are now interrupted", interrupted)
+            runner.start()
+            scheduler = Scheduler(engine, settings, runner.wake)
+            scheduler.start()
+        else:
+            await runner.start()
         demo = {}
         if settings.demo:
             try:
@@ -67,7 +84,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
-            await scheduler.stop()
+            if scheduler is not None:
+                await scheduler.stop()
             await runner.stop()
             await close_demo(demo)
 
@@ -83,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     app.state.runner = runner
+    app.state.requeue = defer_run if settings.uses_workers else None
     app.state.metrics = metrics
 
     @app.exception_handler(RequestValidationError)

@@ -53,6 +53,9 @@ def stored_id(row: Target | Run) -> int:
 
 ENDED_STATUSES = {RunStatus.FINISHED, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
 
+DEFAULT_LABEL = "default"
+LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+
 
 class _EnumColumn(TypeDecorator[enum.StrEnum]):
     """A string enum stored as its value in a VARCHAR(16), as the schema has always had it."""
@@ -96,6 +99,8 @@ class TargetBase(SQLModel):
     description: str = Field(default="", max_length=2000)
     gate: str = Field(default="default", max_length=16)  # checks.core.Gate
     schedule_minutes: int | None = Field(default=None, ge=1, le=7 * 24 * 60)
+    # The queue its runs go to: only workers started with this label execute them (inside that network).
+    worker_label: str = Field(default=DEFAULT_LABEL, max_length=64, regex=LABEL_PATTERN)
 
 
 class Target(TargetBase, table=True):
@@ -119,6 +124,7 @@ class TargetUpdate(SQLModel):
     description: str | None = None
     gate: str | None = None
     schedule_minutes: int | None = None
+    worker_label: str | None = None
     options: dict[str, Any] | None = None
     expected_failures: list[str] | None = None
 
@@ -159,10 +165,37 @@ class RunBase(SQLModel):
 
 
 class Run(RunBase, table=True):
-    __table_args__ = (Index("ix_run_target_created", "target_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_run_target_created", "target_id", "created_at"),
+        # One run per schedule tick, however many dispatchers saw the tick (NULLs never clash).
+        Index("uq_run_target_scheduled_for", "target_id", "scheduled_for", unique=True),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     target_id: int = Field(foreign_key="target.id", index=True)
+    worker_label: str = Field(default=DEFAULT_LABEL, max_length=64)
+    scheduled_for: datetime | None = None  # the schedule tick this run was queued for
+    # Execution lease: whoever holds attempt `attempts` renews `lease_until`; expired, the run is re-queued.
+    attempts: int = 0
+    lease_until: datetime | None = Field(default=None, index=True)
+    worker: str | None = Field(default=None, max_length=200)
+    job_id: int | None = None  # the procrastinate job executing it (workers mode)
+    finished_phases: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class RunAttempt(SQLModel, table=True):
+    """One execution attempt of a run: who ran it and how it ended."""
+
+    __tablename__ = "run_attempt"
+    __table_args__ = (UniqueConstraint("run_id", "number", name="uq_run_attempt_run_number"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    number: int
+    worker: str = Field(max_length=200)
+    started_at: datetime = Field(default_factory=utcnow)
+    ended_at: datetime | None = None
+    ending: str = Field(default="", max_length=32)  # finished, cancelled, handed back, lease expired...
 
 
 class RunCreate(SQLModel):
@@ -234,6 +267,78 @@ class TranscriptRow(SQLModel, table=True):
     close_code: int | None = None
     close_reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     closed_by: str | None = Field(default=None, max_length=16)
+
+
+# ---------------------------------------------------------------- workers, schedules, webhooks
+
+
+class Worker(SQLModel, table=True):
+    """A process executing runs (`rlconform worker`, or a service consuming labels itself)."""
+
+    __tablename__ = "worker"
+
+    name: str = Field(primary_key=True, max_length=200)
+    host: str = Field(max_length=255)
+    labels: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    concurrency: int = 1
+    started_at: datetime = Field(default_factory=utcnow)
+    heartbeat: datetime = Field(default_factory=utcnow, index=True)
+
+
+class Schedule(SQLModel, table=True):
+    """When a target gets a run on its own: a cron expression or an interval."""
+
+    __tablename__ = "schedule"
+
+    id: int | None = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", unique=True)
+    cron: str | None = Field(default=None, max_length=128)
+    interval_seconds: int | None = None
+    include_destructive: bool = False  # scheduled runs include opt-in destructive phases only when set
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ScheduleIn(SQLModel):
+    model_config = SQLModelConfig(extra="forbid")
+
+    cron: str | None = Field(default=None, max_length=128)
+    interval_seconds: int | None = Field(default=None, ge=1, le=7 * 24 * 3600)
+    include_destructive: bool = False
+
+
+class Webhook(SQLModel, table=True):
+    __tablename__ = "webhook"
+
+    id: int | None = Field(default=None, primary_key=True)
+    target_id: int = Field(foreign_key="target.id", index=True)
+    url: str = Field(max_length=2048)
+    slack: bool = False  # a Slack-compatible body ({"text": ...}) instead of the full JSON
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class WebhookIn(SQLModel):
+    model_config = SQLModelConfig(extra="forbid")
+
+    url: str = Field(max_length=2048)
+    slack: bool = False
+
+
+class WebhookDelivery(SQLModel, table=True):
+    """One notification of one ended run to one webhook, with its retries."""
+
+    __tablename__ = "webhook_delivery"
+
+    id: int | None = Field(default=None, primary_key=True)
+    webhook_id: int = Field(foreign_key="webhook.id", index=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    body: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    state: str = Field(default="pending", max_length=16, index=True)  # pending, delivered, failed
+    attempts: int = 0
+    next_attempt_at: datetime = Field(default_factory=utcnow)
+    last_status: int | None = None
+    last_error: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    created_at: datetime = Field(default_factory=utcnow)
+    delivered_at: datetime | None = None
 
 
 # ---------------------------------------------------------------- history and diffs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -35,6 +35,42 @@ class Settings(BaseSettings):
     retention_runs: int = Field(500, ge=1, description="Finished runs kept per target; older ones are pruned.")
     scheduler_interval: float = Field(30.0, gt=0, description="Seconds between checks for scheduled runs.")
     spec_path: Path = Field(SPEC_PATH, description="The SPEC.md that clause pages quote.")
+    public_url: str = Field("", description="Base URL of the dashboard for links in notifications.")
+
+    # -- scale-out (PostgreSQL): workers, leases, schedules, webhooks
+    executor: Literal["auto", "embedded", "workers"] = Field(
+        "auto",
+        description="Who executes runs: `embedded` (this process), `workers` (procrastinate workers, "
+        "PostgreSQL only); `auto` picks workers on PostgreSQL, embedded on SQLite.",
+    )
+    service_labels: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["default"],
+        description="In workers mode, worker labels this service also executes itself (comma separated; empty: none).",
+    )
+    lease_seconds: float = Field(30.0, gt=0, description="A running run's lease; re-queued when not renewed in time.")
+    max_attempts: int = Field(3, ge=1, description="Executions of a run before it ends `interrupted`.")
+    worker_heartbeat: float = Field(10.0, gt=0, description="Seconds between a worker's heartbeats.")
+    poll_interval: float = Field(5.0, gt=0, description="Workers' fallback poll for jobs (LISTEN/NOTIFY is first).")
+    shutdown_grace: float = Field(20.0, ge=0, description="A draining worker's wait before handing runs back.")
+    schedule_tick_cron: str = Field(
+        "* * * * *", description="How often schedules are looked at (cron, 6th field seconds)."
+    )
+    ops_tick_cron: str = Field("* * * * * */5", description="How often leases and webhooks are looked at.")
+    webhook_attempts: int = Field(6, ge=1, description="Deliveries of one notification before giving up.")
+    webhook_backoff: float = Field(2.0, gt=0, description="First retry delay in seconds; doubles each time.")
+
+    @field_validator("service_labels", mode="before")
+    @classmethod
+    def _split_labels(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @property
+    def uses_workers(self) -> bool:
+        if self.executor == "auto":
+            return self.database_url.startswith("postgresql")
+        return self.executor == "workers"
 
     @field_validator("allowed_networks", mode="before")
     @classmethod

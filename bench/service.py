@@ -16,11 +16,11 @@ ended and how many clause results were harness errors (the target is 0).
 from __future__ import annotations
 
 import argparse
-import asyncio
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from datetime import timedelta
@@ -29,7 +29,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from sqlalchemy import insert
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -38,9 +38,10 @@ from app.main import create_app  # noqa: E402
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, utcnow  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from checks.core import HARNESS_VERSION, Catalogue, Outcome, Phase, PhaseContext, Suite, SuiteOptions  # noqa: E402
-from checks.plugrl.reference import start_reference_server  # noqa: E402
 from checks.registry import KINDS  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent
+QUICK_OPTIONS = {"timeout": 5.0, "patience": 0.5}
 RUN_PAGE_TARGET_MS = 150.0
 HISTORY_PAGE_TARGET_MS = 300.0
 PHASES, CLAUSES_PER_PHASE = 5, 10  # 50 clauses
@@ -169,79 +170,97 @@ def bench_pages(workdir: Path, runs: int, requests: int) -> None:
 # ---------------------------------------------------------------- concurrent runs against reference servers
 
 
-class ServerLoop:
-    """Reference servers on their own event loop, so the service's loop only runs the checks."""
+def start_reference_servers(count: int) -> tuple[list[subprocess.Popen[bytes]], list[str]]:
+    """`count` reference PlugRL servers, each its own process: the service under test runs only the checks."""
+    processes, urls = [], []
+    for _ in range(count):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        command = [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--port", str(port)]
+        processes.append(subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        urls.append(f"ws://127.0.0.1:{port}")
+    for url in urls:
+        port = int(url.rsplit(":", 1)[1])
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"reference server on {port} did not start") from None
+                time.sleep(0.1)
+    return processes, urls
 
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
 
-    def run(self, coroutine: Any, timeout: float = 30) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        self.loop.close()
-
-
-def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int) -> None:
-    server_loop = ServerLoop()
-    references = [server_loop.run(start_reference_server("127.0.0.1", 0)) for _ in range(servers)]
+def service_runs(workdir: Path, concurrent: int, urls: list[str]) -> dict[str, Any]:
+    """`concurrent` runs queued at once in one service process; wall time, peak running, verdicts."""
     settings = Settings(
         database_url=f"sqlite:///{workdir / 'runs.db'}",
         demo=False,
         scheduler_interval=3600,
         max_concurrent_runs=concurrent,
     )
-    try:
-        with TestClient(create_app(settings)) as client:
-            run_ids = []
-            for index in range(concurrent):
-                name = f"reference-{index}"
-                created = client.post(
-                    "/api/v1/targets",
-                    json={
-                        "name": name,
-                        "kind": "plugrl-server",
-                        "url": references[index % servers].url,
-                        "options": {"timeout": 5.0, "patience": 0.5},
-                    },
-                )
-                created.raise_for_status()
-            began = time.perf_counter()
-            for index in range(concurrent):
-                started = client.post(f"/api/v1/targets/reference-{index}/runs", json={})
-                started.raise_for_status()
-                run_ids.append(started.json()["id"])
-            peak_running = 0
-            deadline = time.monotonic() + 600
-            while True:
-                runs = client.get("/api/v1/runs", params={"limit": concurrent}).json()
-                runs = [run for run in runs if run["id"] in run_ids]
-                peak_running = max(peak_running, sum(run["status"] == "running" for run in runs))
-                if len(runs) == len(run_ids) and all(run["status"] in ENDED_STATUSES for run in runs):
-                    break
-                if time.monotonic() > deadline:
-                    raise SystemExit("runs did not finish within 600 s")
-                time.sleep(0.2)
-            elapsed = time.perf_counter() - began
-            results = [client.get(f"/api/v1/runs/{run_id}/results").json() for run_id in run_ids]
-    finally:
-        for reference in references:
-            server_loop.run(reference.close())
-        server_loop.close()
+    engine = make_engine(settings.database_url)
+    with TestClient(create_app(settings)) as client:
+        for index in range(concurrent):
+            body = {"name": f"reference-{index}", "kind": "plugrl-server", "url": urls[index % len(urls)]}
+            client.post("/api/v1/targets", json=body | {"options": QUICK_OPTIONS}).raise_for_status()
+        began = time.perf_counter()
+        run_ids = [client.post(f"/api/v1/targets/reference-{i}/runs", json={}).json()["id"] for i in range(concurrent)]
+        peak = 0
+        deadline = time.monotonic() + 600
+        while True:
+            with Session(engine) as session:
+                statuses = Counter(session.exec(select(Run.status).where(col(Run.id).in_(run_ids))).all())
+            peak = max(peak, statuses.get(RunStatus.RUNNING, 0))
+            if sum(n for status, n in statuses.items() if status in ENDED_STATUSES) == len(run_ids):
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit("runs did not finish within 600 s")
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - began
+        results = [client.get(f"/api/v1/runs/{run_id}/results").json() for run_id in run_ids]
     verdicts = Counter(result["verdict"] for run_results in results for result in run_results)
-    statuses = Counter(run["status"] for run in runs)
-    outcomes = Counter(run["outcome"] for run in runs)
+    return {"elapsed": elapsed, "peak": peak, "verdicts": verdicts, "statuses": statuses}
+
+
+def cli_runs(concurrent: int, urls: list[str]) -> dict[str, Any]:
+    """The same work as `concurrent` parallel `rlconform check` processes."""
+    options = [arg for key, value in QUICK_OPTIONS.items() for arg in ("--option", f"{key}={value}")]
+    began = time.perf_counter()
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "check", "plugrl-server", urls[i % len(urls)], "--quiet", *options],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for i in range(concurrent)
+    ]
+    codes = Counter(process.wait() for process in processes)
+    return {"elapsed": time.perf_counter() - began, "exit_codes": codes}
+
+
+def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int) -> None:
+    processes, urls = start_reference_servers(servers)
+    try:
+        service = service_runs(workdir, concurrent, urls)
+        cli = cli_runs(concurrent, urls)
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=10)
+    verdicts = service["verdicts"]
+    print(f"{concurrent} runs on {servers} reference servers (each server its own process):")
     print(
-        f"{concurrent} concurrent runs on {servers} reference servers: {elapsed:.1f} s wall, "
-        f"peak {peak_running} running at once"
+        f"  one service process     {service['elapsed']:6.1f} s wall, peak {service['peak']} running at once, "
+        f"statuses {dict(service['statuses'])}"
     )
-    print(f"  statuses {dict(statuses)}  outcomes {dict(outcomes)}")
-    print(f"  clause results {sum(verdicts.values())}: {dict(verdicts)}")
-    print(f"  harness errors {verdicts.get('error', 0)} (target 0)")
+    print(f"  {concurrent} `rlconform check`   {cli['elapsed']:6.1f} s wall, exit codes {dict(cli['exit_codes'])}")
+    print(f"  speed-up of the service {cli['elapsed'] / service['elapsed']:.2f}x  (goal >= 2x)")
+    print(f"  clause results {sum(verdicts.values())}: {dict(verdicts)}; harness errors {verdicts.get('error', 0)}")
 
 
 def main() -> None:
@@ -250,9 +269,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=15)
     parser.add_argument("--concurrent", type=int, default=20)
     parser.add_argument("--servers", type=int, default=5, help="reference servers the concurrent runs share")
+    parser.add_argument("--skip-pages", action="store_true", help="only the concurrent runs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rlconform-bench-") as workdir:
-        bench_pages(Path(workdir), args.runs, args.requests)
+        if not args.skip_pages:
+            bench_pages(Path(workdir), args.runs, args.requests)
         bench_concurrent_runs(Path(workdir), args.concurrent, args.servers)
 
 

@@ -12,7 +12,7 @@ import asyncio
 import enum
 import math
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 from urllib.parse import urlsplit
@@ -693,6 +693,7 @@ async def run_suite(
     sink: Sink | None = None,
     include_optional: bool = False,
     listen: ListenPolicy | None = None,
+    finished: Collection[str] = (),
 ) -> Report:
     """Run the selected phases in order and return the report.
 
@@ -703,17 +704,19 @@ async def run_suite(
     Once the target is unreachable the remaining phases are `error`.
     A listen-mode suite first binds (by `listen`), announces its URL and waits
     for a client; none within the deadline is `error` "no client connected".
+    Phases named in `finished` (done by an earlier attempt of a resumed run)
+    are neither run nor recorded again.
     """
     if not isinstance(options, SuiteOptions):
         options = suite.parse_options(options)
     url = suite.validate_url(url)
     report = Report(suite.catalogue, sink)
     if suite.listener is None:
-        return await _run_phases(suite, url, options, report, phases, include_optional, None)
+        return await _run_phases(suite, url, options, report, phases, include_optional, None, finished)
     listener = await suite.listener(options, listen or ListenPolicy())
     try:
         report.announce(listener.url, f"waiting for a client at {listener.url}")
-        return await _run_phases(suite, listener.url, options, report, phases, include_optional, listener)
+        return await _run_phases(suite, listener.url, options, report, phases, include_optional, listener, finished)
     finally:
         await listener.close()
 
@@ -726,6 +729,7 @@ async def _run_phases(
     phases: Sequence[str] | None,
     include_optional: bool,
     listener: Listener | None,
+    finished: Collection[str],
 ) -> Report:
     selected = suite.select(phases, include_optional)
     state = suite.new_state()
@@ -733,6 +737,8 @@ async def _run_phases(
     if listener is not None and not await listener.wait_for_client():
         unreachable = "no client connected"
     for phase in suite.phases:
+        if phase.name in finished:
+            continue
         report.begin_phase(phase.name)
         if phase not in selected:
             for clause_id in phase.clauses:

@@ -14,6 +14,7 @@ from app.cli.common import UsageError
 from app.cli.parity import add_parser as add_parity_parser
 from app.cli.reference_client import register as register_reference_client
 from app.cli.serve import cmd_serve
+from app.cli.worker import add_worker_parser
 
 __all__ = ["build_parser", "main"]
 
@@ -77,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
     ci.set_defaults(handler=cmd_ci)
     add_parity_parser(commands)
+
+    add_worker_parser(commands)
     return parser
 
 

@@ -6,7 +6,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
-from app.db import make_engine
+from app.db import make_engine, ours
 
 config = context.config
 target_metadata = SQLModel.metadata
@@ -23,7 +23,12 @@ def run_migrations() -> None:
 
 def _migrate(connection) -> None:
     # batch mode lets later migrations alter SQLite tables (copy-and-move)
-    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=True,
+        include_name=ours,
+    )
     with context.begin_transaction():
         context.run_migrations()
 

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.web import diff_page, evidence, login, overview, run_page, runs_page, spec, target_forms, target_page
+from app.web import (
+    diff_page,
+    evidence,
+    login,
+    overview,
+    run_page,
+    runs_page,
+    scale_pages,
+    spec,
+    target_forms,
+    target_page,
+)
 
 router = APIRouter()
 # target_forms first: `/targets/new` must win over `/targets/{name}`.
-for module in (overview, target_forms, target_page, runs_page, run_page, evidence, diff_page, spec, login):
+for module in (overview, target_forms, target_page, runs_page, run_page, evidence, diff_page, spec, login, scale_pages):
     router.include_router(module.router)

@@ -1,0 +1,260 @@
+"""Workers mode (PostgreSQL): the procrastinate app, its tasks, and the processes that consume them.
+
+- `execute_run(run_id)` runs on the queue named by the target's worker label;
+  it claims the run's lease and calls the same `Executor` the embedded runner uses.
+- The operations queue carries three periodic tasks: schedules, lease
+  recovery and webhook delivery. procrastinate defers each tick once (its
+  unique periodic key), and every service process consumes the queue with a
+  small in-process worker, so there is nothing extra to deploy.
+- `rlconform worker --label L` runs `run_worker` beside a cluster, with only
+  the database URL; `WorkerBackend` is what the service uses instead of the
+  embedded `Runner`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import procrastinate
+from procrastinate.job_context import AbortReason, JobContext
+from sqlalchemy import delete
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app import crud, leases, scheduler, webhooks
+from app.dispatch import EXECUTE_RUN, OPS_QUEUE, conninfo, defer_run
+from app.metrics import Metrics
+from app.models import ENDED_STATUSES, Run, RunStatus, Target, Worker, utcnow
+from app.runner import CANCEL_WAIT, Ending, Executor, cancel_in_db
+from app.settings import Settings
+
+log = logging.getLogger("rlconform.worker")
+
+
+def worker_name(labels: Sequence[str], role: str = "worker") -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{role}:{','.join(labels)}"[:200]
+
+
+def make_executor(settings: Settings, engine: Engine, name: str, metrics: Metrics | None = None) -> Executor:
+    return Executor(
+        engine,
+        worker=name,
+        allowed_networks=settings.allowed_networks,
+        retention_runs=settings.retention_runs,
+        metrics=metrics or Metrics(),
+        lease_seconds=settings.lease_seconds,
+        requeue=defer_run,
+        on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
+    )
+
+
+def build_app(settings: Settings, engine: Engine, executor: Executor | None, pool_size: int = 4) -> procrastinate.App:
+    """The procrastinate app of one process; `executor` is None where runs are only deferred."""
+    connector = procrastinate.PsycopgConnector(
+        conninfo=conninfo(settings.database_url), min_size=1, max_size=max(2, pool_size)
+    )
+    app = procrastinate.App(connector=connector)
+
+    @app.task(name=EXECUTE_RUN, pass_context=True)  # no retry: a lost run comes back through its lease
+    async def execute_run(context: JobContext, run_id: int) -> None:
+        if executor is None:
+            raise RuntimeError("this process only defers runs")
+        attempt = await asyncio.to_thread(leases.claim, engine, run_id, executor.worker, settings.lease_seconds)
+        if attempt is None:  # cancelled or ended meanwhile, or an attempt already holds it
+            return
+
+        def ending() -> Ending:
+            asked = context.abort_reason() == AbortReason.USER_REQUEST
+            return Ending.CANCELLED if asked else Ending.HANDED_BACK
+
+        await executor.execute(run_id, attempt, ending)
+
+    @app.periodic(cron=settings.schedule_tick_cron, periodic_id="schedules")
+    @app.task(name="dispatch_schedules", queue=OPS_QUEUE)
+    async def dispatch_schedules(timestamp: int) -> None:
+        tick = datetime.fromtimestamp(timestamp, UTC)  # the tick procrastinate deferred, not the clock
+        await asyncio.to_thread(scheduler.fire_due, engine, tick, defer_run)
+
+    @app.periodic(cron=settings.ops_tick_cron, periodic_id="leases")
+    @app.task(name="recover_leases", queue=OPS_QUEUE)
+    async def recover_leases(timestamp: int) -> None:
+        await asyncio.to_thread(leases.recover_expired, engine, settings.max_attempts, defer_run)
+
+    @app.periodic(cron=settings.ops_tick_cron, periodic_id="webhooks")
+    @app.task(name="deliver_webhooks", queue=OPS_QUEUE)
+    async def deliver_webhooks(timestamp: int) -> None:
+        await webhooks.deliver_due(
+            engine, settings.allowed_networks, settings.webhook_attempts, settings.webhook_backoff
+        )
+
+    return app
+
+
+# ---------------------------------------------------------------- our worker registry
+
+
+def register(engine: Engine, name: str, labels: Sequence[str], concurrency: int) -> None:
+    with Session(engine) as session:
+        row = session.get(Worker, name) or Worker(name=name, host=socket.gethostname()[:255])
+        row.labels, row.concurrency, row.heartbeat = list(labels), concurrency, utcnow()
+        session.add(row)
+        session.commit()
+
+
+def beat(engine: Engine, name: str, forget_after: float) -> None:
+    """Heartbeat, and forget workers silent for `forget_after` seconds (their runs come back by lease)."""
+    with Session(engine) as session:
+        row = session.get(Worker, name)
+        if row is not None:
+            row.heartbeat = utcnow()
+            session.add(row)
+        session.exec(delete(Worker).where(col(Worker.heartbeat) < utcnow() - timedelta(seconds=forget_after)))
+        session.commit()
+
+
+def unregister(engine: Engine, name: str) -> None:
+    with Session(engine) as session:
+        session.exec(delete(Worker).where(col(Worker.name) == name))
+        session.commit()
+
+
+def live_workers(session: Session, heartbeat: float) -> list[Worker]:
+    since = utcnow() - timedelta(seconds=3 * heartbeat)
+    return list(session.exec(select(Worker).where(col(Worker.heartbeat) >= since).order_by(col(Worker.name))))
+
+
+def current_runs(session: Session) -> dict[str, list[int]]:
+    """Running run ids by the worker holding them."""
+    rows = session.exec(select(Run.worker, Run.id).where(Run.status == RunStatus.RUNNING)).all()
+    held: dict[str, list[int]] = {}
+    for worker, run_id in rows:
+        if worker and run_id is not None:
+            held.setdefault(worker, []).append(run_id)
+    return held
+
+
+async def _heartbeats(engine: Engine, name: str, labels: Sequence[str], concurrency: int, every: float) -> None:
+    await asyncio.to_thread(register, engine, name, labels, concurrency)
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await asyncio.to_thread(beat, engine, name, 30 * every)
+        except Exception:
+            log.exception("worker heartbeat failed")
+
+
+def worker_options(settings: Settings, **extra: Any) -> dict[str, Any]:
+    return {
+        "fetch_job_polling_interval": settings.poll_interval,
+        "abort_job_polling_interval": min(1.0, settings.poll_interval),  # a cancel lands within a second
+        "shutdown_graceful_timeout": settings.shutdown_grace,
+        "delete_jobs": "successful",  # keeps procrastinate's fetch fast; our runs table is the history
+        **extra,
+    }
+
+
+async def run_worker(settings: Settings, engine: Engine, labels: Sequence[str], concurrency: int) -> None:
+    """`rlconform worker`: execute the runs of `labels` until SIGTERM/SIGINT, then drain."""
+    name = worker_name(labels)
+    executor = make_executor(settings, engine, name)
+    app = build_app(settings, engine, executor, pool_size=min(concurrency + 2, 10))
+    beats = asyncio.create_task(_heartbeats(engine, name, labels, concurrency, settings.worker_heartbeat))
+    try:
+        async with app.open_async():
+            await app.run_worker_async(
+                **worker_options(settings, queues=list(labels), name=name, concurrency=concurrency)
+            )
+    finally:
+        beats.cancel()
+        await asyncio.gather(beats, return_exceptions=True)
+        await executor.writer.stop()
+        await asyncio.to_thread(unregister, engine, name)
+
+
+# ---------------------------------------------------------------- the service's side
+
+
+class WorkerBackend:
+    """What the service uses instead of the embedded runner when workers execute runs.
+
+    It consumes the operations queue, and the `service_labels` runs itself
+    (same tasks, same executor) so a single `rlconform serve` on PostgreSQL
+    works alone; `wake()` is a no-op since the job was deferred with the run.
+    """
+
+    def __init__(self, settings: Settings, engine: Engine, metrics: Metrics) -> None:
+        self.settings, self.engine, self.metrics = settings, engine, metrics
+        self.labels = list(settings.service_labels)
+        self.name = worker_name(self.labels, "service")
+        self.executor = make_executor(settings, engine, self.name, metrics)
+        pool = min(settings.max_concurrent_runs + 3, 10)
+        self.app = build_app(settings, engine, self.executor, pool_size=pool)
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    def allow_own(self, url: str) -> None:
+        self.executor.allow_own(url)
+
+    async def start(self) -> None:
+        await self.app.open_async()
+        await asyncio.to_thread(leases.recover_expired, self.engine, self.settings.max_attempts, defer_run)
+        options = worker_options(self.settings, install_signal_handlers=False)
+        self._tasks.append(
+            asyncio.create_task(
+                self.app.run_worker_async(**options, queues=[OPS_QUEUE], name=f"{self.name}:ops", concurrency=3)
+            )
+        )
+        if self.labels:
+            concurrency = self.settings.max_concurrent_runs
+            self._tasks.append(
+                asyncio.create_task(
+                    self.app.run_worker_async(**options, queues=self.labels, name=self.name, concurrency=concurrency)
+                )
+            )
+            beats = _heartbeats(self.engine, self.name, self.labels, concurrency, self.settings.worker_heartbeat)
+            self._tasks.append(asyncio.create_task(beats))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()  # procrastinate drains as on SIGTERM
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.executor.writer.stop()
+        if self.labels:
+            await asyncio.to_thread(unregister, self.engine, self.name)
+        await self.app.close_async()
+
+    def wake(self) -> None:
+        pass
+
+    async def cancel(self, run_id: int) -> None:
+        """Abort the run's job (a running run stops within a second); a run nobody executes is ended here."""
+        with Session(self.engine) as session:
+            run = session.get(Run, run_id)
+            if run is None or run.status in ENDED_STATUSES:
+                return
+            job_id, running = run.job_id, run.status == RunStatus.RUNNING
+        if job_id is not None:
+            await self.app.job_manager.cancel_job_by_id_async(job_id, abort=running)
+        if running:
+            deadline = asyncio.get_running_loop().time() + CANCEL_WAIT
+            while asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.05)
+                if await asyncio.to_thread(_ended, self.engine, run_id):
+                    return
+        await asyncio.to_thread(cancel_in_db, self.engine, run_id, self.metrics)
+
+    async def delete_target(self, session: Session, target: Target) -> None:
+        for run_id in await asyncio.to_thread(crud.live_run_ids, session, target):
+            await self.cancel(run_id)
+        await asyncio.to_thread(crud.delete_target, session, target)
+
+
+def _ended(engine: Engine, run_id: int) -> bool:
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        return run is None or run.status in ENDED_STATUSES

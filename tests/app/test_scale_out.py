@@ -1,0 +1,277 @@
+"""Workers mode against a real PostgreSQL: routing by label, SIGKILL, SIGTERM drain, cancel, schedules, webhooks.
+
+Every process here is a real one (`rlconform serve`, `rlconform worker`) with
+the fake suite registered; leases, heartbeats and polls are shortened
+through settings so the whole file stays within a couple of minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.db import upgrade_database
+from tests.app.helpers import free_port, wait_for_run, wait_until
+
+pytestmark = pytest.mark.postgres
+
+ROOT = Path(__file__).resolve().parents[2]
+WITH_FAKE = (
+    "import sys; from tests.app.fakesuite import register; register(); "
+    "from app.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+QUICK = {
+    "RLCONFORM_LEASE_SECONDS": "2",
+    "RLCONFORM_WORKER_HEARTBEAT": "0.5",
+    "RLCONFORM_POLL_INTERVAL": "0.5",
+    "RLCONFORM_SHUTDOWN_GRACE": "1",
+    "RLCONFORM_OPS_TICK_CRON": "* * * * * *",
+    "RLCONFORM_SCHEDULE_TICK_CRON": "* * * * * */2",  # a 6th field counts seconds,
+    "RLCONFORM_WEBHOOK_BACKOFF": "0.5",
+    "RLCONFORM_DEMO": "false",
+    "RLCONFORM_SERVICE_LABELS": "",
+}
+
+
+def _env(database_url: str, **extra: str) -> dict[str, str]:
+    env = os.environ | QUICK | {"RLCONFORM_DATABASE_URL": database_url} | extra
+    env.pop("RLCONFORM_API_TOKEN", None)
+    return env
+
+
+class Cluster:
+    """Service and worker subprocesses on one database; all reaped at the end."""
+
+    def __init__(self, database_url: str, stack: ExitStack) -> None:
+        self.database_url, self.stack = database_url, stack
+
+    def _start(self, args: list[str], **extra: str) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            [sys.executable, "-c", WITH_FAKE, *args],
+            cwd=ROOT,
+            env=_env(self.database_url, **extra),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.stack.callback(_reap, process)
+        return process
+
+    def service(self, **extra: str) -> httpx.Client:
+        port = free_port()
+        process = self._start(["serve", "--host", "127.0.0.1", "--port", str(port)], **extra)
+        client = self.stack.enter_context(httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10))
+
+        def healthy() -> bool:
+            assert process.poll() is None, "serve exited"
+            try:
+                return client.get("/healthz").status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(healthy, timeout=30, what="the service answering")
+        return client
+
+    def worker(self, *labels: str, concurrency: int = 2, **extra: str) -> subprocess.Popen[bytes]:
+        args = ["worker", "--concurrency", str(concurrency)]
+        for label in labels:
+            args += ["--label", label]
+        return self._start(args, **extra)
+
+
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait(timeout=10)
+
+
+@pytest.fixture
+def cluster(postgres_url: str) -> Iterator[Cluster]:
+    upgrade_database(postgres_url)
+    with ExitStack() as stack:
+        yield Cluster(postgres_url, stack)
+
+
+def _target(client: httpx.Client, name: str, label: str, **options: Any) -> None:
+    body = {"name": name, "kind": "fake", "url": "ws://127.0.0.1:9", "worker_label": label, "options": options}
+    assert client.post("/api/v1/targets", json=body).status_code == 201
+
+
+def _start_run(client: httpx.Client, name: str) -> int:
+    response = client.post(f"/api/v1/targets/{name}/runs", json={})
+    assert response.status_code == 202, response.text
+    return int(response.json()["id"])
+
+
+def _workers(client: httpx.Client) -> list[dict[str, Any]]:
+    return client.get("/api/v1/workers").json()["workers"]
+
+
+def _wait_workers(client: httpx.Client, count: int) -> None:
+    wait_until(lambda: len(_workers(client)) >= count, timeout=30, what=f"{count} live workers")
+
+
+def _results(client: httpx.Client, run_id: int) -> list[tuple[str, str, str]]:
+    rows = client.get(f"/api/v1/runs/{run_id}/results").json()
+    return sorted((r["phase"], r["clause_id"], r["verdict"]) for r in rows)
+
+
+def _run_row(database_url: str, run_id: int) -> dict[str, Any]:
+    import sqlalchemy as sa
+
+    from app.db import make_engine
+
+    with make_engine(database_url).connect() as connection:
+        run = connection.execute(sa.text("SELECT * FROM run WHERE id = :id"), {"id": run_id}).mappings().one()
+        attempts = connection.execute(
+            sa.text("SELECT number, worker, ending FROM run_attempt WHERE run_id = :id ORDER BY number"), {"id": run_id}
+        ).all()
+    return dict(run) | {"attempt_rows": [tuple(a) for a in attempts]}
+
+
+def test_runs_go_only_to_workers_of_their_label_and_the_dashboard_warns_on_an_unserved_one(cluster: Cluster) -> None:
+    client = cluster.service()
+    cluster.worker("alpha")
+    cluster.worker("beta")
+    _wait_workers(client, 2)
+    _target(client, "on-alpha", "alpha")
+    _target(client, "on-beta", "beta")
+    _target(client, "nowhere", "gamma")
+    runs = {name: _start_run(client, name) for name in ("on-alpha", "on-beta", "nowhere")}
+    for name, label in (("on-alpha", "alpha"), ("on-beta", "beta")):
+        assert wait_for_run(client, runs[name])["outcome"] == "pass"
+        assert _run_row(cluster.database_url, runs[name])["worker"].endswith(f":worker:{label}")
+    time.sleep(1)
+    assert client.get(f"/api/v1/runs/{runs['nowhere']}").json()["status"] == "queued"
+    status = client.get("/api/v1/workers").json()
+    assert status["unserved_labels"] == {"gamma": ["nowhere"]}
+    assert "No live worker serves the label" in client.get("/workers").text
+    assert "gamma" in client.get("/targets/nowhere").text
+
+
+def test_a_worker_killed_mid_run_loses_nothing_another_worker_finishes_the_run(cluster: Cluster) -> None:
+    client = cluster.service()
+    first = cluster.worker("k")
+    _wait_workers(client, 1)
+    _target(client, "slow", "k", delay=0.5)
+    run_id = _start_run(client, "slow")
+    # Kill once the first phase finished and the second is under way.
+    wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 3, timeout=30)
+    before = _results(client, run_id)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    cluster.worker("k")
+    run = wait_for_run(client, run_id, timeout=60)
+    assert run["status"] == "finished" and run["outcome"] == "pass", run
+    after = _results(client, run_id)
+    assert len(after) == len({(phase, clause) for phase, clause, _ in after}) == 6  # each clause once
+    hello = [r for r in before if r[0] == "hello"]
+    assert hello and set(hello) <= set(after)  # the finished phase was kept, not run again
+    row = _run_row(cluster.database_url, run_id)
+    assert row["attempts"] == 2 and row["finished_phases"][:2] == ["hello", "echo"]
+    assert [a[2] for a in row["attempt_rows"]] == ["lease expired", "finished"]
+
+
+def test_a_draining_worker_hands_its_run_back_and_another_resumes_it(cluster: Cluster) -> None:
+    client = cluster.service()
+    first = cluster.worker("d")
+    _wait_workers(client, 1)
+    _target(client, "long", "d", delay=0.8)
+    run_id = _start_run(client, "long")
+    wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 2, timeout=30)
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=20) == 0  # drained: waited its grace, handed the run back, exited cleanly
+    assert client.get(f"/api/v1/runs/{run_id}").json()["status"] == "queued"
+    cluster.worker("d")
+    run = wait_for_run(client, run_id, timeout=60)
+    assert run["status"] == "finished", run
+    row = _run_row(cluster.database_url, run_id)
+    assert [a[2] for a in row["attempt_rows"]] == ["handed back", "finished"]
+    assert len(_results(client, run_id)) == 6
+
+
+def test_cancel_stops_a_running_run_within_a_second_and_keeps_its_clauses(cluster: Cluster) -> None:
+    client = cluster.service()
+    cluster.worker("c")
+    _wait_workers(client, 1)
+    _target(client, "cancel-me", "c", delay=1.0)
+    run_id = _start_run(client, "cancel-me")
+    wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 1, timeout=30)
+    began = time.monotonic()
+    run = client.post(f"/api/v1/runs/{run_id}/cancel").json()
+    assert time.monotonic() - began < 1.5
+    assert run["status"] == "cancelled"
+    assert run["decided_clauses"] >= 1 and len(_results(client, run_id)) == run["decided_clauses"]
+
+
+def test_a_schedule_fires_once_per_tick_with_two_services_and_two_workers(cluster: Cluster) -> None:
+    client = cluster.service()
+    cluster.service()
+    cluster.worker("s")
+    cluster.worker("s")
+    _wait_workers(client, 2)
+    _target(client, "ticking", "s")
+    assert client.put("/api/v1/targets/ticking/schedule", json={"cron": "* * * * * */2"}).status_code == 200
+    time.sleep(9)
+    assert client.delete("/api/v1/targets/ticking/schedule").status_code == 204
+    runs = [r for r in client.get("/api/v1/runs", params={"limit": 100}).json() if r["trigger"] == "schedule"]
+    slots = sorted(_run_row(cluster.database_url, r["id"])["scheduled_for"] for r in runs)
+    assert len(slots) >= 3, slots
+    assert len(set(slots)) == len(slots)  # never two runs for one tick
+    gaps = {(b - a).total_seconds() for a, b in zip(slots, slots[1:], strict=False)}
+    assert gaps == {2.0}, slots  # and no tick skipped: each run finished before the next tick
+
+
+@contextmanager
+def flaky_receiver(failures: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """An HTTP receiver answering 500 `failures` times, then 204; yields its URL and what it got."""
+    import json
+
+    received: list[dict[str, Any]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            received.append(body)
+            self.send_response(500 if len(received) <= failures else 204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_webhook_failing_twice_is_retried_until_delivered(cluster: Cluster) -> None:
+    client = cluster.service()
+    cluster.worker("w", RLCONFORM_PUBLIC_URL="http://dash.example")  # the worker ending the run writes the body
+    _target(client, "noisy", "w", fail=["fake.2.orders"])
+    with flaky_receiver(failures=2) as (url, received):
+        assert client.post("/api/v1/targets/noisy/webhooks", json={"url": url}).status_code == 201
+        wait_for_run(client, _start_run(client, "noisy"))
+        deliveries = "/api/v1/targets/noisy/webhooks/deliveries"
+        wait_until(lambda: client.get(deliveries).json()[0]["state"] == "delivered", timeout=30, what="delivery")
+    [delivery] = client.get(deliveries).json()
+    assert delivery["attempts"] == 3 and len(received) == 3
+    body = received[-1]
+    assert body["target"] == "noisy" and body["outcome"] == "fail"
+    assert body["links"]["run"].startswith("http://dash.example/runs/")
+    assert "delivered" in client.get("/targets/noisy").text
