@@ -10,7 +10,7 @@ import enum
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, Column, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, String, Text, UniqueConstraint
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
@@ -179,7 +179,8 @@ class Run(RunBase, table=True):
     attempts: int = 0
     lease_until: datetime | None = Field(default=None, index=True)
     worker: str | None = Field(default=None, max_length=200)
-    job_id: int | None = None  # the procrastinate job executing it (workers mode)
+    # the procrastinate job executing it (workers mode); its ids are bigint
+    job_id: int | None = Field(default=None, sa_type=BigInteger)
     finished_phases: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
 
 

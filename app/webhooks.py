@@ -159,8 +159,15 @@ async def _send(
 ) -> tuple[int | None, str]:
     parts = urlsplit(url)
     try:
-        await check_host_async(parts.hostname or "", parts.port, allowed)
-        response = await client.post(url, json=body)
+        address = await check_host_async(parts.hostname or "", parts.port, allowed)
+        target, headers, extensions = httpx.URL(url), {}, {}
+        if address is not None and address != target.host:
+            # Post to the address just checked, so a name that answers differently the second time
+            # (DNS rebinding) cannot send the request elsewhere; the name stays in Host and SNI.
+            headers = {"host": target.netloc.decode("ascii")}
+            extensions = {"sni_hostname": target.host}
+            target = target.copy_with(host=address)
+        response = await client.post(target, json=body, headers=headers, extensions=extensions)
     except NetworkRefused as exc:
         return None, f"refused by the network policy: {exc}"
     except httpx.HTTPError as exc:

@@ -8,9 +8,11 @@ import socket
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from app import webhooks
 from app.main import create_app
 from app.netpolicy import NetworkRefused, check_host
 from checks.core import Transcript
@@ -183,4 +185,29 @@ async def test_an_http_probe_connects_to_the_pinned_address_and_names_the_host(
     finally:
         server.close()
     assert reply.status == 200 and seen == [f"rebind.test:{port}"]
+    assert rebinding.calls == 1
+
+
+async def test_a_webhook_posts_to_the_address_the_policy_checked(rebinding: RebindingResolver) -> None:
+    seen: list[str] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.extend(
+            line.split(":", 1)[1].strip() for line in head.decode().splitlines() if line.lower().startswith("host:")
+        )
+        writer.write(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    rebinding.calls = 0
+    try:
+        async with httpx.AsyncClient(timeout=5, follow_redirects=False) as client:
+            status, error = await webhooks._send(client, f"http://rebind.test:{port}/hook", {"x": 1}, ["127.0.0.0/8"])
+    finally:
+        server.close()
+    # The policy's lookup answered 127.0.0.1; a second lookup would have answered the metadata address.
+    assert (status, error) == (204, "") and seen == [f"rebind.test:{port}"]
     assert rebinding.calls == 1

@@ -2,7 +2,7 @@
 
 Revision ID: 0002
 Revises: 0001
-Create Date: 2026-12-03
+Create Date: 2026-12-01
 
 procrastinate ships no Alembic integration; its schema SQL is applied here once,
 on PostgreSQL only (SQLite runs everything in-process). Later procrastinate
@@ -39,7 +39,7 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("attempts", sa.Integer(), nullable=False, server_default="0"))
         batch_op.add_column(sa.Column("lease_until", sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column("worker", sa.String(length=200), nullable=True))
-        batch_op.add_column(sa.Column("job_id", sa.Integer(), nullable=True))
+        batch_op.add_column(sa.Column("job_id", sa.BigInteger(), nullable=True))
         batch_op.add_column(sa.Column("finished_phases", sa.JSON(), nullable=False, server_default="[]"))
         batch_op.create_index(batch_op.f("ix_run_lease_until"), ["lease_until"], unique=False)
         # A unique index, not a constraint: SQLite adds it without copying the table its results point at.
