@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import procrastinate
+import procrastinate.worker
 from procrastinate.job_context import AbortReason, JobContext
 from sqlalchemy import delete
 from sqlalchemy.engine import Engine
@@ -35,6 +36,8 @@ from app.runner import CANCEL_WAIT, Ending, Executor, cancel_in_db
 from app.settings import Settings
 
 log = logging.getLogger("rlconform.worker")
+STOP_MARGIN = 5.0  # seconds past the drain's grace before a worker that has not stopped is cancelled
+RESTOP_EVERY = 0.5
 
 
 def worker_name(labels: Sequence[str], role: str = "worker") -> str:
@@ -196,6 +199,7 @@ class WorkerBackend:
         pool = min(settings.max_concurrent_runs + 3, 10)
         self.app = build_app(settings, engine, self.executor, pool_size=pool)
         self._tasks: list[asyncio.Task[Any]] = []
+        self._workers: list[tuple[procrastinate.worker.Worker, asyncio.Task[None]]] = []
 
     def allow_own(self, url: str) -> None:
         self.executor.allow_own(url)
@@ -204,25 +208,36 @@ class WorkerBackend:
         await self.app.open_async()
         await asyncio.to_thread(leases.recover_expired, self.engine, self.settings.max_attempts, defer_run)
         options = worker_options(self.settings, install_signal_handlers=False)
-        self._tasks.append(
-            asyncio.create_task(
-                self.app.run_worker_async(**options, queues=[OPS_QUEUE], name=f"{self.name}:ops", concurrency=3)
-            )
-        )
+        self._start_worker(options | {"queues": [OPS_QUEUE], "name": f"{self.name}:ops", "concurrency": 3})
         if self.labels:
             concurrency = self.settings.max_concurrent_runs
-            self._tasks.append(
-                asyncio.create_task(
-                    self.app.run_worker_async(**options, queues=self.labels, name=self.name, concurrency=concurrency)
-                )
-            )
+            self._start_worker(options | {"queues": self.labels, "name": self.name, "concurrency": concurrency})
             beats = _heartbeats(self.engine, self.name, self.labels, concurrency, self.settings.worker_heartbeat)
             self._tasks.append(asyncio.create_task(beats))
 
+    def _start_worker(self, options: dict[str, Any]) -> None:
+        self.app.perform_import_paths()
+        worker = procrastinate.worker.Worker(app=self.app, **{**self.app.worker_defaults, **options})
+        self._workers.append((worker, asyncio.create_task(worker.run())))
+
     async def stop(self) -> None:
+        # Asked to stop, a procrastinate worker drains as on SIGTERM. Cancelling its task instead races
+        # with its start-up (a cancel swallowed by the database driver left it waiting for good), and a
+        # stop that comes before its run() has begun is forgotten, so the request is repeated until it ends.
         for task in self._tasks:
-            task.cancel()  # procrastinate drains as on SIGTERM
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+            task.cancel()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.shutdown_grace + STOP_MARGIN
+        running = dict(self._workers)
+        while running and loop.time() < deadline:
+            for worker in running:
+                worker.stop()
+            await asyncio.wait(running.values(), timeout=RESTOP_EVERY)
+            running = {worker: task for worker, task in running.items() if not task.done()}
+        for task in running.values():
+            log.warning("a worker did not drain within its grace; cancelling it")
+            task.cancel()
+        await asyncio.gather(*self._tasks, *(task for _, task in self._workers), return_exceptions=True)
         await self.executor.writer.stop()
         if self.labels:
             await asyncio.to_thread(unregister, self.engine, self.name)
