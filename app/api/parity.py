@@ -106,9 +106,7 @@ def golden_public(golden: Golden) -> GoldenPublic:
     )
 
 
-@router.post(
-    "/parity-runs", status_code=status.HTTP_202_ACCEPTED, dependencies=[WRITE], summary="Queue a parity run"
-)
+@router.post("/parity-runs", status_code=status.HTTP_202_ACCEPTED, dependencies=[WRITE], summary="Queue a parity run")
 def create_parity_run(data: ParityRunCreate, session: SessionDep, runner: RunnerDep) -> ParityRunPublic:
     """Two targets of one kind (`first`, `second`), or one target and a stored golden (`golden`).
 
