@@ -154,18 +154,26 @@ def cmd_ci(args: argparse.Namespace) -> int:
         return 2
 
 
+def _start(http: httpx.Client, server: str, path: str, body: dict[str, Any], target: str) -> dict[str, Any] | None:
+    """The queued run the service answers with, or None after saying why it did not queue one."""
+    try:
+        response = http.post(path, json=body)
+    except httpx.HTTPError as exc:
+        _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
+        return None
+    if response.status_code != 202:
+        _say(f"rlconform ci: {_refusal(response, target, server)}")
+        return None
+    run: dict[str, Any] = _json(response, *RUN_FIELDS)
+    return run
+
+
 def _start_and_follow(
     args: argparse.Namespace, http: httpx.Client, server: str, body: dict[str, Any], extra_expected: set[str]
 ) -> int:
-    try:
-        response = http.post(f"/api/v1/targets/{quote(args.target, safe='')}/runs", json=body)
-    except httpx.HTTPError as exc:
-        _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
+    run = _start(http, server, f"/api/v1/targets/{quote(args.target, safe='')}/runs", body, args.target)
+    if run is None:
         return 2
-    if response.status_code != 202:
-        _say(f"rlconform ci: {_refusal(response, args.target, server)}")
-        return 2
-    run = _json(response, *RUN_FIELDS)
     print(f"{server}/runs/{run['id']}", flush=True)  # first, so a CI log links to the run even if it hangs
     _say(f"run {run['id']} of {args.target} ({run['kind']} {run['url']}) queued")
     ended = _follow(http, run, args.wait_timeout)
@@ -236,17 +244,11 @@ def _start_and_follow_parity(args: argparse.Namespace, http: httpx.Client, serve
         "options": parse_option_pairs(args.option or []) or None,
         "trigger": "ci",
     }
-    try:
-        response = http.post("/api/v1/parity-runs", json=body)
-    except httpx.HTTPError as exc:
-        _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
+    run = _start(http, server, "/api/v1/parity-runs", body, first)
+    if run is None:
         return 2
-    if response.status_code != 202:
-        _say(f"rlconform ci: {_refusal(response, first, server)}")
-        return 2
-    run = _json(response, *RUN_FIELDS, "second")
-    print(f"{server}/parity/{run['id']}", flush=True)
-    _say(f"parity run {run['id']}: {first} vs {run['second']} ({run['kind']}) queued")
+    print(f"{server}/parity/{run['id']}", flush=True)  # first, as for any run
+    _say(f"parity run {run['id']}: {first} vs {run.get('second')} ({run['kind']}) queued")
     if run.get("label_warning"):
         _say(f"warning: {run['label_warning']}")
     ended = _follow(http, run, args.wait_timeout)

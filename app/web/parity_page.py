@@ -124,7 +124,7 @@ def parity_page(request: Request, session: SessionDep, run: RunDep) -> Response:
         "second_target": second,
         "names": _side_names(session, run),
         "result": result,
-        "tree": path_tree(divergences, (result or {}).get("first")),
+        "path_nodes": path_tree(divergences, (result or {}).get("first")),
         "warning": parity_runs.label_warning(first, second) if first else None,
         "live": run.status not in ENDED_STATUSES,
         "transcripts": transcripts,

@@ -138,3 +138,27 @@ def test_ci_follows_a_parity_run_and_exits_0_1_2(live_service, reference_server,
     assert code == 0, out
     code, out = ci("--parity", "a", "b", "--golden", "g")
     assert code == 2 and out == ""
+
+
+def test_the_pages_of_a_parity_run(client, plugrl_target) -> None:
+    plugrl_target("wide", action_dim=4)
+    plugrl_target("narrow", action_dim=3)
+    run = run_parity(client, first="wide", second="narrow")
+    assert client.get(f"/runs/{run['id']}", follow_redirects=False).headers["location"] == f"/parity/{run['id']}"
+    page = client.get(f"/parity/{run['id']}")
+    assert page.status_code == 200 and 'id="first-divergence"' in page.text and "pv-tree" in page.text
+    assert run["first_divergence"]["path"] in page.text
+    form = client.get("/parity/new")
+    assert form.status_code == 200 and 'value="target:narrow"' in form.text
+    started = client.post("/parity", data={"first": "wide", "second": "target:narrow"}, follow_redirects=False)
+    assert started.status_code == 303 and started.headers["location"].startswith("/parity/")
+    refused = client.post("/parity", data={"first": "wide", "second": ""})
+    assert refused.status_code == 422 and "second" in refused.text
+    saved = client.post(f"/parity/{run['id']}/golden", data={"side": "1", "name": "narrow-build"})
+    assert saved.status_code == 200 and "narrow-build" in saved.text  # followed to the list of goldens
+    uploaded = client.post(
+        "/goldens",
+        data={"name": "copy"},
+        files={"file": ("g.json", client.get("/api/v1/goldens/narrow-build/golden.json").content)},
+    )
+    assert uploaded.status_code == 200 and "copy" in uploaded.text
