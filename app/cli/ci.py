@@ -168,6 +168,16 @@ def _start(http: httpx.Client, server: str, path: str, body: dict[str, Any], tar
     return run
 
 
+def _fetch(http: httpx.Client, path: str, what: str) -> httpx.Response | None:
+    try:
+        response = http.get(path)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        _say(f"rlconform ci: cannot fetch {what}: {exc}")
+        return None
+    return response
+
+
 def _start_and_follow(
     args: argparse.Namespace, http: httpx.Client, server: str, body: dict[str, Any], extra_expected: set[str]
 ) -> int:
@@ -179,11 +189,8 @@ def _start_and_follow(
     ended = _follow(http, run, args.wait_timeout)
     if ended is None:
         return 2
-    try:
-        results_response = http.get(f"/api/v1/runs/{ended['id']}/results")
-        results_response.raise_for_status()
-    except httpx.HTTPError as exc:
-        _say(f"rlconform ci: cannot fetch the results of run {ended['id']}: {exc}")
+    results_response = _fetch(http, f"/api/v1/runs/{ended['id']}/results", f"the results of run {ended['id']}")
+    if results_response is None:
         return 2
     results = _json(results_response)
     if not isinstance(results, list) or not all(isinstance(r, dict) and RESULT_FIELDS <= r.keys() for r in results):
@@ -257,11 +264,8 @@ def _start_and_follow_parity(args: argparse.Namespace, http: httpx.Client, serve
     if ended["status"] != "finished":
         print(f"the parity run ended {ended['status']}: {ended['message']}")
         return 2
-    try:
-        response = http.get(f"/api/v1/parity-runs/{ended['id']}/result")
-        response.raise_for_status()
-    except httpx.HTTPError as exc:
-        _say(f"rlconform ci: cannot fetch the comparison of run {ended['id']}: {exc}")
+    response = _fetch(http, f"/api/v1/parity-runs/{ended['id']}/result", f"the comparison of run {ended['id']}")
+    if response is None:
         print(f"error: {ended['message']}")
         return 2
     result = _json(response, "status", "reason", "exit_code")
