@@ -20,6 +20,7 @@ from app.models import (
     ENDED_STATUSES,
     LABEL_PATTERN,
     ClauseResultRow,
+    ParityRun,
     Run,
     RunAttempt,
     RunPublic,
@@ -350,6 +351,7 @@ def _delete_runs(session: Session, run_ids: Sequence[int | None]) -> None:
     if not run_ids:
         return
     session.exec(delete(ClauseResultRow).where(col(ClauseResultRow.run_id).in_(run_ids)))
+    session.exec(delete(ParityRun).where(col(ParityRun.run_id).in_(run_ids)))
     session.exec(delete(RunAttempt).where(col(RunAttempt.run_id).in_(run_ids)))
     session.exec(delete(WebhookDelivery).where(col(WebhookDelivery.run_id).in_(run_ids)))
     session.exec(delete(TranscriptRow).where(col(TranscriptRow.run_id).in_(run_ids)))

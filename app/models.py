@@ -426,3 +426,43 @@ class RunDiff(SQLModel):
     removed: list[DiffEntry]
     counts: DiffCounts
     config_changes: list[str] = []  # what differs between the two runs' configuration
+
+
+# ---------------------------------------------------------------- parity runs and goldens
+
+
+class ParityRun(SQLModel, table=True):
+    """What makes a run a parity run: the other side, and what the comparison found.
+
+    The run row itself (first target, label, status, lease) is an ordinary run, so a
+    parity run is queued, claimed and executed like one; the second side is a target
+    or a golden. Neither reference is a foreign key: deleting the second target or
+    the golden leaves the finished comparison readable, with the names kept here.
+    """
+
+    __tablename__ = "parity_run"
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    second_target_id: int | None = None
+    second_name: str = Field(max_length=128)  # the second target's name, or "golden NAME"
+    golden_id: int | None = None
+    script_version: str = Field(default="", max_length=32)
+    verdict: str | None = Field(default=None, max_length=16)  # checks.parity.script.Status once finished
+    result: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # The golden documents of both sides (None where a side was not recorded), for saving one as a golden.
+    recordings: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+
+
+class Golden(SQLModel, table=True):
+    """A saved recording (the `rlconform parity --golden` file) a later run of one target is compared with."""
+
+    __tablename__ = "golden"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=64, unique=True, index=True)
+    kind: str = Field(max_length=32)
+    source: str = Field(default="", max_length=2048)  # the target or file it was recorded from
+    source_run_id: int | None = None
+    script_version: str = Field(default="", max_length=32)
+    document: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)

@@ -27,7 +27,7 @@ from sqlalchemy import delete, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app import crud, leases
+from app import crud, leases, parity_runs
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow
 from app.netpolicy import NetworkRefused, check_host_async
@@ -456,6 +456,10 @@ class Executor:
             if loaded is None:
                 return
             run, target = loaded
+            parity = await asyncio.to_thread(parity_runs.load_other_side, self.engine, run_id)
+            if parity is not None:
+                await parity_runs.execute_parity(self, run, target, attempt, parity, end)
+                return
             suite = find_suite(run.kind)
             if suite is None:
                 await end(RunStatus.FINISHED, Outcome.ERROR, f"{run.kind} is unavailable")

@@ -2,12 +2,13 @@
 
 from fastapi import APIRouter
 
-from app.api import ops, runs, scale, suites, targets
+from app.api import ops, parity, runs, scale, suites, targets
 
 router = APIRouter(prefix="/api/v1")
 router.include_router(targets.router)
 router.include_router(runs.router)
 router.include_router(suites.router)
 router.include_router(scale.router)
+router.include_router(parity.router)
 
 public_router = ops.router

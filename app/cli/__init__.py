@@ -68,7 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     ci = commands.add_parser("ci", help="start a run on a server, wait for it and exit 0/1/2")
     ci.add_argument("--server", required=True, help="base URL of the rlconform service")
-    ci.add_argument("--target", required=True, help="target name")
+    ci.add_argument("--target", help="target name (or --parity)")
+    ci.add_argument(
+        "--parity", nargs="+", metavar="TARGET", help="a parity run: TARGET_A TARGET_B, or TARGET_A with --golden"
+    )
+    ci.add_argument("--golden", metavar="NAME", help="with --parity TARGET_A: compare it with this stored golden")
     ci.add_argument("--token", help="API token (or RLCONFORM_API_TOKEN)")
     ci.add_argument("--phase", action="append", help="run only this phase (repeatable)")
     ci.add_argument("--option", action="append", metavar="KEY=VALUE", help="option override for this run")

@@ -128,6 +128,9 @@ def cmd_ci(args: argparse.Namespace) -> int:
     server = args.server.rstrip("/")
     token = args.token or os.environ.get("RLCONFORM_API_TOKEN")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    follow = _parity_mode(args)
+    if follow is None and not args.target:
+        raise UsageError("give --target NAME, or --parity TARGET_A (TARGET_B | --golden NAME)")
     extra_expected = read_expected_failures(args.expected_failures)
     check_writable(args.junit, "--junit")
     body = {
@@ -143,34 +146,51 @@ def cmd_ci(args: argparse.Namespace) -> int:
         return 2
     try:
         with http:
+            if follow is not None:
+                return follow(args, http, server)
             return _start_and_follow(args, http, server, body, extra_expected)
     except (httpx.InvalidURL, ServiceAnswerInvalid) as exc:
         _say(f"rlconform ci: {exc}")
         return 2
 
 
+def _start(http: httpx.Client, server: str, path: str, body: dict[str, Any], target: str) -> dict[str, Any] | None:
+    """The queued run the service answers with, or None after saying why it did not queue one."""
+    try:
+        response = http.post(path, json=body)
+    except httpx.HTTPError as exc:
+        _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
+        return None
+    if response.status_code != 202:
+        _say(f"rlconform ci: {_refusal(response, target, server)}")
+        return None
+    run: dict[str, Any] = _json(response, *RUN_FIELDS)
+    return run
+
+
+def _fetch(http: httpx.Client, path: str, what: str) -> httpx.Response | None:
+    try:
+        response = http.get(path)
+        response.raise_for_status()
+    except httpx.HTTPError as exc:
+        _say(f"rlconform ci: cannot fetch {what}: {exc}")
+        return None
+    return response
+
+
 def _start_and_follow(
     args: argparse.Namespace, http: httpx.Client, server: str, body: dict[str, Any], extra_expected: set[str]
 ) -> int:
-    try:
-        response = http.post(f"/api/v1/targets/{quote(args.target, safe='')}/runs", json=body)
-    except httpx.HTTPError as exc:
-        _say(f"rlconform ci: cannot reach the service at {server}: {exc}")
+    run = _start(http, server, f"/api/v1/targets/{quote(args.target, safe='')}/runs", body, args.target)
+    if run is None:
         return 2
-    if response.status_code != 202:
-        _say(f"rlconform ci: {_refusal(response, args.target, server)}")
-        return 2
-    run = _json(response, *RUN_FIELDS)
     print(f"{server}/runs/{run['id']}", flush=True)  # first, so a CI log links to the run even if it hangs
     _say(f"run {run['id']} of {args.target} ({run['kind']} {run['url']}) queued")
     ended = _follow(http, run, args.wait_timeout)
     if ended is None:
         return 2
-    try:
-        results_response = http.get(f"/api/v1/runs/{ended['id']}/results")
-        results_response.raise_for_status()
-    except httpx.HTTPError as exc:
-        _say(f"rlconform ci: cannot fetch the results of run {ended['id']}: {exc}")
+    results_response = _fetch(http, f"/api/v1/runs/{ended['id']}/results", f"the results of run {ended['id']}")
+    if results_response is None:
         return 2
     results = _json(results_response)
     if not isinstance(results, list) or not all(isinstance(r, dict) and RESULT_FIELDS <= r.keys() for r in results):
@@ -203,3 +223,62 @@ def _summarise(args: argparse.Namespace, run: dict[str, Any], results: list[dict
     if args.junit:
         Path(args.junit).write_text(render_junit(results, run["kind"], expected), encoding="utf-8")
     return EXIT_CODES[outcome]
+
+
+# ---------------------------------------------------------------- parity runs
+
+
+def _parity_mode(args: argparse.Namespace) -> Any:
+    """`_start_and_follow_parity` when the arguments ask for a parity run, else None (UsageError when mixed)."""
+    if not args.parity:
+        if args.golden:
+            raise UsageError("--golden needs --parity TARGET_A")
+        return None
+    if args.target or args.phase or args.junit or args.expected_failures:
+        raise UsageError("--parity takes no --target, --phase, --junit or --expected-failures")
+    if len(args.parity) > 2 or (len(args.parity) == 2) == bool(args.golden):
+        raise UsageError("give --parity TARGET_A TARGET_B, or --parity TARGET_A --golden NAME")
+    return _start_and_follow_parity
+
+
+def _start_and_follow_parity(args: argparse.Namespace, http: httpx.Client, server: str) -> int:
+    """Queue the parity run, follow it, print the first divergence; exit 0 identical, 1 divergent, 2 undecided."""
+    first, *rest = args.parity
+    body = {
+        "first": first,
+        "second": rest[0] if rest else None,
+        "golden": args.golden,
+        "options": parse_option_pairs(args.option or []) or None,
+        "trigger": "ci",
+    }
+    run = _start(http, server, "/api/v1/parity-runs", body, first)
+    if run is None:
+        return 2
+    print(f"{server}/parity/{run['id']}", flush=True)  # first, as for any run
+    _say(f"parity run {run['id']}: {first} vs {run.get('second')} ({run['kind']}) queued")
+    if run.get("label_warning"):
+        _say(f"warning: {run['label_warning']}")
+    ended = _follow(http, run, args.wait_timeout)
+    if ended is None:
+        return 2
+    if ended["status"] != "finished":
+        print(f"the parity run ended {ended['status']}: {ended['message']}")
+        return 2
+    response = _fetch(http, f"/api/v1/parity-runs/{ended['id']}/result", f"the comparison of run {ended['id']}")
+    if response is None:
+        print(f"error: {ended['message']}")
+        return 2
+    result = _json(response, "status", "reason", "exit_code")
+    print(render_parity_result(result))
+    return int(result["exit_code"]) if result["exit_code"] in (0, 1, 2) else 2
+
+
+def render_parity_result(result: dict[str, Any]) -> str:
+    lines = [f"{result['status']}: {result['reason']}"]
+    first = result.get("first")
+    if isinstance(first, dict) and result["status"] == "divergent":
+        lines.append(f"first divergence: {first.get('path')} ({first.get('reason')})")
+        for name, side in (("A", first.get("left") or {}), ("B", first.get("right") or {})):
+            lines += [f"  {name}: {side.get('value')}", f"     bytes {side.get('bytes') or '-'}"]
+        lines.append(f"{result.get('divergence_count', 0)} divergence(s) in all")
+    return "\n".join(lines)

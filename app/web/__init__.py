@@ -14,6 +14,7 @@ from app.web import (
     evidence,
     login,
     overview,
+    parity_page,
     run_page,
     runs_page,
     scale_pages,
@@ -24,5 +25,17 @@ from app.web import (
 
 router = APIRouter()
 # target_forms first: `/targets/new` must win over `/targets/{name}`.
-for module in (overview, target_forms, target_page, runs_page, run_page, evidence, diff_page, spec, login, scale_pages):
+for module in (
+    overview,
+    target_forms,
+    target_page,
+    runs_page,
+    run_page,
+    evidence,
+    diff_page,
+    spec,
+    login,
+    scale_pages,
+    parity_page,
+):
     router.include_router(module.router)

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session, col, select
 
 from app.deps import RunDep, RunnerDep, SessionDep
 from app.history import FAILING, last_passing_run, previous_run
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
+from app.parity_runs import parity_of
 from app.web.guard import WriteGuard
 from app.web.templating import VERDICT_ORDER, templates
 from checks.core import RolledUp, RootCause, Verdict, roll_up, root_causes
@@ -165,7 +166,9 @@ PhaseFilter = Annotated[list[str], Query(default_factory=list)]
 @router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
 def run_page(
     request: Request, session: SessionDep, run: RunDep, verdict: VerdictFilter, phase: PhaseFilter
-) -> HTMLResponse:
+) -> Response:
+    if parity_of(session, run) is not None:  # a parity run has its own page
+        return RedirectResponse(f"/parity/{run.id}", status_code=303)
     target = session.get(Target, run.target_id)
     context = matrix_context(session, run, verdict, phase)
     context.update(

@@ -1,0 +1,164 @@
+"""Parity runs in the service: queued and executed like any run, their comparison and transcripts kept,
+goldens saved, uploaded, downloaded and compared with; `rlconform ci` follows a parity run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.cli import main as cli_main
+from tests.app.conftest import QUICK_PLUGRL
+from tests.app.helpers import make_target, wait_for_run
+
+pytest.importorskip("checks.plugrl.reference")
+
+
+@pytest.fixture
+def plugrl_target(client: TestClient, reference_server: Callable[..., str]) -> Callable[..., dict[str, Any]]:
+    def create(name: str, **server_kwargs: Any) -> dict[str, Any]:
+        return make_target(client, name, "plugrl-server", reference_server(**server_kwargs), options=QUICK_PLUGRL)
+
+    return create
+
+
+def run_parity(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/api/v1/parity-runs", json=body)
+    assert response.status_code == 202, response.text
+    created = response.json()
+    wait_for_run(client, created["id"], timeout=60)
+    return client.get(f"/api/v1/parity-runs/{created['id']}").json()
+
+
+def test_two_reference_servers_are_identical_and_keep_their_evidence(client, plugrl_target) -> None:
+    plugrl_target("a")
+    plugrl_target("b")
+    run = run_parity(client, first="a", second="b")
+    assert (run["status"], run["outcome"], run["parity_status"]) == ("finished", "pass", "identical"), run
+    assert run["target"] == "a" and run["second"] == "b" and run["first_divergence"] is None
+    result = client.get(f"/api/v1/parity-runs/{run['id']}/result").json()
+    assert result["status"] == "identical" and result["divergence_count"] == 0
+    assert [side["target"] for side in result["sides"]] == [t["url"] for t in client.get("/api/v1/targets").json()]
+    export = client.get(f"/api/v1/runs/{run['id']}/export.json").json()
+    assert {t["phase"] for t in export["transcripts"]} == {"A", "B"}  # both recordings' wire logs
+
+
+def test_a_different_action_width_is_divergent_with_both_sides_bytes(client, plugrl_target) -> None:
+    plugrl_target("wide", action_dim=4)
+    plugrl_target("narrow", action_dim=3)
+    run = run_parity(client, first="wide", second="narrow")
+    assert (run["outcome"], run["parity_status"]) == ("fail", "divergent"), run
+    first = run["first_divergence"]
+    assert first["path"] and first["left"]["bytes"] != first["right"]["bytes"]
+    result = client.get(f"/api/v1/parity-runs/{run['id']}/result").json()
+    assert result["first"] == first and result["divergence_count"] >= 1 and result["divergences"]
+    assert run["message"] == result["reason"]
+
+
+def test_a_golden_saved_from_a_run_then_compared_with_uploaded_and_downloaded(client, plugrl_target, tmp_path) -> None:
+    plugrl_target("a")
+    plugrl_target("b")
+    plugrl_target("wide", action_dim=4)
+    first = run_parity(client, first="a", second="b")
+    saved = client.post("/api/v1/goldens", json={"name": "last-week", "run_id": first["id"], "side": 0})
+    assert saved.status_code == 201, saved.text
+    assert saved.json()["kind"] == "plugrl-server" and saved.json()["source_run_id"] == first["id"]
+    assert [g["name"] for g in client.get("/api/v1/goldens").json()] == ["last-week"]
+
+    again = run_parity(client, first="b", golden="last-week")
+    assert (again["parity_status"], again["golden"]) == ("identical", "last-week"), again
+    diverged = run_parity(client, first="wide", golden="last-week")
+    assert diverged["parity_status"] == "divergent"
+
+    document = client.get("/api/v1/goldens/last-week/golden.json").json()
+    assert document["format"] == "rlconform-parity-golden"
+    assert client.put("/api/v1/goldens/copy", json=document).status_code == 201
+    assert client.put("/api/v1/goldens/copy", json=document).status_code == 422  # the name is taken
+    assert client.put("/api/v1/goldens/junk", json={"format": "nope"}).status_code == 422
+    # The downloaded file is what `rlconform parity --golden` reads.
+    (tmp_path / "golden.json").write_text(json.dumps(document))
+    from checks.parity.recording import load_golden
+
+    assert load_golden(tmp_path / "golden.json").kind == "plugrl-server"
+
+
+def test_refusals_name_the_field(client, plugrl_target, reference_server) -> None:
+    plugrl_target("a")
+    make_target(client, "other-kind", "openai-chat", "http://127.0.0.1:9/v1")
+    for body, field in [
+        ({"first": "a"}, "second"),
+        ({"first": "a", "second": "missing"}, "second"),
+        ({"first": "a", "second": "other-kind"}, "second"),
+        ({"first": "a", "golden": "missing"}, None),
+        ({"first": "a", "second": "a", "options": {"rounds": 0}}, "options"),
+    ]:
+        response = client.post("/api/v1/parity-runs", json=body)
+        assert response.status_code in (404, 422), (body, response.text)
+        if field is not None:
+            assert response.json()["detail"][0]["loc"][1] == field, response.text
+    ordinary = client.post("/api/v1/targets/a/runs", json={}).json()
+    assert client.get(f"/api/v1/parity-runs/{ordinary['id']}").status_code == 404
+
+
+def test_a_second_target_on_another_label_is_warned_about(client, plugrl_target) -> None:
+    plugrl_target("a")
+    make_target(client, "far", "plugrl-server", "ws://127.0.0.1:9", worker_label="cluster-b")
+    response = client.post("/api/v1/parity-runs", json={"first": "a", "second": "far"})
+    assert response.status_code == 202
+    created = response.json()
+    assert created["worker_label"] == "default" and "cluster-b" in created["label_warning"]
+
+
+def test_ci_follows_a_parity_run_and_exits_0_1_2(live_service, reference_server, capsys) -> None:
+    import httpx
+
+    with httpx.Client(base_url=live_service) as http:
+        make_target(http, "a", "plugrl-server", reference_server(), options=QUICK_PLUGRL)
+        make_target(http, "b", "plugrl-server", reference_server(), options=QUICK_PLUGRL)
+        make_target(http, "wide", "plugrl-server", reference_server(action_dim=4), options=QUICK_PLUGRL)
+        make_target(http, "gone", "plugrl-server", "ws://127.0.0.1:9", options=QUICK_PLUGRL)
+
+    def ci(*args: str) -> tuple[int, str]:
+        code = cli_main(["ci", "--server", live_service, *args])
+        return code, capsys.readouterr().out
+
+    code, out = ci("--parity", "a", "b")
+    assert code == 0, out
+    assert out.splitlines()[0].startswith(f"{live_service}/parity/")
+    code, out = ci("--parity", "a", "wide")
+    assert code == 1 and "first divergence" in out, out
+    code, out = ci("--parity", "a", "gone")
+    assert code == 2, out
+    run_id = int(ci("--parity", "a", "b")[1].splitlines()[0].rsplit("/", 1)[1])
+    httpx.post(f"{live_service}/api/v1/goldens", json={"name": "g", "run_id": run_id})
+    code, out = ci("--parity", "b", "--golden", "g")
+    assert code == 0, out
+    code, out = ci("--parity", "a", "b", "--golden", "g")
+    assert code == 2 and out == ""
+
+
+def test_the_pages_of_a_parity_run(client, plugrl_target) -> None:
+    plugrl_target("wide", action_dim=4)
+    plugrl_target("narrow", action_dim=3)
+    run = run_parity(client, first="wide", second="narrow")
+    assert client.get(f"/runs/{run['id']}", follow_redirects=False).headers["location"] == f"/parity/{run['id']}"
+    page = client.get(f"/parity/{run['id']}")
+    assert page.status_code == 200 and 'id="first-divergence"' in page.text and "pv-tree" in page.text
+    assert run["first_divergence"]["path"] in page.text
+    form = client.get("/parity/new")
+    assert form.status_code == 200 and 'value="target:narrow"' in form.text
+    started = client.post("/parity", data={"first": "wide", "second": "target:narrow"}, follow_redirects=False)
+    assert started.status_code == 303 and started.headers["location"].startswith("/parity/")
+    refused = client.post("/parity", data={"first": "wide", "second": ""})
+    assert refused.status_code == 422 and "second" in refused.text
+    saved = client.post(f"/parity/{run['id']}/golden", data={"side": "1", "name": "narrow-build"})
+    assert saved.status_code == 200 and "narrow-build" in saved.text  # followed to the list of goldens
+    uploaded = client.post(
+        "/goldens",
+        data={"name": "copy"},
+        files={"file": ("g.json", client.get("/api/v1/goldens/narrow-build/golden.json").content)},
+    )
+    assert uploaded.status_code == 200 and "copy" in uploaded.text
