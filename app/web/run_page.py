@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 from app.deps import RunDep, RunnerDep, SessionDep
 from app.history import FAILING, last_passing_run, previous_run
+from app.listening import announcement_view
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.web.guard import WriteGuard
 from app.web.templating import VERDICT_ORDER, templates
@@ -155,6 +156,7 @@ def matrix_context(session: Session, run: Run, verdict: list[str], phase: list[s
         "progress": {"decided": decided, "total": total},
         "expected_failures": set(run.expected_failures),
         "failing": FAILING,
+        "announcement": announcement_view(run),
     }
 
 
