@@ -4,6 +4,7 @@ policy, store their announcement per attempt and show it (URL, command, countdow
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from fastapi.testclient import TestClient
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
-from app.listening import current_announcement
+from app.listening import Announcing, current_announcement
 from app.main import create_app
 from app.models import Run
 from app.netpolicy import source_allowed
@@ -75,7 +76,9 @@ def test_reference_client_passes_within_the_port_range_and_the_page_shows_where_
             thread.join(timeout=30)
             assert run["outcome"] == "pass", run
             assert run["announcement"]["waiting"] is False  # the last (a restart request) was answered
-            assert "waiting for a client" not in client.get(f"/runs/{run_id}").text
+            finished = client.get(f"/runs/{run_id}").text
+            assert "waiting for a client" not in finished
+            assert f'listened at <span class="mono">{announcement["url"]}</span>' in finished
     finally:
         held.close()
 
@@ -190,3 +193,10 @@ def test_source_address_policy(address: str, allowed: list[str], ok: bool) -> No
 def test_listen_host_defaults_to_the_service_address() -> None:
     assert Settings(host="127.0.0.2").listen_address == "127.0.0.2"
     assert Settings(host="127.0.0.2", listen_host="0.0.0.0").listen_address == "0.0.0.0"
+
+
+def test_a_wildcard_listen_address_is_announced_as_this_machine() -> None:
+    stored = Announcing(1, "w", 5.0, "0.0.0.0").stored("ws://0.0.0.0:9000", "waiting for a client at ws://0.0.0.0:9000")
+    here = socket.gethostname()
+    assert stored["url"] == f"ws://{here}:9000"
+    assert stored["message"] == f"waiting for a client at ws://{here}:9000"
