@@ -131,9 +131,10 @@ def parse_ports(text: str) -> tuple[int, ...]:
     for part in (part.strip() for part in text.split(",")):
         if not part:
             continue
-        first, _, last = part.partition("-")
+        first, dash, last = part.partition("-")
         try:
-            low, high = int(first), int(last or first)
+            low = int(first)
+            high = int(last) if dash else low
         except ValueError:
             raise ValueError(f"{part!r} is neither a port (9000) nor a range (9000-9100)") from None
         if not 1 <= low <= high <= MAX_LISTEN_PORTS:
