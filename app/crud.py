@@ -235,16 +235,12 @@ def _validate_target(
         errors.append(_error(["kind"], f"{kind} is unavailable on this server: its optional dependencies are missing"))
         raise TargetInvalid(errors)
 
-    try:
-        url = suite.validate_url(url)
-    except ValueError as exc:
-        errors.append(_error(["url"], str(exc)))
+    if suite.listen and url.strip():
+        errors.append(_error(["url"], f"{kind} runs listen for the client they grade: leave the URL empty"))
+    elif suite.listen:
+        url = ""  # where to connect is announced when the run starts (option `listen` fixes HOST:PORT)
     else:
-        host, port = suite.host_port(url)
-        try:
-            check_host(host, port, allowed_networks)
-        except NetworkRefused as exc:
-            errors.append(_error(["url"], str(exc)))
+        url = _checked_url(suite, url, allowed_networks, errors)
     try:
         stored_options = _options_to_store(suite.parse_options(options))
     except pydantic.ValidationError as exc:
@@ -253,6 +249,21 @@ def _validate_target(
     if errors:
         raise TargetInvalid(errors)
     return url, stored_options
+
+
+def _checked_url(suite: Suite, url: str, allowed_networks: Sequence[str], errors: list[dict[str, Any]]) -> str:
+    """The normalised URL of a target the runs connect to; what is wrong goes to `errors`."""
+    try:
+        url = suite.validate_url(url)
+    except ValueError as exc:
+        errors.append(_error(["url"], str(exc)))
+        return url
+    host, port = suite.host_port(url)
+    try:
+        check_host(host, port, allowed_networks)
+    except NetworkRefused as exc:
+        errors.append(_error(["url"], str(exc)))
+    return url
 
 
 def create_target(session: Session, data: TargetCreate, allowed_networks: Sequence[str]) -> Target:

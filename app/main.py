@@ -54,6 +54,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             engine,
             max_concurrent=settings.max_concurrent_runs,
             allowed_networks=settings.allowed_networks,
+            listen_host=settings.listen_address,
+            listen_ports=settings.listen_ports,
             retention_runs=settings.retention_runs,
             metrics=metrics,
             on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),

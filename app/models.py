@@ -95,7 +95,7 @@ class GateColumn(_EnumColumn):
 class TargetBase(SQLModel):
     name: str = Field(min_length=1, max_length=64, regex=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", index=True, unique=True)
     kind: str = Field(max_length=32)
-    url: str = Field(max_length=2048)
+    url: str = Field(default="", max_length=2048)  # empty for client kinds: their runs listen
     description: str = Field(default="", max_length=2000)
     gate: str = Field(default="default", max_length=16)  # checks.core.Gate
     schedule_minutes: int | None = Field(default=None, ge=1, le=7 * 24 * 60)
@@ -159,6 +159,8 @@ class RunBase(SQLModel):
     decided_clauses: int = 0
     counts: dict[str, int] = Field(default_factory=dict, sa_type=JSON, nullable=False)
     message: str = Field(default="", sa_type=Text, nullable=False)
+    # Listen-mode runs: what the executing attempt announced last (app.listening: url, deadline, attempt...).
+    announcement: dict[str, Any] | None = Field(default=None, sa_type=JSON, nullable=True)
     created_at: datetime = Field(default_factory=utcnow, index=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None

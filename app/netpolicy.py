@@ -66,6 +66,21 @@ def _in_networks(address: str, networks: list[Network]) -> bool:
     return any(ip.version == net.version and ip in net for net in networks)
 
 
+def source_allowed(address: str, allowed: Sequence[str]) -> bool:
+    """Whether a client connecting from `address` may be graded (listen-mode runs); empty allows any.
+
+    Only network entries admit a source: a host-name entry names where runs may
+    connect, and a source address cannot prove which name it has.
+    """
+    if not allowed:
+        return True
+    networks, _ = parse_allowed(allowed)
+    try:
+        return _in_networks(address, networks)
+    except ValueError:
+        return False
+
+
 def resolve(host: str, port: int | None) -> list[str]:
     """Every address `host` resolves to (blocking: call it off the event loop)."""
     try:

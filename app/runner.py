@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import crud, leases, parity_runs
+from app.listening import Announcing, answered, listen_policy
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow
 from app.netpolicy import NetworkRefused, check_host_async
@@ -142,6 +143,7 @@ class Batch:
     phase: str | None
     finished_phases: list[str]
     secrets: Sequence[str] = ()
+    announcement: dict[str, Any] | None = None
 
 
 def _write_one(session: Session, batch: Batch) -> None:
@@ -161,6 +163,8 @@ def _write_one(session: Session, batch: Batch) -> None:
     values: dict[str, Any] = {"counts": counts, "decided_clauses": sum(counts.values())}
     if batch.phase is not None:
         values["current_phase"] = batch.phase
+    if batch.announcement is not None:
+        values["announcement"] = batch.announcement
     if batch.finished_phases:
         run = session.get(Run, batch.run_id)
         done = list(run.finished_phases) if run is not None else []
@@ -259,9 +263,25 @@ class RunRecorder:
         self._transcripts: dict[int, dict[str, Any]] = {}
         self._phase: str | None = None
         self._finished: list[str] = []
+        self.announcing: Announcing | None = None  # listen-mode runs only
+        self._announcement: dict[str, Any] | None = None  # the newest, while the run waits on it
+        self._unwritten_announcement = False
         self._pending = 0  # changes not yet committed
         self._flushed = asyncio.Event()
         self._flushed.set()
+
+    def announce(self, url: str, message: str) -> None:
+        if self.announcing is None:
+            return
+        self._announcement = self.announcing.stored(url, message)
+        self._unwritten_announcement = True
+        self._changed()
+
+    def _moved_on(self) -> None:
+        """Whatever the run records next means it stopped waiting on its announcement."""
+        if self._announcement is not None and self._announcement["waiting"]:
+            self._announcement = answered(self._announcement)
+            self._unwritten_announcement = True
 
     def _changed(self) -> None:
         self._pending += 1
@@ -269,18 +289,21 @@ class RunRecorder:
         self.writer.mark(self)
 
     def result(self, result: ClauseResult) -> None:
+        self._moved_on()
         data = result.to_dict()
         data["transcript_ids"] = [number + self.offset for number in data["transcript_ids"]]
         self._results[(result.phase, result.clause_id)] = data
         self._changed()
 
     def transcript(self, transcript: Transcript) -> None:
+        self._moved_on()
         data = transcript.to_dict()
         data["id"] += self.offset
         self._transcripts[data["id"]] = data
         self._changed()
 
     def phase(self, name: str, state: str) -> None:
+        self._moved_on()
         if state == "running":
             self._phase = name
         elif state == "done":
@@ -300,8 +323,10 @@ class RunRecorder:
             self._phase,
             self._finished,
             self.secrets,
+            self._announcement if self._unwritten_announcement else None,
         )
         self._results, self._transcripts, self._phase, self._finished = {}, {}, None, []
+        self._unwritten_announcement = False
         return batch
 
     def written(self, batch: Batch | None, error: BaseException | None) -> None:
@@ -396,6 +421,8 @@ class Executor:
     requeue: leases.Requeue | None = None
     on_end: Callable[[Session, Run], object] | None = None  # inside the transaction that ends a run
     own_endpoints: set[tuple[str, int | None]] = field(default_factory=set)
+    listen_host: str = "127.0.0.1"  # where listen-mode (client kind) runs bind, and on which ports
+    listen_ports: Sequence[int] = (0,)
     _writer: GroupWriter | None = None
 
     @property
@@ -467,14 +494,23 @@ class Executor:
             options = crud.run_options(suite, run, target)
             url = crud.run_url(run, target)
             secrets = secret_values(suite, options) + [password for password in [crud.url_password(url)] if password]
-            host, port = suite.host_port(url)
-            address = None
-            if (host, port) not in self.own_endpoints:
+            listen = None
+            host, port, address = "", None, None
+            if suite.listen:  # a client kind: the run listens here, the policy applies to the client's source
+                listen = listen_policy(self.listen_host, self.listen_ports, self.allowed_networks, options)
+            else:
+                host, port = suite.host_port(url)
+            if listen is None and (host, port) not in self.own_endpoints:
                 address = await check_host_async(host, port, self.allowed_networks)
             offset = await asyncio.to_thread(prepare_attempt, self.engine, run_id, attempt)
             recorder = RunRecorder(self.writer, run_id, attempt, secrets, offset)
+            if listen is not None:
+                deadline = float(getattr(options, "connect_deadline", 0.0))
+                recorder.announcing = Announcing(attempt, self.worker, deadline, listen.host)
             with pinned(host, address):  # every phase connects to the address just checked
-                await run_suite(suite, url, options, run.phases or None, recorder, finished=run.finished_phases)
+                await run_suite(
+                    suite, url, options, run.phases or None, recorder, finished=run.finished_phases, listen=listen
+                )
             await recorder.close()
             task = asyncio.current_task()
             if task is not None and task.cancelling():  # a phase swallowed the cancellation
@@ -562,6 +598,8 @@ class Runner:
         *,
         max_concurrent: int = 4,
         allowed_networks: Sequence[str] = (),
+        listen_host: str = "127.0.0.1",
+        listen_ports: Sequence[int] = (0,),
         retention_runs: int = 500,
         metrics: Metrics | None = None,
         poll_interval: float = 2.0,
@@ -575,6 +613,8 @@ class Runner:
             engine,
             worker=f"{socket.gethostname()}:{os.getpid()}:embedded",
             allowed_networks=allowed_networks,
+            listen_host=listen_host,
+            listen_ports=listen_ports,
             retention_runs=retention_runs,
             metrics=self.metrics,
             # Nothing else executes these runs: the lease only fences writes; start-up interrupts leftovers.

@@ -36,6 +36,15 @@ class Settings(BaseSettings):
     scheduler_interval: float = Field(30.0, gt=0, description="Seconds between checks for scheduled runs.")
     spec_path: Path = Field(SPEC_PATH, description="The SPEC.md that clause pages quote.")
     public_url: str = Field("", description="Base URL of the dashboard for links in notifications.")
+    listen_host: str = Field(
+        "",
+        description="Address client-kind runs listen on for the client they grade; empty: the address the "
+        "service binds. With 0.0.0.0 the announced URL names this machine's host name.",
+    )
+    listen_ports: Annotated[tuple[int, ...], NoDecode] = Field(
+        (0,),
+        description="Ports client-kind runs may listen on, e.g. `9000-9100` or `9000,9005`; empty: any free port.",
+    )
 
     # -- scale-out (PostgreSQL): workers, leases, schedules, webhooks
     executor: Literal["auto", "embedded", "workers"] = Field(
@@ -65,6 +74,15 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("listen_ports", mode="before")
+    @classmethod
+    def _port_range(cls, value: object) -> object:
+        return parse_ports(value) if isinstance(value, str) else value
+
+    @property
+    def listen_address(self) -> str:
+        return self.listen_host or self.host
 
     @property
     def uses_workers(self) -> bool:
@@ -102,6 +120,27 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_token_is_none(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value() else None
+
+
+MAX_LISTEN_PORTS = 65535
+
+
+def parse_ports(text: str) -> tuple[int, ...]:
+    """`9000-9100,9200` as the ports it names, in order; empty text is (0,): any free port."""
+    ports: list[int] = []
+    for part in (part.strip() for part in text.split(",")):
+        if not part:
+            continue
+        first, dash, last = part.partition("-")
+        try:
+            low = int(first)
+            high = int(last) if dash else low
+        except ValueError:
+            raise ValueError(f"{part!r} is neither a port (9000) nor a range (9000-9100)") from None
+        if not 1 <= low <= high <= MAX_LISTEN_PORTS:
+            raise ValueError(f"{part!r}: ports run from 1 to 65535, low to high")
+        ports.extend(range(low, high + 1))
+    return tuple(dict.fromkeys(ports)) or (0,)
 
 
 @lru_cache

@@ -49,6 +49,8 @@ def make_executor(settings: Settings, engine: Engine, name: str, metrics: Metric
         engine,
         worker=name,
         allowed_networks=settings.allowed_networks,
+        listen_host=settings.listen_address,
+        listen_ports=settings.listen_ports,
         retention_runs=settings.retention_runs,
         metrics=metrics or Metrics(),
         lease_seconds=settings.lease_seconds,

@@ -625,6 +625,8 @@ class Suite:
     new_state: Callable[[], Any] = lambda: None
     # Listen-mode suites grade a client: the run binds, announces its URL and waits for the client.
     listener: ListenerFactory | None = None
+    # Listen-mode suites: the `rlconform reference-client KIND` that conforms, for the command a run page offers.
+    reference_client: str = ""
 
     @property
     def listen(self) -> bool:

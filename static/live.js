@@ -23,6 +23,8 @@
       .then(function (html) {
         failures = 0;
         container.innerHTML = html;
+        startCountdowns();
+        document.dispatchEvent(new CustomEvent("rlconform:swapped"));
         if (isLive()) {
           window.setTimeout(poll, interval);
         } else {
@@ -35,5 +37,21 @@
       });
   }
 
+  // A listen-mode run waiting for its client counts down to the connect deadline between polls.
+  var ticking = null;
+  function startCountdowns() {
+    var started = Date.now();
+    var counters = container.querySelectorAll(".countdown[data-remaining]");
+    if (ticking) window.clearInterval(ticking);
+    ticking = counters.length ? window.setInterval(function () {
+      var elapsed = Math.floor((Date.now() - started) / 1000);
+      counters.forEach(function (counter) {
+        var left = Math.max(0, Number(counter.getAttribute("data-remaining")) - elapsed);
+        counter.textContent = "in " + left + " s";
+      });
+    }, 1000) : null;
+  }
+
+  startCountdowns();
   if (isLive()) window.setTimeout(poll, interval);
 })();

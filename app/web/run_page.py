@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 
 from app.deps import RunDep, RunnerDep, SessionDep
 from app.history import FAILING, last_passing_run, previous_run
+from app.listening import announcement_view
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.parity_runs import parity_of
 from app.web.guard import WriteGuard
@@ -156,6 +157,7 @@ def matrix_context(session: Session, run: Run, verdict: list[str], phase: list[s
         "progress": {"decided": decided, "total": total},
         "expected_failures": set(run.expected_failures),
         "failing": FAILING,
+        "announcement": announcement_view(run),
     }
 
 

@@ -71,6 +71,7 @@ def suite_form(kind: str) -> dict[str, Any]:
         "clauses": list(suite.catalogue),
         "url_example": suite.url_example,
         "schemes": [f"{scheme}://" for scheme in suite.url_schemes] or ["HOST:PORT"],
+        "listen": suite.listen,
     }
 
 

@@ -107,4 +107,5 @@ SUITE = Suite(
     url_example="127.0.0.1:0 (the address to listen on)",
     new_state=RunState,
     listener=_listen,
+    reference_client="plugrl",
 )

@@ -1,6 +1,6 @@
 """Parity runs and golden recordings: two new tables; runs and their results are untouched.
 
-Revision ID: 0003_parity_runs
+Revision ID: 0003
 Revises: 0002
 Create Date: 2026-12-10
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003_parity_runs"
+revision = "0003"
 down_revision = "0002"
 branch_labels = None
 depends_on = None

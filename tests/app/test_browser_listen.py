@@ -1,0 +1,116 @@
+"""A client-kind run in a real browser: create a plugrl-client target, press Run, copy the command the
+page shows, run it (the reference client) and watch the matrix fill in until the run passes."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_HOME = Path(sys.executable).parents[2]  # where `.venv/bin/rlconform` resolves, as in a checkout
+SHOTS = Path("/tmp/rlconform-shots")
+
+
+@pytest.fixture
+def browser_context() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
+            headless=True,
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.set_default_timeout(30_000)
+            yield context
+        finally:
+            browser.close()
+
+
+def shoot(page: Any, name: str) -> None:
+    """A full-page screenshot at 1280 and at 400 px wide, for a person to look at (never committed)."""
+    SHOTS.mkdir(exist_ok=True)
+    for width in (1280, 400):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+
+def test_run_a_client_kind_from_the_page_with_the_command_it_shows(live_service: str, browser_context: Any) -> None:
+    expect = sync_api.expect
+    browser_context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_service)
+    page = browser_context.new_page()
+    console_errors: list[str] = []
+    page.on("pageerror", lambda error: console_errors.append(str(error)))
+
+    # A client kind asks for no URL: the run listens and says where.
+    page.goto(live_service + "/")
+    page.get_by_role("link", name="Add target").first.click()
+    page.select_option("#kind", "plugrl-client")
+    page.wait_for_load_state()
+    expect(page.locator("legend", has_text="Options for plugrl-client")).to_be_visible()
+    expect(page.locator("#url")).to_have_count(0)
+    expect(page.locator("#listen-hint")).to_contain_text("There is no URL to enter")
+    page.fill("#name", "env-client")
+    page.fill("#opt-steps", "6")
+    page.fill("#opt-reconnect_window", "0.4")
+    page.fill("#opt-timeout", "3")
+    page.fill("#opt-connect_deadline", "90")
+    page.get_by_role("button", name="Add target").click()
+    expect(page).to_have_url(live_service + "/targets/env-client")
+
+    # Run: the page waits for a client, with the address, a countdown and a ready command.
+    page.get_by_role("button", name="Run now").click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+$"))
+    heading = page.locator("#announcement-title")
+    expect(heading).to_contain_text(re.compile(r"waiting for a client at ws://127\.0\.0\.1:\d+"))
+    countdown = page.locator(".announcement .countdown")
+    first = int(countdown.inner_text().split()[1])
+    page.wait_for_function(
+        f"() => Number(document.querySelector('.announcement .countdown').textContent.split(' ')[1]) < {first}"
+    )
+    page.locator("button.copy[data-copy=announce-command]").click()
+    command = page.evaluate("() => navigator.clipboard.readText()")
+    assert command == page.locator("#announce-command").inner_text()
+    assert re.fullmatch(r"\.venv/bin/rlconform reference-client plugrl ws://127\.0\.0\.1:\d+", command)
+    shoot(page, "listen-waiting")
+
+    # Run the copied command; watch the matrix fill in while the run is live, then the run pass.
+    client = subprocess.Popen(
+        shlex.split(command),
+        cwd=VENV_HOME,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        page.wait_for_function(
+            "() => { const m = document.querySelector('#matrix .matrix');"
+            " return m && m.dataset.live === '1' && m.querySelectorAll('a.v-pass').length > 0; }",
+            timeout=60_000,
+        )
+        page.wait_for_selector("#run-status .s-finished", timeout=120_000)
+        expect(page.locator("h1 .o-pass")).to_be_visible()
+        expect(page.locator(".announcement")).to_have_count(0)
+        shoot(page, "listen-finished")
+        assert client.wait(timeout=30) == 0
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    assert console_errors == []
