@@ -3,23 +3,33 @@
 `fire_due(engine, tick)` is the one decision, whoever calls it: the
 procrastinate periodic task on the operations queue (workers mode, with the
 tick procrastinate hands it) or the in-process loop below (embedded mode).
-A run records the schedule slot it was queued for, and a unique index on
-(target, slot) makes a second dispatcher of the same tick a no-op, so each
-tick fires once however many service replicas and workers run.
+Ticks come every second by default, so a run is queued within about a second
+of its own due time.
+
+An interval schedule comes due at `anchor + offset + k * interval`, where
+the offset within the interval is the target's own (`spread_offset`,
+Fibonacci hashing of its id): stable across processes and restarts, and
+consecutive ids land evenly apart, so a fleet of targets on one interval is
+spread over it instead of coming due in one burst (Prometheus spreads its
+scrapes the same way). A cron schedule comes due at the times it names.
+
+A run records the due time (slot) it was queued for, and a unique index on
+(target, slot) makes a second dispatcher of the same slot a no-op, so each
+slot fires once however many service replicas and workers run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
 from croniter import croniter
 from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from app import crud, leases, webhooks
 from app.models import Run, RunStatus, Schedule, Target, stored_id, utcnow
@@ -27,20 +37,41 @@ from app.settings import Settings
 
 log = logging.getLogger("rlconform.scheduler")
 
+ANCHOR = datetime(1970, 1, 1, tzinfo=UTC)  # interval grids count from here, so every process agrees
+FIBONACCI = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: consecutive ids land ~0.618 of a period apart
+
 
 def latest_tick(cron: str, now: datetime) -> datetime:
     """The latest time at or before `now` that `cron` names (a 6th field counts seconds)."""
     return croniter(cron, now.replace(microsecond=0) + timedelta(seconds=1)).get_prev(datetime).astimezone(UTC)
 
 
+def spread_offset(target_id: int, interval: timedelta) -> timedelta:
+    """Where within each `interval` the target comes due, to the millisecond; integer maths, so stable anywhere."""
+    period_ms = int(interval / timedelta(milliseconds=1))
+    fraction = (target_id * FIBONACCI) % 2**64
+    return timedelta(milliseconds=(fraction * period_ms) >> 64)
+
+
+def latest_slot(target_id: int, interval: timedelta, now: datetime) -> datetime:
+    """The target's latest due time at or before `now` on its interval grid."""
+    origin = ANCHOR + spread_offset(target_id, interval)
+    return origin + ((now - origin) // interval) * interval
+
+
 def due_slot(schedule: Schedule, last: datetime | None, tick: datetime) -> datetime | None:
-    """The slot `schedule` is due for at `tick` (None: not due); `last` is its latest scheduled slot."""
+    """The slot `schedule` is due for at `tick` (None: not due); `last` is its latest scheduled slot.
+
+    Only the latest slot is ever due, so a tick skipped (downtime, a run still
+    queued) is made up once, not once per missed slot; a new schedule waits for
+    its first slot instead of firing at once.
+    """
     if schedule.cron is not None:
         slot = latest_tick(schedule.cron, tick)
-        since = last or _aware(schedule.created_at)
-        return slot if slot > since else None
-    interval = timedelta(seconds=schedule.interval_seconds or 0)
-    return tick if last is None or tick - last >= interval else None
+    else:
+        slot = latest_slot(schedule.target_id, timedelta(seconds=schedule.interval_seconds or 60), tick)
+    since = last or _aware(schedule.created_at) - timedelta(microseconds=1)
+    return slot if slot > since else None
 
 
 def _aware(moment: datetime) -> datetime:
@@ -49,18 +80,16 @@ def _aware(moment: datetime) -> datetime:
 
 def fire_due(engine: Engine, tick: datetime, requeue: leases.Requeue | None = None) -> list[int]:
     """Queue a run for every schedule due at `tick` whose target has no run still queued; the new run ids."""
+    latest = select(func.max(Run.scheduled_for)).where(Run.target_id == Schedule.target_id).scalar_subquery()
     queued: list[int] = []
     with Session(engine, info={"requeue": requeue}) as session:
-        for schedule, target in session.exec(select(Schedule, Target).where(Schedule.target_id == Target.id)).all():
-            waiting = session.exec(
-                select(Run.id).where(Run.target_id == target.id, Run.status == RunStatus.QUEUED).limit(1)
-            ).first()
-            if waiting is not None:  # the previous run has not even started: skip this tick
-                continue
-            last = session.exec(select(func.max(Run.scheduled_for)).where(Run.target_id == target.id)).one()
+        due: dict[int, tuple[Schedule, datetime]] = {}
+        for schedule, last in session.exec(select(Schedule, latest)).all():
             slot = due_slot(schedule, _aware(last) if last else None, tick)
-            if slot is None:
-                continue
+            if slot is not None:
+                due[schedule.target_id] = (schedule, slot)
+        for target in _without_queued_runs(session, due):  # the previous run has not even started: skip
+            schedule, slot = due[stored_id(target)]
             try:
                 run = crud.enqueue_run(
                     session,
@@ -77,6 +106,15 @@ def fire_due(engine: Engine, tick: datetime, requeue: leases.Requeue | None = No
             else:
                 queued.append(stored_id(run))
     return queued
+
+
+def _without_queued_runs(session: Session, target_ids: Iterable[int]) -> list[Target]:
+    ids = list(target_ids)
+    if not ids:
+        return []
+    waiting = select(Run.target_id).where(col(Run.target_id).in_(ids), Run.status == RunStatus.QUEUED)
+    busy = set(session.exec(waiting).all())
+    return list(session.exec(select(Target).where(col(Target.id).in_([i for i in ids if i not in busy]))).all())
 
 
 class Scheduler:
@@ -115,8 +153,3 @@ class Scheduler:
                 await action(following)
             except Exception:
                 log.exception("the scheduler's %s tick failed", action.__name__)
-
-
-def enqueue_due(engine: Engine, requeue: leases.Requeue | None = None) -> list[int]:
-    """Queue whatever is due now (the tick is the current second)."""
-    return fire_due(engine, utcnow().replace(microsecond=0), requeue)

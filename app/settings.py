@@ -7,6 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
+from croniter import croniter
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
@@ -62,11 +63,20 @@ class Settings(BaseSettings):
     poll_interval: float = Field(5.0, gt=0, description="Workers' fallback poll for jobs (LISTEN/NOTIFY is first).")
     shutdown_grace: float = Field(20.0, ge=0, description="A draining worker's wait before handing runs back.")
     schedule_tick_cron: str = Field(
-        "* * * * *", description="How often schedules are looked at (cron, 6th field seconds)."
+        "* * * * * *",
+        description="How often schedules are looked at (cron, 6th field seconds): a run is queued within one "
+        "tick of its due time.",
     )
     ops_tick_cron: str = Field("* * * * * */5", description="How often leases and webhooks are looked at.")
     webhook_attempts: int = Field(6, ge=1, description="Deliveries of one notification before giving up.")
     webhook_backoff: float = Field(2.0, gt=0, description="First retry delay in seconds; doubles each time.")
+
+    @field_validator("schedule_tick_cron", "ops_tick_cron", mode="after")
+    @classmethod
+    def _valid_cron(cls, value: str) -> str:
+        if not croniter.is_valid(value):
+            raise ValueError(f"{value!r} is not a cron expression (5 fields, or 6 with seconds last)")
+        return value
 
     @field_validator("service_labels", mode="before")
     @classmethod

@@ -1,4 +1,4 @@
-"""Runner, recovery, scheduler, migrations, demo and network policy, inside one process."""
+"""Runner, recovery, migrations, demo and network policy, inside one process."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from app import crud
 from app.db import make_engine, ours, upgrade_database
 from app.demo import demo_name
 from app.main import create_app
-from app.models import ClauseResultRow, Run, Target, TargetCreate
+from app.models import ClauseResultRow, Target, TargetCreate
 from app.netpolicy import NetworkRefused, check_host
-from app.scheduler import enqueue_due
 from checks.registry import DEMO_SERVERS
 from tests.app.helpers import make_target, service_settings, wait_for_run, wait_until
 
@@ -69,20 +68,6 @@ def test_shutdown_interrupts_running_runs_and_keeps_what_they_decided(settings, 
         assert run["status"] == "interrupted"
         assert run["decided_clauses"] >= 1
         assert len(client.get(f"/api/v1/runs/{run_id}/results").json()) == run["decided_clauses"]
-
-
-def test_scheduler_queues_due_targets_once(database_url: str, fake_kind: str) -> None:
-    seed_target(database_url, schedule_minutes=60)
-    engine = make_engine(database_url)
-    first = enqueue_due(engine)
-    assert len(first) == 1
-    assert enqueue_due(engine) == []  # one is pending already
-    with Session(engine) as session:
-        session.get(Run, first[0]).status = "finished"
-        session.commit()
-    assert enqueue_due(engine) == []  # not due again for an hour
-    with Session(engine) as session:
-        assert session.get(Run, first[0]).trigger == "schedule"
 
 
 def test_demo_target_is_registered_then_repointed(tmp_path: Path) -> None:

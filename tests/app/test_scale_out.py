@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from datetime import UTC, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ QUICK = {
     "RLCONFORM_POLL_INTERVAL": "0.5",
     "RLCONFORM_SHUTDOWN_GRACE": "1",
     "RLCONFORM_OPS_TICK_CRON": "* * * * * *",
-    "RLCONFORM_SCHEDULE_TICK_CRON": "* * * * * */2",  # a 6th field counts seconds,
+    "RLCONFORM_SCHEDULE_TICK_CRON": "* * * * * *",  # a 6th field counts seconds: every second, the default
     "RLCONFORM_WEBHOOK_BACKOFF": "0.5",
     "RLCONFORM_DEMO": "false",
     "RLCONFORM_SERVICE_LABELS": "",
@@ -137,7 +138,8 @@ def _run_row(database_url: str, run_id: int) -> dict[str, Any]:
         attempts = connection.execute(
             sa.text("SELECT number, worker, ending FROM run_attempt WHERE run_id = :id ORDER BY number"), {"id": run_id}
         ).all()
-    return dict(run) | {"attempt_rows": [tuple(a) for a in attempts]}
+        target = connection.execute(sa.text("SELECT name FROM target WHERE id = :id"), {"id": run["target_id"]}).one()
+    return dict(run) | {"attempt_rows": [tuple(a) for a in attempts], "target": target[0]}
 
 
 def test_runs_go_only_to_workers_of_their_label_and_the_dashboard_warns_on_an_unserved_one(cluster: Cluster) -> None:
@@ -215,22 +217,35 @@ def test_cancel_stops_a_running_run_within_a_second_and_keeps_its_clauses(cluste
     assert run["decided_clauses"] >= 1 and len(_results(client, run_id)) == run["decided_clauses"]
 
 
-def test_a_schedule_fires_once_per_tick_with_two_services_and_two_workers(cluster: Cluster) -> None:
+def test_schedules_fire_once_per_slot_with_two_services_and_two_workers(cluster: Cluster) -> None:
+    from app.scheduler import ANCHOR, spread_offset
+
     client = cluster.service()
     cluster.service()
     cluster.worker("s")
     cluster.worker("s")
     _wait_workers(client, 2)
     _target(client, "ticking", "s")
+    _target(client, "spread", "s")
     assert client.put("/api/v1/targets/ticking/schedule", json={"cron": "* * * * * */2"}).status_code == 200
-    time.sleep(9)
-    assert client.delete("/api/v1/targets/ticking/schedule").status_code == 204
+    assert client.put("/api/v1/targets/spread/schedule", json={"interval_seconds": 3}).status_code == 200
+    time.sleep(10)
+    for name in ("ticking", "spread"):
+        assert client.delete(f"/api/v1/targets/{name}/schedule").status_code == 204
     runs = [r for r in client.get("/api/v1/runs", params={"limit": 100}).json() if r["trigger"] == "schedule"]
-    slots = sorted(_run_row(cluster.database_url, r["id"])["scheduled_for"] for r in runs)
-    assert len(slots) >= 3, slots
-    assert len(set(slots)) == len(slots)  # never two runs for one tick
-    gaps = {(b - a).total_seconds() for a, b in zip(slots, slots[1:], strict=False)}
-    assert gaps == {2.0}, slots  # and no tick skipped: each run finished before the next tick
+    rows = [_run_row(cluster.database_url, r["id"]) for r in runs]
+    for name, period in (("ticking", 2.0), ("spread", 3.0)):
+        mine = sorted((r for r in rows if r["target"] == name), key=lambda r: r["scheduled_for"])
+        slots = [r["scheduled_for"] for r in mine]
+        assert len(slots) >= 2, slots
+        assert len(set(slots)) == len(slots)  # never two runs for one slot
+        gaps = {(b - a).total_seconds() for a, b in zip(slots, slots[1:], strict=False)}
+        assert gaps == {period}, slots  # and none skipped: each run finished before the next slot
+        # each started within a couple of seconds of its own due time (a tick a second, then a worker)
+        assert max((r["started_at"] - r["scheduled_for"]).total_seconds() for r in mine) < 4, mine
+    spread = [r for r in rows if r["target"] == "spread"]
+    offset = spread_offset(spread[0]["target_id"], timedelta(seconds=3))
+    assert all((r["scheduled_for"].replace(tzinfo=UTC) - ANCHOR) % timedelta(seconds=3) == offset for r in spread)
 
 
 @contextmanager
