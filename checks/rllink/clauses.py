@@ -53,7 +53,11 @@ _must(
     "rllink.liveness.on-policy",
     "An EPISODES_AND_GET_STATE carrying exactly the advertised step count gets its SET_STATE within the timeout.",
 )
-_must("rllink.seq.monotonic", "weights_seq_no never decreases, on a connection or across reconnects.")
+_must(
+    "rllink.seq.monotonic",
+    "weights_seq_no never decreases, on a connection or across reconnects, and rises by at least K-1 over K full "
+    "on-policy batches.",
+)
 _should(
     "rllink.seq.strict",
     "weights_seq_no rises by exactly 1 per full on-policy batch (RLlib's stale-state race may repeat one).",

@@ -68,10 +68,10 @@ class Link:
         try:
             self.writer.write(data)
             await asyncio.wait_for(self.writer.drain(), self.timeout)
+        except TimeoutError:  # an OSError too, so it goes first
+            raise NoReply(f"sending did not finish within {self.timeout:g}s", self.timeout) from None
         except (ConnectionError, OSError) as exc:
             raise Closed(f"sending failed: {exc}") from None
-        except TimeoutError:
-            raise NoReply(f"sending did not finish within {self.timeout:g}s", self.timeout) from None
 
     async def send(self, message: dict[str, Any], dialect: Dialect) -> None:
         await self.send_raw(encode(message, dialect), describe(message))
@@ -82,12 +82,12 @@ class Link:
         except asyncio.IncompleteReadError as exc:
             self.transcript.note(f"EOF after {len(exc.partial)} of {size} bytes")
             raise Closed("EOF") from None
+        except TimeoutError:  # an OSError too, so it goes first
+            self.transcript.note(f"nothing arrived within {timeout:g}s")
+            raise NoReply(f"nothing arrived within {timeout:g}s", timeout) from None
         except (ConnectionError, OSError) as exc:
             self.transcript.note(f"connection reset: {exc}")
             raise Closed("reset") from None
-        except TimeoutError:
-            self.transcript.note(f"nothing arrived within {timeout:g}s")
-            raise NoReply(f"nothing arrived within {timeout:g}s", timeout) from None
 
     async def read_frame(self, timeout: float | None = None) -> Frame:
         """One frame under a strict header. HeaderError/FrameTooLarge propagate (after the header is logged)."""

@@ -1,5 +1,5 @@
 """The batches phase: a bare EPISODES (no reply), then full on-policy batches, each answered with SET_STATE
-within the timeout and a weights_seq_no one higher than the last."""
+within the timeout; over K batches weights_seq_no rises by at least K-1 (MUST), by one each (SHOULD)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from checks.rllink.episodes import batch
 from checks.rllink.link import Closed
 from checks.rllink.options import Ctx
 from checks.rllink.replies import expect_reply
-from checks.rllink.session import shared_link
+from checks.rllink.session import drop_link, shared_link
 from checks.rllink.state_reply import judge_state
 
 
@@ -31,11 +31,13 @@ async def batches_phase(ctx: Ctx) -> None:
         extra = await link.silent_for(options.quiet)
     except Closed as closed:
         report.failed("rllink.episodes.no-reply", expected="no reply", actual=str(closed), evidence=link.transcript)
+        await drop_link(ctx)
         raise PhaseStopped("the server closed after a valid EPISODES", link.transcript) from None
     if extra is not None:
         report.failed(
             "rllink.episodes.no-reply", expected="no reply", actual=f"it answered: {extra!r}", evidence=link.transcript
         )
+        await drop_link(ctx)
         raise PhaseStopped("the server answered a bare EPISODES; the stream is out of step", link.transcript)
     await link.send({"type": "PING"}, dialect)
     await expect_reply(ctx, link, "PONG", "rllink.episodes.no-reply")
@@ -51,7 +53,8 @@ async def batches_phase(ctx: Ctx) -> None:
         "timesteps": steps - first,
     }
     await link.send_raw(encode(rest, dialect) + encode({"type": "PING"}, dialect), "EPISODES_AND_GET_STATE, PING")
-    rises = [judge_state(ctx, await expect_reply(ctx, link, "SET_STATE", "rllink.liveness.on-policy"), link, "a batch")]
+    reply = await expect_reply(ctx, link, "SET_STATE", "rllink.liveness.on-policy", overtaken="rllink.order.pipelined")
+    rises = [judge_state(ctx, reply, link, "a batch")]
     await expect_reply(ctx, link, "PONG", "rllink.order.pipelined")
     report.passed("rllink.order.pipelined", actual="SET_STATE, then PONG", evidence=link.transcript)
 
@@ -63,6 +66,15 @@ async def batches_phase(ctx: Ctx) -> None:
     report.passed(
         "rllink.liveness.on-policy",
         actual=f"{options.batches} batches of exactly {steps} steps ({state.fragment_source}) each got SET_STATE",
+        evidence=link.transcript,
+    )
+    # Over K batches the sequence rises by at least K-1: RLlib's stale-state race may repeat one, never more.
+    rise, least = rises[-1] - previous, len(rises) - 1
+    report.check(
+        rise >= least,
+        "rllink.seq.monotonic",
+        expected=f"a rise of at least {least} over {len(rises)} full batches",
+        actual=f"from {previous}: {rises} (a rise of {rise})",
         evidence=link.transcript,
     )
     steps_seen = [b - a for a, b in zip([previous, *rises], rises, strict=False)]

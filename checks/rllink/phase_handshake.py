@@ -11,7 +11,7 @@ from checks.rllink.link import Closed, Link, Refused
 from checks.rllink.options import Ctx
 from checks.rllink.pickle_scan import scan
 from checks.rllink.replies import expect_reply, record_frame_fault
-from checks.rllink.session import connect
+from checks.rllink.session import RETRY_PAUSE, connect, drop_link
 from checks.rllink.state_reply import judge_state
 
 
@@ -19,14 +19,20 @@ async def handshake_phase(ctx: Ctx) -> None:
     report, options = ctx.report, ctx.options
     link = await _first_pong(ctx)
     ctx.state.link = link
-    extra = await link.silent_for(options.quiet)
-    report.check(
-        extra is None,
-        "rllink.ping.pong",
-        expected=f"one PONG, then silence for {options.quiet:g}s",
-        actual="silence" if extra is None else f"more bytes: {extra!r}",
-        evidence=link.transcript,
-    )
+    try:
+        extra = await link.silent_for(options.quiet)
+    except Closed as closed:
+        await drop_link(ctx)
+        raise PhaseStopped(f"the server closed the connection after its PONG ({closed.how})", link.transcript) from None
+    if extra is not None:
+        report.failed(
+            "rllink.ping.pong",
+            expected=f"one PONG, then silence for {options.quiet:g}s",
+            actual=f"more bytes: {extra!r}",
+            evidence=link.transcript,
+        )
+        await drop_link(ctx)
+        raise PhaseStopped("more than one reply to a PING; the stream is out of step", link.transcript)
     dialect = ctx.state.dialect
     assert dialect is not None
 
@@ -58,12 +64,21 @@ def _frame(kind: str, dialect: Dialect) -> bytes:
 
 
 async def _first_pong(ctx: Ctx) -> Link:
-    """Connect, PING, and learn the dialect from the reply (auto: msgpack first, then json after a back-off)."""
+    """Connect, PING, and learn the dialect from the reply.
+
+    auto: msgpack first (Ray 2.49 on); a json server closes on it and stops listening while it recycles,
+    so the json PING goes out as soon as it listens again, rather than after a fixed back-off.
+    """
     report, options = ctx.report, ctx.options
     tried: list[Dialect] = ["msgpack", "json"] if options.dialect == "auto" else [options.dialect]
-    for attempt, dialect in enumerate(tried):
+    loop = asyncio.get_running_loop()
+    retry_until = 0.0
+    attempt = 0
+    while attempt < len(tried):
+        dialect = tried[attempt]
         try:
-            link = await connect(ctx, f"opening PING ({dialect})")
+            window = None if attempt == 0 else max(retry_until - loop.time(), 0.0)
+            link = await connect(ctx, f"opening PING ({dialect})", window=window)
         except (Refused, NoReply) as exc:
             raise TargetUnreachable(str(exc)) from None
         await link.send({"type": "PING"}, dialect)
@@ -80,8 +95,12 @@ async def _first_pong(ctx: Ctx) -> Link:
             raise TargetUnreachable("the port is open but nothing answers", link.transcript) from None
         except Closed as closed:
             await link.close()
-            if attempt + 1 < len(tried):
-                await asyncio.sleep(options.recycle_wait)
+            if attempt == 0 and len(tried) > 1:
+                attempt, retry_until = 1, loop.time() + options.recycle_wait + ctx.timeout
+                continue
+            if attempt > 0 and loop.time() < retry_until:
+                # Reset from the old listener's backlog while the server recycles: try again.
+                await asyncio.sleep(RETRY_PAUSE)
                 continue
             report.failed(
                 "rllink.listen.accepts",
@@ -93,14 +112,16 @@ async def _first_pong(ctx: Ctx) -> Link:
         except CodecError as exc:
             ctx.state.dialect = dialect
             record_frame_fault(ctx, exc, link)
+            await link.close()
             raise PhaseStopped("the PONG's frame is malformed", link.transcript) from None
-        ctx.state.dialect = sniff_dialect(got.body) or dialect
+        ctx.state.dialect = (sniff_dialect(got.body) if options.dialect == "auto" else None) or dialect
         try:
             message = decode_body(got.body, ctx.state.dialect)
         except CodecError as exc:
             link.transcript.received("binary", len(got.body), f"<undecodable: {exc}>")
             exc.body = got.body  # type: ignore[attr-defined]
             record_frame_fault(ctx, exc, link)
+            await link.close()
             raise PhaseStopped("the PONG did not decode", link.transcript) from None
         link.transcript.received("binary", len(got.body) + 8, f"{message['type']} ({ctx.state.dialect} dialect)")
         report.passed("rllink.frame.header", actual=f"header {got.header.decode()}", evidence=link.transcript)
@@ -113,11 +134,12 @@ async def _first_pong(ctx: Ctx) -> Link:
             evidence=link.transcript,
         )
         if not ok:
+            await link.close()
             raise PhaseStopped("the PING was not answered with PONG", link.transcript)
         report.passed("rllink.listen.accepts", actual=f"PONG ({ctx.state.dialect} dialect)", evidence=link.transcript)
         report.passed("rllink.ping.pong", actual="PING answered with PONG", evidence=link.transcript)
         return link
-    raise AssertionError("unreachable")
+    raise AssertionError("unreachable: every attempt returns or raises")
 
 
 def _judge_config(ctx: Ctx, message: dict[str, object], link: Link) -> None:

@@ -52,6 +52,7 @@ class ReferenceServer:
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     connections: set[asyncio.StreamWriter] = field(default_factory=set)
+    handlers: set[asyncio.Task[Any]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.weights = {
@@ -121,6 +122,10 @@ class ReferenceServer:
         return message
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self.handlers.add(task)
+            task.add_done_callback(self.handlers.discard)
         self.connections.add(writer)
         faulty = False
         try:
@@ -151,6 +156,9 @@ class ReferenceServer:
         for writer in list(self.connections):
             writer.close()
         self.stopped.set()
+        if self.handlers:
+            # Let handlers see their EOF and end, rather than be cancelled when the loop shuts down.
+            await asyncio.wait(set(self.handlers), timeout=1.0)
 
 
 def episode_steps(episode: Any, dialect: Dialect) -> int:

@@ -12,8 +12,26 @@ from checks.rllink.options import Ctx
 REPLY_TYPES = ("PONG", "SET_CONFIG", "SET_STATE")
 
 
-async def expect_reply(ctx: Ctx, link: Link, want: str, clause: str, timeout: float | None = None) -> dict[str, Any]:
-    """The next message, which must be `want`; a silence, close or other type fails `clause` and stops the phase."""
+async def expect_reply(
+    ctx: Ctx, link: Link, want: str, clause: str, *, timeout: float | None = None, overtaken: str | None = None
+) -> dict[str, Any]:
+    """The next message, which must be `want`; a silence, close or other type fails `clause` and stops the phase.
+
+    `overtaken`: the clause another reply type fails instead (a pipelined request's reply came first).
+    A link whose expectation failed is out of step, so it stops being the run's shared link.
+    """
+    try:
+        return await _expect(ctx, link, want, clause, timeout, overtaken)
+    except PhaseStopped:
+        if ctx.state.link is link:
+            ctx.state.link = None
+        await link.close()
+        raise
+
+
+async def _expect(
+    ctx: Ctx, link: Link, want: str, clause: str, timeout: float | None, overtaken: str | None
+) -> dict[str, Any]:
     report, dialect = ctx.report, ctx.state.dialect
     assert dialect is not None
     wait = ctx.timeout if timeout is None else timeout
@@ -47,7 +65,9 @@ async def expect_reply(ctx: Ctx, link: Link, want: str, clause: str, timeout: fl
         raise PhaseStopped("the reply's type is not a reply type", link.transcript)
     report.passed("rllink.body.form", actual=f"a map of type {message['type']}", evidence=link.transcript)
     if message["type"] != want:
-        report.failed(clause, expected=want, actual=f"{message['type']} came instead", evidence=link.transcript)
+        report.failed(
+            overtaken or clause, expected=want, actual=f"{message['type']} came instead", evidence=link.transcript
+        )
         raise PhaseStopped(f"{message['type']} came instead of {want}", link.transcript)
     return message
 

@@ -13,7 +13,7 @@ import asyncio
 from typing import Literal
 from urllib.parse import urlsplit
 
-from checks.core import NoReply
+from checks.core import NoReply, PhaseStopped
 from checks.rllink.codec import CodecError, Dialect
 from checks.rllink.link import Closed, Link, Refused
 from checks.rllink.options import Ctx
@@ -101,10 +101,16 @@ async def drop_link(ctx: Ctx) -> None:
 
 
 async def shared_link(ctx: Ctx, label: str) -> Link:
-    """The run's open connection, or a fresh one (opening PING answered) when there is none."""
+    """The run's open connection, or a fresh one (opening PING answered) when there is none.
+
+    No such connection stops the phase: what made the server stop answering was judged where it happened.
+    """
     assert ctx.state.dialect is not None
     if ctx.state.link is None:
-        ctx.state.link = await fresh_link(ctx, label, ctx.state.dialect)
+        try:
+            ctx.state.link = await fresh_link(ctx, label, ctx.state.dialect)
+        except (Refused, NoReply, Closed, CodecError) as exc:
+            raise PhaseStopped(f"no fresh connection was served ({type(exc).__name__}: {exc})") from None
     return ctx.state.link
 
 
