@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from checks.core import NoReply, PhaseStopped, Transcript, truncate
+from checks.core import PhaseStopped, Transcript, truncate
 from checks.listen import Accepted, Stream
 from checks.rllink.codec import (
     HEADER_SIZE,
@@ -22,7 +22,7 @@ from checks.rllink.codec import (
     sniff_dialect,
     strict_length,
 )
-from checks.rllink.link import describe
+from checks.rllink.link import Closed, describe, read_exactly
 from checks.rllink_client.config_pickle import config_pickle
 from checks.rllink_client.options import Ctx
 
@@ -56,16 +56,9 @@ class Conversation:
 
     async def _read(self, size: int, timeout: float) -> bytes:
         try:
-            return await asyncio.wait_for(self.reader.readexactly(size), timeout)
-        except asyncio.IncompleteReadError as exc:
-            self.transcript.note(f"EOF after {len(exc.partial)} of {size} bytes")
-            raise ClientGone("EOF") from None
-        except TimeoutError:  # an OSError too, so it goes first
-            self.transcript.note(f"nothing arrived within {timeout:g}s")
-            raise NoReply(f"the client sent nothing within {timeout:g}s", timeout) from None
-        except (ConnectionError, OSError) as exc:
-            self.transcript.note(f"connection reset: {exc}")
-            raise ClientGone("reset") from None
+            return await read_exactly(self.reader, size, timeout, self.transcript)
+        except Closed as exc:
+            raise ClientGone(exc.how) from None
 
     def _bad_frame(self, clause_id: str, expected: str, actual: str) -> PhaseStopped:
         self.report.failed(clause_id, expected=expected, actual=actual, evidence=self.transcript)
