@@ -181,11 +181,20 @@ class Stream:
 class TcpListener(Listener[Stream]):
     """A plain TCP endpoint (RLlink's transport)."""
 
-    scheme = ""
+    scheme = "tcp"
 
     def __init__(self, options: ListenOptions) -> None:
         super().__init__(options)
         self.server: asyncio.Server | None = None
+        self.handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]] | None = None
+
+    async def stop_listening(self) -> None:
+        """Close the listening socket: connects are refused until `listen_again` (RLlib's recycle)."""
+        await self._stop()
+
+    async def listen_again(self) -> None:
+        assert self.handler is not None
+        self.server = await asyncio.start_server(self.handler, self.host, self.port, reuse_address=True)
 
     @classmethod
     async def start(cls, options: ListenOptions, policy: ListenPolicy) -> TcpListener:
@@ -202,8 +211,10 @@ class TcpListener(Listener[Stream]):
             await listener._hold(Stream(reader, writer), peer, closed)
             writer.close()
 
+        listener.handler = handler
+
         async def bind(host: str, port: int) -> int:
-            listener.server = await asyncio.start_server(handler, host, port)
+            listener.server = await asyncio.start_server(handler, host, port, reuse_address=True)
             bound: int = listener.server.sockets[0].getsockname()[1]
             return bound
 

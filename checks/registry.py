@@ -21,6 +21,7 @@ KINDS: dict[str, str] = {
     "openai-chat": "checks.openai.suite:SUITE",
     "session-server": "checks.session.suite:SUITE",
     "plugrl-client": "checks.plugrl_client.suite:SUITE",
+    "rllink-client": "checks.rllink_client.suite:SUITE",
 }
 
 

@@ -10,6 +10,7 @@ from app.cli.common import UsageError
 # kind -> "module:function" taking argv (the URL first); each parses its own flags.
 REFERENCE_CLIENTS = {
     "plugrl": "checks.plugrl_client.reference:main",
+    "rllink": "checks.rllink_client.reference:main",
 }
 
 

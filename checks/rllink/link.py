@@ -35,6 +35,21 @@ def describe(message: dict[str, Any]) -> str:
     return f"{message.get('type')} {{{truncate(keys, 120)}}}"
 
 
+async def read_exactly(reader: asyncio.StreamReader, size: int, timeout: float, transcript: Transcript) -> bytes:
+    """Exactly `size` bytes: Closed on EOF or reset, NoReply when they do not all come within `timeout`."""
+    try:
+        return await asyncio.wait_for(reader.readexactly(size), timeout)
+    except asyncio.IncompleteReadError as exc:
+        transcript.note(f"EOF after {len(exc.partial)} of {size} bytes")
+        raise Closed("EOF") from None
+    except TimeoutError:  # an OSError too, so it goes first
+        transcript.note(f"nothing arrived within {timeout:g}s")
+        raise NoReply(f"nothing arrived within {timeout:g}s", timeout) from None
+    except (ConnectionError, OSError) as exc:
+        transcript.note(f"connection reset: {exc}")
+        raise Closed("reset") from None
+
+
 class Link:
     def __init__(
         self,
@@ -77,17 +92,7 @@ class Link:
         await self.send_raw(encode(message, dialect), describe(message))
 
     async def _read(self, size: int, timeout: float) -> bytes:
-        try:
-            return await asyncio.wait_for(self.reader.readexactly(size), timeout)
-        except asyncio.IncompleteReadError as exc:
-            self.transcript.note(f"EOF after {len(exc.partial)} of {size} bytes")
-            raise Closed("EOF") from None
-        except TimeoutError:  # an OSError too, so it goes first
-            self.transcript.note(f"nothing arrived within {timeout:g}s")
-            raise NoReply(f"nothing arrived within {timeout:g}s", timeout) from None
-        except (ConnectionError, OSError) as exc:
-            self.transcript.note(f"connection reset: {exc}")
-            raise Closed("reset") from None
+        return await read_exactly(self.reader, size, timeout, self.transcript)
 
     async def read_frame(self, timeout: float | None = None) -> Frame:
         """One frame under a strict header. HeaderError/FrameTooLarge propagate (after the header is logged)."""

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import contextlib
-import gzip
 import pickle
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from checks.rllink.codec import HEADER_SIZE, CodecError, Dialect, decode_body, encode, lenient_length
+from checks.rllink.onnx_policy import onnx_file as policy_onnx_file
 
 HIDDEN = 8
 MAX_BODY = 64 * 1024 * 1024
@@ -188,24 +187,10 @@ def episode_steps(episode: Any, dialect: Dialect) -> int:
 
 
 def onnx_file(weights: dict[str, np.ndarray]) -> str:
-    """The policy as a gzipped, base64 ONNX model: Gemm, Relu, Gemm (built with onnx's helper API)."""
-    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415  # only the json dialect needs onnx
-
-    w1, b1, w2, b2 = (weights[k] for k in ("pi.0.weight", "pi.0.bias", "pi.2.weight", "pi.2.bias"))
-    graph = helper.make_graph(
-        [
-            helper.make_node("Gemm", ["obs", "w1", "b1"], ["hidden"], transB=1),
-            helper.make_node("Relu", ["hidden"], ["relu"]),
-            helper.make_node("Gemm", ["relu", "w2", "b2"], ["logits"], transB=1),
-        ],
-        "rllink-reference-policy",
-        [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", w1.shape[1]])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", w2.shape[0]])],
-        [numpy_helper.from_array(a, name) for a, name in ((w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"))],
+    """The policy as a gzipped, base64 ONNX model: Gemm, Relu, Gemm."""
+    return policy_onnx_file(
+        [(weights["pi.0.weight"], weights["pi.0.bias"]), (weights["pi.2.weight"], weights["pi.2.bias"])]
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    return base64.b64encode(gzip.compress(model.SerializeToString())).decode()
 
 
 async def start_reference_server(

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+import asyncio
+
+from checks.core import NoReply
+from checks.rllink_client.conversation import Conversation
+from checks.rllink_client.drive import open_conversation, serve, start_session
+from checks.rllink_client.options import Ctx
+
+
+async def reconnect_phase(ctx: Ctx) -> None:
+    """The server ends the session and stops listening for `recycle` s: does the client come back, handshake first?"""
+    if not ctx.state.held:
+        conv, first = await start_session(ctx, "reconnect")
+        await serve(conv, first, 1)
+    listener = ctx.listener
+    await listener.stop_listening()  # first, so an instant reconnect is refused as RLlib refuses it
+    for conv in ctx.state.held:
+        await conv.close()
+    ctx.state.held.clear()
+    await asyncio.sleep(ctx.options.recycle)
+    await listener.listen_again()
+    try:
+        accepted = await listener.accept(ctx.options.reconnect_window)
+    except NoReply:
+        why = f"the client did not connect within {ctx.options.reconnect_window:g}s of listening again"
+        ctx.report.info("rllink-client.connect.retries", actual=f"not judged, because {why}")
+        ctx.report.info("rllink-client.disconnect.handles-close", actual=f"{why}: it exited (or gave up)")
+        return
+    ctx.report.passed(
+        "rllink-client.connect.retries",
+        actual=f"connected again from {accepted.peer} after the listener was closed for {ctx.options.recycle:g}s",
+    )
+    again = Conversation(ctx, accepted)
+    ctx.state.held.append(again)
+    await serve(again, await open_conversation(again), 1)
+    ctx.report.info(
+        "rllink-client.disconnect.handles-close",
+        actual="reconnected; its handshake and first batch on the new connection are judged like the first",
+    )

@@ -1,0 +1,58 @@
+"""Every broken client of the zoo fails the rllink-client suite on its own clause; the reference passes."""
+
+from __future__ import annotations
+
+import pytest
+
+from checks.core import Outcome, Verdict
+from checks.rllink_client.reference import ReferenceClient
+from tests.checks.rllink_client.conftest import Grade
+from tests.zoo import rllink_client_broken
+
+ZOO: list[type[ReferenceClient]] = [
+    value
+    for value in vars(rllink_client_broken).values()
+    if isinstance(value, type) and issubclass(value, ReferenceClient) and value is not ReferenceClient
+]
+
+
+def test_zoo_is_big_enough() -> None:
+    assert len(ZOO) >= 10
+
+
+@pytest.mark.parametrize("dialect", ["json", "msgpack"])
+async def test_reference_client_passes(grade_client: Grade, dialect: str) -> None:
+    report = await grade_client(ReferenceClient, dialect=dialect)
+    bad = [(r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict not in ("pass", "info")]
+    assert bad == []
+    assert report.outcome() is Outcome.PASS
+    passed = {r.clause_id for r in report.results.values() if r.verdict == "pass"}
+    assert {"rllink-client.onpolicy.weights", "rllink-client.connect.retries"} <= passed
+    assert ("rllink-client.chunk.continuity" in passed) is (dialect == "msgpack")
+
+
+@pytest.mark.parametrize("client", ZOO, ids=lambda c: c.__name__)
+async def test_zoo_client_fails_its_clause(grade_client: Grade, client: type[ReferenceClient]) -> None:
+    clause: str = client.clause  # type: ignore[attr-defined]
+    phase: str = client.phase  # type: ignore[attr-defined]
+    verdict = Verdict(getattr(client, "verdict", "fail"))
+    report = await grade_client(client, phases=[phase], dialect=getattr(client, "dialect", "json"))
+    verdicts = {r.verdict for r in report.results.values() if r.clause_id == clause}
+    assert verdict in verdicts, [
+        (r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict != "pass"
+    ]
+
+
+async def test_no_client_is_an_error(grade_client: Grade) -> None:
+    report = await grade_client(None, connect_deadline=0.3)
+    assert report.outcome() is Outcome.ERROR
+    assert all("no client connected" in r.actual for r in report.results.values() if r.verdict == "error")
+
+
+def test_config_pickle_reads_back_without_unpickling() -> None:
+    from checks.rllink.pickle_scan import scan
+    from checks.rllink_client.config_pickle import config_pickle
+
+    facts = scan(config_pickle(4, 2, 48))
+    assert facts.fragment_length()[0] == 48
+    assert "ray.rllib.algorithms.ppo.ppo.PPOConfig" in facts.globals_named
