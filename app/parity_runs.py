@@ -75,7 +75,7 @@ def _redacted(script: ParityScript, options: ParityOptions) -> dict[str, Any]:
 
 
 def run_script_options(script: ParityScript, run: Run, target: Target) -> ParityOptions:
-    """The options a parity run executes with: its snapshot, secrets taken from the first target."""
+    """The options one side of a parity run executes with: the run's snapshot, secrets taken from `target`."""
     values = {name: value for name, value in run.options.items() if value is not None}
     for name in crud.secret_fields(script.options_model):
         values.pop(name, None)
@@ -202,15 +202,19 @@ async def execute_parity(
         await end(RunStatus.FINISHED, Outcome.ERROR, missing)
         return
     options = run_script_options(script, run, first)
+    # Each side sends its own target's credentials, never the first target's to the second server.
+    second_options = run_script_options(script, run, second) if second is not None else options
     urls = [crud.run_url(run, first)] + ([second.url] if second is not None else [])
     secrets = [crud.url_password(url) for url in urls if crud.url_password(url)]
-    secrets += [value for value in _secret_option_values(script, options) if len(value) >= 3]
+    for side in (options, second_options):
+        secrets += [value for value in _secret_option_values(script, side) if len(value) >= 3]
     with contextlib.ExitStack() as pins:
         for url in urls:  # each side connects to the address checked against the network policy
             host, port = suite.host_port(url)
             if (host, port) not in executor.own_endpoints:
                 pins.enter_context(pinned(host, await check_host_async(host, port, executor.allowed_networks)))
-        result = await run_parity(script, options, urls[0], urls[1] if len(urls) > 1 else None, golden)
+        second_url = urls[1] if len(urls) > 1 else None
+        result = await run_parity(script, options, urls[0], second_url, golden, right_options=second_options)
     await asyncio.to_thread(_keep, executor.engine, stored_id(run), attempt, parity, result, secrets)
     await end(RunStatus.FINISHED, OUTCOMES[result.status], result.reason)
 

@@ -110,6 +110,6 @@ SUITE = Suite(
     phases=PHASES,
     catalogue=CATALOGUE,
     new_state=OpenAIState,
-    spec_version="OpenAI chat completions (miles.md 8a)",
+    spec_version="OpenAI chat completions API",
     url_example="http://127.0.0.1:8000/v1",
 )

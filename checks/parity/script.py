@@ -186,11 +186,13 @@ async def run_parity(
     left_url: str,
     right_url: str | None = None,
     golden: Recording | None = None,
+    right_options: Any = None,
 ) -> ParityResult:
     """Record the left target, then the right one (or take the golden), and judge.
 
     The targets are driven one after the other, never at once: a shared backend
-    behind both must see the same load from each.
+    behind both must see the same load from each. `right_options` (default: the
+    left's) carry the right target's own credentials; the comparison reads `options`.
     """
     try:
         left = await record(script, left_url, options)
@@ -201,7 +203,7 @@ async def run_parity(
     if right_url is None:
         return ParityResult(script.kind, Status.UNDECIDED, "no second target and no golden recording", left, None)
     try:
-        right = await record(script, right_url, options)
+        right = await record(script, right_url, options if right_options is None else right_options)
     except NotRecorded as exc:
         return ParityResult(script.kind, Status.UNDECIDED, f"could not record {exc}", left, None)
     return judge(script, options, left, right)

@@ -76,6 +76,6 @@ SUITE = Suite(
     phases=PHASES,
     catalogue=CATALOGUE,
     new_state=SessionState,
-    spec_version="miles session server v1/v2 (miles.md 8b)",
+    spec_version="miles session server v1/v2",
     url_example="http://127.0.0.1:30000",
 )

@@ -162,3 +162,30 @@ def test_the_pages_of_a_parity_run(client, plugrl_target) -> None:
         files={"file": ("g.json", client.get("/api/v1/goldens/narrow-build/golden.json").content)},
     )
     assert uploaded.status_code == 200 and "copy" in uploaded.text
+
+
+async def _keyed_endpoint(key: str):
+    from checks.openai.reference import start_reference_server
+
+    return await start_reference_server(api_key=key)
+
+
+def test_each_side_sends_its_own_targets_credentials(client: TestClient) -> None:
+    """Two endpoints that each accept only their own key: the first target's key never reaches the second."""
+    import asyncio
+    import threading
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    servers = [asyncio.run_coroutine_threadsafe(_keyed_endpoint(key), loop).result(10) for key in ("key-a", "key-b")]
+    try:
+        for name, key, server in (("left", "key-a", servers[0]), ("right", "key-b", servers[1])):
+            make_target(client, name, "openai-chat", server.url, options={"api_key": key, "timeout": 5})
+        run = run_parity(client, first="left", second="right", options={"requests": 2})
+        assert run["parity_status"] == "identical", run
+    finally:
+        for server in servers:
+            asyncio.run_coroutine_threadsafe(server.close(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
