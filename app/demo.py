@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -61,14 +62,14 @@ def _plan(engine: Engine, kinds: Iterable[str]) -> list[str]:
         return [kind for kind in kinds if demo_name(kind) in ours or (only_demos and demo_name(kind) not in taken)]
 
 
-def _register(engine: Engine, kind: str, url: str) -> None:
+def _register(engine: Engine, kind: str, url: str, options: dict[str, Any]) -> None:
     name = demo_name(kind)
     with Session(engine) as session:
         existing = session.exec(select(Target).where(col(Target.name) == name)).first()
         if existing is None:
             crud.create_target(
                 session,
-                TargetCreate(name=name, kind=kind, url=url, description=demo_description(kind)),
+                TargetCreate(name=name, kind=kind, url=url, description=demo_description(kind), options=options),
                 allowed_networks=(),  # the service's own loopback server
             )
         elif _is_ours(existing, kind):
@@ -89,7 +90,8 @@ async def start_demo(engine: Engine) -> dict[str, RunningServer]:
             log.warning("no demo target for %s: %s", kind, exc)
             continue
         try:
-            await asyncio.to_thread(_register, engine, kind, server.url)
+            options = getattr(server, "demo_options", {})  # a demo server may ask for quicker options
+            await asyncio.to_thread(_register, engine, kind, server.url, options)
         except Exception:
             await server.close()
             await close_demo(servers)

@@ -63,7 +63,7 @@ class RunningServer(Protocol):
 # (port 0 takes a free one). A suite with a reference server adds its line here.
 DEMO_SERVERS: dict[str, str] = {
     "plugrl-server": "checks.plugrl.reference:start_reference_server",
-    "rllink": "checks.rllink.reference:start_reference_server",
+    "rllink": "checks.rllink.reference:start_demo_server",
     "openai-chat": "checks.openai.reference:start_reference_server",
     "session-server": "checks.session.reference:start_reference_server",
 }

@@ -52,6 +52,7 @@ class ReferenceServer:
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     connections: set[asyncio.StreamWriter] = field(default_factory=set)
     handlers: set[asyncio.Task[Any]] = field(default_factory=set)
+    demo_options: dict[str, Any] = field(default_factory=dict)  # options a demo target of this server runs with
 
     def __post_init__(self) -> None:
         self.weights = {
@@ -191,6 +192,18 @@ def onnx_file(weights: dict[str, np.ndarray]) -> str:
     return policy_onnx_file(
         [(weights["pi.0.weight"], weights["pi.0.bias"]), (weights["pi.2.weight"], weights["pi.2.bias"])]
     )
+
+
+# The demo's reference server recycles quickly, and its target waits to match: a run in seconds, not a minute.
+DEMO_RECYCLE = 0.5
+DEMO_OPTIONS = {"recycle_wait": 1.0}
+
+
+async def start_demo_server(host: str = "127.0.0.1", port: int = 0) -> ReferenceServer:
+    """The reference server as the service's demo runs it; its `demo_options` go on the demo target."""
+    server = await start_reference_server(host, port, recycle=DEMO_RECYCLE)
+    server.demo_options = dict(DEMO_OPTIONS)
+    return server
 
 
 async def start_reference_server(
