@@ -24,6 +24,7 @@ from app.models import (
     DiffCounts,
     DiffEntry,
     HistoryCell,
+    ParityRun,
     Run,
     RunDiff,
     RunStatus,
@@ -83,9 +84,14 @@ def _clause_order(kind: str, clause_ids: Iterable[str]) -> list[str]:
     return sorted(set(clause_ids), key=lambda cid: (order.get(cid, len(order)), cid))
 
 
+def conformance_runs() -> ColumnElement[bool]:
+    """Runs of the target's own suite: a parity run is stored under its first target but compares two."""
+    return ~select(ParityRun.run_id).where(ParityRun.run_id == Run.id).exists()
+
+
 def _recent_runs(session: Session, target_id: int, limit: int, before_id: int | None = None) -> list[Run]:
     """The target's last `limit` runs (older than run `before_id` if given), oldest first."""
-    statement = select(Run).where(Run.target_id == target_id)
+    statement = select(Run).where(Run.target_id == target_id, conformance_runs())
     if before_id is not None:
         statement = statement.where(col(Run.id) < before_id)
     newest_first = session.exec(
@@ -304,7 +310,7 @@ def comparison_run(session: Session, run: Run, against: str) -> Run | None:
 def last_passing_run(session: Session, target: Target, before: Run | None = None) -> Run | None:
     """The target's most recent finished run whose outcome is pass, older than `before` if given."""
     statement = select(Run).where(
-        Run.target_id == target.id, Run.status == RunStatus.FINISHED, Run.outcome == Outcome.PASS
+        Run.target_id == target.id, Run.status == RunStatus.FINISHED, Run.outcome == Outcome.PASS, conformance_runs()
     )
     if before is not None:
         statement = statement.where(_older_than(before))
@@ -316,7 +322,7 @@ def previous_run(session: Session, run: Run) -> Run | None:
     """The target's run just before `run`, whatever its outcome."""
     return session.exec(
         select(Run)
-        .where(Run.target_id == run.target_id, _older_than(run))
+        .where(Run.target_id == run.target_id, _older_than(run), conformance_runs())
         .order_by(col(Run.created_at).desc(), col(Run.id).desc())
         .limit(1)
     ).first()
@@ -334,7 +340,11 @@ def kind_matrix(session: Session, kind: str) -> tuple[list[tuple[Target, Run | N
     targets = session.exec(select(Target).where(Target.kind == kind).order_by(col(Target.name))).all()
     latest_ids = (
         select(func.max(Run.id))
-        .where(col(Run.target_id).in_([stored_id(t) for t in targets]), Run.status == RunStatus.FINISHED)
+        .where(
+            col(Run.target_id).in_([stored_id(t) for t in targets]),
+            Run.status == RunStatus.FINISHED,
+            conformance_runs(),
+        )
         .group_by(col(Run.target_id))
     )
     runs = {run.target_id: run for run in session.exec(select(Run).where(col(Run.id).in_(latest_ids)))}

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app.crud import TargetInvalid
+from app.history import conformance_runs
 from app.models import ClauseResultRow, Run, RunStatus, Target, Webhook, WebhookDelivery, utcnow
 from app.netpolicy import NetworkRefused, check_host, check_host_async
 from checks.core import Verdict, truncate, worst
@@ -61,7 +62,9 @@ def notification(session: Session, run: Run, target: Target, public_url: str) ->
     now = _rolled_up(session, run.id or 0)
     previous = session.exec(
         select(Run.id)
-        .where(Run.target_id == run.target_id, Run.status == RunStatus.FINISHED, col(Run.id) < run.id)
+        .where(
+            Run.target_id == run.target_id, Run.status == RunStatus.FINISHED, col(Run.id) < run.id, conformance_runs()
+        )
         .order_by(col(Run.id).desc())
         .limit(1)
     ).first()

@@ -11,6 +11,7 @@ from sqlmodel import col, select
 
 from app.api.schemas import Health, documented_as
 from app.deps import MetricsDep, SessionDep
+from app.history import conformance_runs
 from app.models import Run, RunStatus, Target
 from app.textsafe import xml_safe
 from checks.core import HARNESS_VERSION
@@ -61,7 +62,7 @@ def badge(name: str, session: SessionDep) -> Response:
     else:
         last = session.exec(
             select(Run.outcome)
-            .where(Run.target_id == target.id, Run.status == RunStatus.FINISHED)
+            .where(Run.target_id == target.id, Run.status == RunStatus.FINISHED, conformance_runs())
             .order_by(col(Run.created_at).desc(), col(Run.id).desc())
             .limit(1)
         ).first()

@@ -10,6 +10,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from app.deps import SessionDep
+from app.history import conformance_runs
 from app.models import Run, Target, stored_id
 from app.svg import sparkline
 from app.web.templating import templates
@@ -26,7 +27,7 @@ def recent_runs_by_target(session: Session, limit: int) -> dict[int, list[Run]]:
         .over(partition_by=col(Run.target_id), order_by=(col(Run.created_at).desc(), col(Run.id).desc()))
         .label("position")
     )
-    ranked = select(Run.id, position).subquery()
+    ranked = select(Run.id, position).where(conformance_runs()).subquery()
     statement = (
         select(Run)
         .join(ranked, ranked.c.id == Run.id)

@@ -189,3 +189,17 @@ def test_each_side_sends_its_own_targets_credentials(client: TestClient) -> None
             asyncio.run_coroutine_threadsafe(server.close(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
+
+
+def test_a_parity_run_stays_out_of_its_first_targets_history_and_baselines(client, plugrl_target) -> None:
+    plugrl_target("a")
+    plugrl_target("b")
+    own = client.post("/api/v1/targets/a/runs", json={}).json()
+    wait_for_run(client, own["id"], timeout=60)
+    parity = run_parity(client, first="a", second="b")
+    history = client.get("/api/v1/targets/a/history").json()
+    assert [run["id"] for run in history["runs"]] == [own["id"]], history["runs"]
+    later = client.post("/api/v1/targets/a/runs", json={}).json()
+    wait_for_run(client, later["id"], timeout=60)
+    diff = client.get(f"/api/v1/runs/{later['id']}/diff?against=previous").json()
+    assert diff["base"]["id"] == own["id"] != parity["id"], diff["base"]
