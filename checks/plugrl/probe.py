@@ -214,7 +214,7 @@ class Probe:
                 actual=describe_close(closed),
                 evidence=self.transcript,
             )
-            raise PhaseStopped("the connection closed", self.transcript) from None
+            raise PhaseStopped(f"{describe_close(closed)} while the checker was sending", self.transcript) from None
         except NoReply:
             self.broken = True
             self.report.failed(
@@ -242,11 +242,11 @@ class Probe:
                 report.failed(
                     at_stake, expected=f"{what} within {exc.timeout:g}s", actual="nothing arrived", evidence=evidence
                 )
-            raise PhaseStopped("no reply by the deadline", self.transcript) from None
+            raise PhaseStopped(f"no {what} arrived within {exc.timeout:g}s", self.transcript) from None
         except Closed as closed:
             self.broken = True
             self._report_refused(at_stake, what, closed)
-            raise PhaseStopped("the connection closed", self.transcript) from None
+            raise PhaseStopped(f"{describe_close(closed)} instead of sending {what}", self.transcript) from None
         if isinstance(frame, str):
             self._fail_text_frame(frame)
             self.broken = True

@@ -204,7 +204,7 @@ def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browse
     wait_until_finished(page)
     banner = page.locator(".banner")
     expect(banner).to_contain_text("not met")
-    expect(banner.locator(".causes")).to_contain_text("the connection closed")
+    expect(banner.locator(".causes")).to_contain_text("closed it with code 1011")
     expect(banner.locator(".causes")).to_contain_text("in phase exchange")
     assert page.locator(".v-pending").count() == 0
     clauses = page.locator("tr.clause-row").evaluate_all("rows => rows.map(r => r.dataset.clause)")

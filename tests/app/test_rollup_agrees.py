@@ -52,7 +52,7 @@ def test_a_failing_plugrl_run_agrees_everywhere(client: TestClient, broken_url: 
     assert len(rows) == len(set(rows)) == clauses
     assert ">not decided<" not in html and "waiting…" not in html and "v-pending" not in html
     banner = html.split('id="banner-title"', 1)[1].split("</section>", 1)[0]
-    assert "the connection closed" in banner and "in phase <strong>exchange</strong>" in banner
+    assert "closed it with code 1011" in banner and "in phase <strong>exchange</strong>" in banner
     assert banner.index("not met") < banner.index("Not decided, by cause")
 
     history = client.get("/api/v1/targets/dies/history").json()
