@@ -231,7 +231,8 @@ def _compare_arrays(result: Comparison, left: Atom, right: Atom, path: tuple[Seg
     )
     result.add(
         (*path, *element),
-        f"element {first} of {a.shape[0]} differs ({len(differing)} elements differ, dtype {left.dtype})",
+        f"element {first} of {a.shape[0]} differs ({_count(len(differing), 'element differs', 'elements differ')}, "
+        f"dtype {left.dtype})",
         _element_side(a[first], dtype),
         _element_side(b[first], dtype),
         count=len(differing),
@@ -248,3 +249,7 @@ def _element_side(raw: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> Side:
         return Side(repr(value.item()), data.hex())
     # The float as float64 bytes too, like a plain float, so both kinds read the same way.
     return Side(f"{float(value)!r} (float64 {float_bytes(float(value)).hex()})", data.hex())
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
