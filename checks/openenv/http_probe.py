@@ -11,7 +11,6 @@ import httpx
 
 from checks.core import TargetUnreachable, Transcript, summarize, truncate
 from checks.http_options import TransportOptions, http_client
-from checks.pinning import address_for
 
 BODY_CAP = 16 * 1024 * 1024  # as large as a /ws frame may be: a big observation is legal on either
 
@@ -52,19 +51,12 @@ class HttpProbe:
             "http", len(content or ""), f"{method} {path}" + (f" {truncate(content, 200)}" if content else "")
         )
         headers = {"content-type": "application/json"} if content is not None else {}
-        url, extensions = self.base_url + path, {}
-        parts = httpx.URL(url)
-        address = address_for(parts.host)
-        if address != parts.host:  # pinned by the run: connect there, name the host in Host and SNI
-            headers["host"] = parts.netloc.decode("ascii")
-            extensions = {"sni_hostname": parts.host}
-            url = str(parts.copy_with(host=address))
         data = bytearray()
         try:
             # httpx bounds each read, not the whole body: a server trickling bytes needs this deadline.
             async with asyncio.timeout(self.timeout):
                 async with self.client.stream(
-                    method, url, content=content, headers=headers, extensions=extensions
+                    method, self.base_url + path, content=content, headers=headers
                 ) as response:
                     async for chunk in response.aiter_bytes():
                         data += chunk[: BODY_CAP + 1 - len(data)]

@@ -16,6 +16,8 @@ from app import webhooks
 from app.main import create_app
 from app.netpolicy import NetworkRefused, check_host
 from checks.core import Transcript
+from checks.http_options import HttpOptions
+from checks.openai.client import ChatClient
 from checks.openenv.http_probe import HttpProbe
 from checks.pinning import pinned
 from tests.app.conftest import QUICK_PLUGRL
@@ -210,4 +212,31 @@ async def test_a_webhook_posts_to_the_address_the_policy_checked(rebinding: Rebi
         server.close()
     # The policy's lookup answered 127.0.0.1; a second lookup would have answered the metadata address.
     assert (status, error) == (204, "") and seen == [f"rebind.test:{port}"]
+    assert rebinding.calls == 1
+
+
+async def test_every_http_kinds_client_connects_to_the_pinned_address(rebinding: RebindingResolver) -> None:
+    """The openai-chat and session-server clients share the pinned transport with the OpenEnv probe."""
+    seen: list[str] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        seen.extend(
+            line.split(":", 1)[1].strip() for line in head.decode().splitlines() if line.lower().startswith("host:")
+        )
+        writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"data":[]}')
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    rebinding.calls = 1  # any lookup of the name now answers the metadata address
+    try:
+        with pinned("rebind.test", "127.0.0.1"):
+            chat = ChatClient(f"http://rebind.test:{port}/v1", HttpOptions(), 5, Transcript(1, "models", "probe"))
+            reply = await chat.get("/models")
+            await chat.client.aclose()
+    finally:
+        server.close()
+    assert reply.status == 200 and seen == [f"rebind.test:{port}"]
     assert rebinding.calls == 1
