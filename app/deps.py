@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 from app.db import get_session
 from app.metrics import Metrics
 from app.models import DB_INT_MAX, Run, Target
-from app.runner import Runner
+from app.runner import RunBackend
 from app.settings import Settings
 
 SessionDep = Annotated[Session, Depends(get_session)]
@@ -25,11 +25,12 @@ def get_app_settings(request: Request) -> Settings:
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 
 
-def get_runner(request: Request) -> Runner:
-    return request.app.state.runner
+def get_runner(request: Request) -> RunBackend:
+    runner: RunBackend = request.app.state.runner
+    return runner
 
 
-RunnerDep = Annotated[Runner, Depends(get_runner)]
+RunnerDep = Annotated[RunBackend, Depends(get_runner)]
 
 
 def get_metrics(request: Request) -> Metrics:

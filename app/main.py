@@ -7,7 +7,6 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -25,13 +24,10 @@ from app.demo import close_demo, start_demo
 from app.dispatch import defer_run
 from app.metrics import Metrics
 from app.request_guard import RequestGuard
-from app.runner import Runner, recover_interrupted
+from app.runner import RunBackend, Runner, recover_interrupted
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
 from app.textsafe import storable
-
-if TYPE_CHECKING:
-    from app.worker import WorkerBackend
 from app.web import router as web_router
 from checks.core import HARNESS_VERSION
 
@@ -44,7 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     engine = make_engine(settings.database_url)
     metrics = Metrics()
-    runner: Runner | WorkerBackend
+    runner: RunBackend
     if settings.uses_workers:
         from app.worker import WorkerBackend
 

@@ -10,6 +10,7 @@ runs are picked up again.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import enum
 import functools
@@ -589,7 +590,32 @@ class Executor:
 # ---------------------------------------------------------------- the embedded runner
 
 
-class Runner:
+class RunBackend(abc.ABC):
+    """What the service executes runs through: the embedded `Runner`, or `app.worker.WorkerBackend` (workers)."""
+
+    @abc.abstractmethod
+    def allow_own(self, url: str) -> None:
+        """Let runs reach one of the service's own servers (a demo target) whatever the network policy says."""
+
+    @abc.abstractmethod
+    def wake(self) -> None:
+        """A run was queued."""
+
+    @abc.abstractmethod
+    async def cancel(self, run_id: int) -> None:
+        """Cancel a queued or running run; decided clauses are kept and the status becomes `cancelled`."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None: ...
+
+    async def delete_target(self, session: Session, target: Target) -> None:
+        """Cancel the target's queued and running runs, then delete it with all its runs."""
+        for run_id in await asyncio.to_thread(crud.live_run_ids, session, target):
+            await self.cancel(run_id)
+        await asyncio.to_thread(crud.delete_target, session, target)
+
+
+class Runner(RunBackend):
     """Claims queued runs and executes up to `max_concurrent` of them at once, inside this process."""
 
     def __init__(
@@ -669,12 +695,6 @@ class Runner:
             await asyncio.wait({task}, timeout=CANCEL_WAIT)
             return
         await asyncio.to_thread(cancel_in_db, self.engine, run_id, self.metrics)
-
-    async def delete_target(self, session: Session, target: Target) -> None:
-        """Cancel the target's queued and running runs, then delete it with all its runs."""
-        for run_id in await asyncio.to_thread(crud.live_run_ids, session, target):
-            await self.cancel(run_id)
-        await asyncio.to_thread(crud.delete_target, session, target)
 
     # -- dispatching
 

@@ -28,11 +28,11 @@ from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app import crud, leases, scheduler, webhooks
+from app import leases, scheduler, webhooks
 from app.dispatch import EXECUTE_RUN, OPS_QUEUE, conninfo, defer_run
 from app.metrics import Metrics
-from app.models import ENDED_STATUSES, Run, RunStatus, Target, Worker, utcnow
-from app.runner import CANCEL_WAIT, Ending, Executor, cancel_in_db
+from app.models import ENDED_STATUSES, Run, RunStatus, Worker, utcnow
+from app.runner import CANCEL_WAIT, Ending, Executor, RunBackend, cancel_in_db
 from app.settings import Settings
 
 log = logging.getLogger("rlconform.worker")
@@ -185,7 +185,7 @@ async def run_worker(settings: Settings, engine: Engine, labels: Sequence[str], 
 # ---------------------------------------------------------------- the service's side
 
 
-class WorkerBackend:
+class WorkerBackend(RunBackend):
     """What the service uses instead of the embedded runner when workers execute runs.
 
     It consumes the operations queue, and the `service_labels` runs itself
@@ -264,11 +264,6 @@ class WorkerBackend:
                 if await asyncio.to_thread(_ended, self.engine, run_id):
                     return
         await asyncio.to_thread(cancel_in_db, self.engine, run_id, self.metrics)
-
-    async def delete_target(self, session: Session, target: Target) -> None:
-        for run_id in await asyncio.to_thread(crud.live_run_ids, session, target):
-            await self.cancel(run_id)
-        await asyncio.to_thread(crud.delete_target, session, target)
 
 
 def _ended(engine: Engine, run_id: int) -> bool:
