@@ -34,8 +34,8 @@ class AsgiServer:
         self._sock.close()
 
 
-async def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, path: str = "") -> AsgiServer:
-    """Start `app` on `host:port` (0 takes a free port from the OS) and return once it accepts connections."""
+def listening_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
+    """A bound, listening TCP socket to hand to uvicorn (`port=0` takes a free port from the OS)."""
     # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and without it
     # uvicorn's separate header and body writes meet the client's delayed ACK, about 40 ms per request.
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -44,6 +44,11 @@ async def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, path: 
     sock.bind((host, port))
     sock.listen(128)
     sock.setblocking(False)
-    server = AsgiServer(app, sock, path=path)
+    return sock
+
+
+async def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, path: str = "") -> AsgiServer:
+    """Start `app` on `host:port` (0 takes a free port from the OS) and return once it accepts connections."""
+    server = AsgiServer(app, listening_socket(host, port), path=path)
     await server.start()
     return server

@@ -17,7 +17,8 @@ from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
-from tests.app.helpers import free_socket, make_target, service_settings
+from checks.asgi_server import listening_socket
+from tests.app.helpers import make_target, service_settings
 
 POSTGRES_ENV = "RLCONFORM_TEST_POSTGRES_URL"
 QUICK_PLUGRL = {"timeout": 2.0, "patience": 0.2}  # plugrl-server options that keep a run short
@@ -84,7 +85,7 @@ def client(settings: Settings) -> Iterator[TestClient]:
 @pytest.fixture
 def live_service(settings: Settings) -> Iterator[str]:
     """uvicorn serving create_app(settings) in a background thread; yields its base URL."""
-    sock = free_socket()
+    sock = listening_socket()
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -11,13 +10,13 @@ from collections.abc import Iterator
 import httpx
 import uvicorn
 
+from checks.asgi_server import listening_socket
+
 
 @contextlib.contextmanager
 def serve_in_thread(app, ready_path: str = "/openapi.json") -> Iterator[str]:
     """Yield the base URL of `app` served by uvicorn; the server is shut down on exit."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock = listening_socket()
     port = sock.getsockname()[1]
     config = uvicorn.Config(
         app, log_level="critical", lifespan="off", timeout_graceful_shutdown=1, ws_max_size=16 * 1024 * 1024
