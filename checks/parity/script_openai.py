@@ -16,18 +16,11 @@ import pydantic
 from checks.core import Report
 from checks.http_options import HttpOptions
 from checks.openai.client import ChatClient, Reply
+from checks.openai.requests import SEED
 from checks.parity.projections import Projection
 from checks.parity.script import Observed, ParityOptions
+from checks.session.agent import WEATHER_TOOL
 
-SEED = 20260803
-WEATHER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "description": "The current weather at a location.",
-        "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
-    },
-}
 CITIES = ("Beijing", "Shanghai", "Lisbon", "Nairobi", "Quito", "Oslo", "Perth", "Lima")
 
 
