@@ -19,6 +19,10 @@ from urllib.parse import urlsplit
 
 import pydantic
 
+from checks.errors import NoReply as NoReply
+from checks.errors import PhaseStopped as PhaseStopped
+from checks.errors import TargetUnreachable as TargetUnreachable
+
 # Re-exported: suites import the whole engine API from here.
 from checks.evidence import Transcript as Transcript
 from checks.evidence import summarize as summarize
@@ -512,35 +516,6 @@ class Report:
 
 
 # ---------------------------------------------------------------- suites
-
-
-class PhaseStopped(Exception):
-    """The current phase cannot go on: the one way a phase stops early.
-
-    Whatever the stop itself proves is recorded before raising; `run_suite`
-    then records every clause of the phase still undecided as `error`
-    ("not exercised: <reason>"), with `evidence` attached.
-    """
-
-    def __init__(self, reason: str, evidence: Evidence = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.evidence = evidence
-
-
-class TargetUnreachable(PhaseStopped):
-    """The harness could not reach the target at all (refused, no route, bad address).
-
-    It stops the run, not only the phase: later phases are `error` too.
-    """
-
-
-class NoReply(Exception):
-    """The target did not answer within the deadline (any transport)."""
-
-    def __init__(self, message: str = "nothing arrived before the deadline", timeout: float | None = None) -> None:
-        super().__init__(message)
-        self.timeout = timeout
 
 
 class SuiteOptions(pydantic.BaseModel):
