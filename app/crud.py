@@ -10,7 +10,6 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pydantic
 from sqlalchemy import delete, func, update
@@ -38,11 +37,11 @@ from app.models import (
     utcnow,
 )
 from app.netpolicy import NetworkRefused, check_host
+from app.redaction import REDACTED, redact_options, redact_url, secret_fields, unmask_url
 from app.textsafe import unstorable_paths
 from checks.core import HARNESS_VERSION, Gate, Suite, SuiteOptions
-from checks.registry import KINDS, find_suite
+from checks.registry import find_suite, kind_names
 
-REDACTED = "**********"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # Page paths that a target name would shadow (`/targets/new` is the add form).
 RESERVED_NAMES = {"new"}
@@ -94,33 +93,7 @@ def target_update_from(values: dict[str, Any]) -> TargetUpdate:
         raise TargetInvalid(_pydantic_errors(exc)) from None
 
 
-# ---------------------------------------------------------------- options and secrets
-
-
-def _is_secret(annotation: Any) -> bool:
-    if annotation in (pydantic.SecretStr, pydantic.SecretBytes):
-        return True
-    return any(_is_secret(arg) for arg in getattr(annotation, "__args__", ()) or ())
-
-
-def secret_fields(options_model: type[SuiteOptions]) -> set[str]:
-    return {name for name, field in options_model.model_fields.items() if _is_secret(field.annotation)}
-
-
-def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
-    """A copy of `options` with every secret field of the kind's options model masked.
-
-    For a kind this server cannot load (its package missing, or renamed in an upgrade)
-    nobody can tell which options are secret, so every value is masked.
-    """
-    redacted = dict(options or {})
-    suite = find_suite(kind)
-    if suite is None:
-        return {name: REDACTED if value not in (None, "") else value for name, value in redacted.items()}
-    for name in secret_fields(suite.options_model):
-        if redacted.get(name) not in (None, ""):
-            redacted[name] = REDACTED
-    return redacted
+# ---------------------------------------------------------------- options
 
 
 def _options_to_store(parsed: SuiteOptions) -> dict[str, Any]:
@@ -148,38 +121,19 @@ def run_url(run: Run, target: Target) -> str:
     return unmask_url(run.url, target.url)
 
 
-def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
-    """The options a run executes with: its snapshot, with secrets taken from the target."""
-    values = {k: v for k, v in run.options.items() if v is not None}
-    for name in secret_fields(suite.options_model):
+def run_values(options_model: type[SuiteOptions], run: Run, target: Target) -> dict[str, Any]:
+    """The option values a run executes with: its snapshot (secrets masked), the secrets taken from `target`."""
+    values = {name: value for name, value in run.options.items() if value is not None}
+    for name in secret_fields(options_model):
         values.pop(name, None)
         if target.options.get(name) not in (None, ""):
             values[name] = target.options[name]
-    return suite.parse_options(values)
+    return values
 
 
-# ---------------------------------------------------------------- passwords in URLs
-
-
-def redact_url(url: str) -> str:
-    """`url` with the password of its user info (`ws://user:pass@host`) masked, for display and export."""
-    parts = urlsplit(url)
-    if not parts.netloc or "@" not in parts.netloc:
-        return url
-    userinfo, _, host = parts.netloc.rpartition("@")
-    if ":" not in userinfo:
-        return url
-    return urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"))
-
-
-def url_password(url: str) -> str:
-    """The password in `url`'s user info, or ""."""
-    return (urlsplit(url).password or "") if "@" in url else ""
-
-
-def unmask_url(shown: str, stored: str) -> str:
-    """`shown` (a URL as displayed) with the password of `stored` when it is `stored` redacted, else itself."""
-    return stored if shown != stored and redact_url(stored) == shown else shown
+def run_options(suite: Suite, run: Run, target: Target) -> SuiteOptions:
+    """The options a run executes with: its snapshot, with secrets taken from the target."""
+    return suite.parse_options(run_values(suite.options_model, run, target))
 
 
 # ---------------------------------------------------------------- expected failures
@@ -227,8 +181,8 @@ def _validate_target(
         errors.append(_error(["worker_label"], "use 1-64 letters, digits, '.', '_' or '-', starting with one"))
 
     stored_options = dict(options)
-    if kind not in KINDS:
-        errors.append(_error(["kind"], f"unknown kind {kind!r}; known kinds: {', '.join(KINDS)}"))
+    if kind not in kind_names():
+        errors.append(_error(["kind"], f"unknown kind {kind!r}; known kinds: {', '.join(kind_names())}"))
         raise TargetInvalid(errors)
     suite = find_suite(kind)
     if suite is None:

@@ -12,6 +12,8 @@ from alembic.config import Config
 from fastapi import Request
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.pool import ConnectionPoolEntry
 from sqlmodel import Session, create_engine
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -24,7 +26,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record) -> None:
+        def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
             cursor = dbapi_connection.cursor()
             if ":memory:" not in url:
                 cursor.execute("PRAGMA journal_mode=WAL")

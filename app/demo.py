@@ -1,4 +1,4 @@
-"""The embedded demo: each kind's in-process reference server (`checks.registry.DEMO_SERVERS`) as a target.
+"""The embedded demo: each kind's in-process reference server (each kind record's `demo_server`) as a target.
 
 A newcomer's first `rlconform serve` on an empty database shows one target
 per such kind, each of which passes. Later starts point those targets at the
@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 
 from app import crud
 from app.models import Target, TargetCreate, utcnow
-from checks.registry import DEMO_SERVERS, RunningServer, find_suite, start_demo_server
+from checks.registry import RunningServer, demo_kinds, find_suite, start_demo_server
 
 log = logging.getLogger("rlconform.demo")
 
@@ -83,7 +83,7 @@ def _register(engine: Engine, kind: str, url: str, options: dict[str, Any]) -> N
 async def start_demo(engine: Engine) -> dict[str, RunningServer]:
     """Start and register the demo servers; returns target name -> server (call `close()` on each)."""
     servers: dict[str, RunningServer] = {}
-    for kind in await asyncio.to_thread(_plan, engine, DEMO_SERVERS):
+    for kind in await asyncio.to_thread(_plan, engine, demo_kinds()):
         try:
             server = await start_demo_server(kind)
         except ImportError as exc:

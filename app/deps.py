@@ -19,7 +19,8 @@ SessionDep = Annotated[Session, Depends(get_session)]
 
 
 def get_app_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 SettingsDep = Annotated[Settings, Depends(get_app_settings)]
@@ -34,7 +35,8 @@ RunnerDep = Annotated[RunBackend, Depends(get_runner)]
 
 
 def get_metrics(request: Request) -> Metrics:
-    return request.app.state.metrics
+    metrics: Metrics = request.app.state.metrics
+    return metrics
 
 
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]

@@ -10,9 +10,12 @@ times, then ends them `interrupted` with their decided clauses kept.
 
 from __future__ import annotations
 
+import asyncio
+import enum
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
@@ -31,6 +34,14 @@ Requeue = Callable[[Session, Run], None]
 
 class LeaseLost(Exception):
     """This attempt no longer holds the run (its lease expired and another attempt took over, or it ended)."""
+
+
+class Ending(enum.StrEnum):
+    """How a run that was stopped before its end is recorded (and the ending of its attempt)."""
+
+    CANCELLED = "cancelled"  # someone asked: decided clauses are kept
+    INTERRUPTED = "interrupted"  # the process is going away and nobody will resume it
+    HANDED_BACK = "handed back"  # a draining worker returns it to the queue; another attempt resumes it
 
 
 def claim(engine: Engine, run_id: int, worker: str, lease_seconds: float) -> int | None:
@@ -92,6 +103,43 @@ def end_attempt(session: Session, run_id: int, attempt: int, ending: str) -> Non
         .where(col(RunAttempt.run_id) == run_id, col(RunAttempt.number) == attempt, col(RunAttempt.ended_at).is_(None))
         .values(ended_at=utcnow(), ending=ending[:32])
     )
+
+
+async def keep_renewed(
+    engine: Engine,
+    run_id: int,
+    attempt: int,
+    lease_seconds: float,
+    lost: asyncio.Event,
+    holder: asyncio.Task[Any] | None,
+) -> None:
+    """Renew the attempt's lease every third of its length; once it is lost, set `lost` and cancel `holder`."""
+    while True:
+        await asyncio.sleep(lease_seconds / 3)
+        try:
+            held = await asyncio.to_thread(renew, engine, run_id, attempt, lease_seconds)
+        except Exception:  # a database hiccup: try again before the lease runs out
+            log.exception("renewing the lease of run %s failed", run_id)
+            continue
+        if not held:
+            log.warning("run %s: attempt %d lost its lease; stopping it", run_id, attempt)
+            lost.set()
+            if holder is not None:
+                holder.cancel()
+            return
+
+
+def hand_back(engine: Engine, run_id: int, attempt: int, requeue: Requeue | None) -> None:
+    """Return a run the attempt still holds to the queue (a draining worker's); another attempt resumes it."""
+    with Session(engine) as session:
+        if not holds(session, run_id, attempt):
+            return
+        run = session.get(Run, run_id)
+        if run is None:
+            return
+        end_attempt(session, run_id, attempt, str(Ending.HANDED_BACK))
+        put_back(session, run, requeue)
+        session.commit()
 
 
 def put_back(session: Session, run: Run, requeue: Requeue | None) -> None:

@@ -7,12 +7,14 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy.engine import Engine
 
 from app import webhooks
 from app.api import public_router
@@ -24,38 +26,56 @@ from app.demo import close_demo, start_demo
 from app.dispatch import defer_run
 from app.metrics import Metrics
 from app.request_guard import RequestGuard
-from app.runner import RunBackend, Runner, recover_interrupted
+from app.runner import Runner, recover_interrupted
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
 from app.textsafe import storable
 from app.web import router as web_router
 from checks.core import HARNESS_VERSION
 
+if TYPE_CHECKING:
+    from app.worker import WorkerBackend  # imported when used: it needs procrastinate
+
 log = logging.getLogger("rlconform")
 
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+
+
+def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner | WorkerBackend:
+    """What executes the runs: procrastinate workers (PostgreSQL) or the embedded runner."""
+    if settings.uses_workers:
+        from app.worker import WorkerBackend
+
+        return WorkerBackend(settings, engine, metrics)
+    return Runner(
+        engine,
+        max_concurrent=settings.max_concurrent_runs,
+        allowed_networks=settings.allowed_networks,
+        listen_host=settings.listen_address,
+        listen_ports=settings.listen_ports,
+        retention_runs=settings.retention_runs,
+        metrics=metrics,
+        on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
+    )
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # As FastAPI's own handler, but an echoed input holding a lone surrogate must not break the JSON.
+        return JSONResponse({"detail": storable(jsonable_encoder(exc.errors()))}, status_code=422)
+
+    @app.exception_handler(TargetInvalid)
+    async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
+        detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
+        return JSONResponse({"detail": detail}, status_code=422)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     engine = make_engine(settings.database_url)
     metrics = Metrics()
-    runner: RunBackend
-    if settings.uses_workers:
-        from app.worker import WorkerBackend
-
-        runner = WorkerBackend(settings, engine, metrics)
-    else:
-        runner = Runner(
-            engine,
-            max_concurrent=settings.max_concurrent_runs,
-            allowed_networks=settings.allowed_networks,
-            listen_host=settings.listen_address,
-            listen_ports=settings.listen_ports,
-            retention_runs=settings.retention_runs,
-            metrics=metrics,
-            on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
-        )
+    runner = _run_backend(settings, engine, metrics)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -101,17 +121,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.runner = runner
     app.state.requeue = defer_run if settings.uses_workers else None
     app.state.metrics = metrics
-
-    @app.exception_handler(RequestValidationError)
-    async def _request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        # As FastAPI's own handler, but an echoed input holding a lone surrogate must not break the JSON.
-        return JSONResponse({"detail": storable(jsonable_encoder(exc.errors()))}, status_code=422)
-
-    @app.exception_handler(TargetInvalid)
-    async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
-        detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
-        return JSONResponse({"detail": detail}, status_code=422)
-
+    _add_error_handlers(app)
     add_docs(app)
     app.include_router(api_router)
     app.include_router(public_router)

@@ -14,6 +14,8 @@ import ipaddress
 import re
 import socket
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # A DNS name as a run connects to it. Anything else (a gRPC target such as
@@ -118,3 +120,27 @@ def check_host(host: str, port: int | None, allowed: Sequence[str]) -> str | Non
 async def check_host_async(host: str, port: int | None, allowed: Sequence[str]) -> str | None:
     """`check_host` with name resolution off the event loop."""
     return await asyncio.to_thread(check_host, host, port, allowed) if allowed else None
+
+
+@dataclass
+class Reach:
+    """Where the runs of a process may connect (the policy, and the service's own servers) and where they listen."""
+
+    allowed_networks: Sequence[str] = ()
+    listen_host: str = "127.0.0.1"  # where listen-mode (client kind) runs bind, and on which ports
+    listen_ports: Sequence[int] = (0,)
+    own_endpoints: set[tuple[str, int | None]] = field(default_factory=set)
+
+    def allow_own(self, url: str) -> None:
+        """Let runs reach `url`, a server this service runs itself (the demo), whatever the policy says."""
+        parsed = urlsplit(url)
+        self.own_endpoints.add((parsed.hostname or "", parsed.port))
+
+    async def checked_address(self, host: str, port: int | None) -> str | None:
+        """The address a run must connect to for host:port (`checks.pinning`), None to resolve as usual.
+
+        Raises NetworkRefused when the policy forbids it; the service's own servers are always allowed.
+        """
+        if (host, port) in self.own_endpoints:
+            return None
+        return await check_host_async(host, port, self.allowed_networks)

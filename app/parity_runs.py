@@ -3,7 +3,7 @@
 A parity run is an ordinary `Run` of its first target (so it goes to that
 target's worker label, is claimed under a lease and cancelled like any run)
 plus a `ParityRun` row naming the other side: a second target of the same kind
-or a stored golden. `Executor.execute` hands such runs to `execute_parity`,
+or a stored golden. `app.executor.Executor` hands such runs to `execute_parity`,
 which records both sides with the kind's parity script, compares them, and
 keeps the result, both recordings (for saving a golden) and every transcript.
 """
@@ -18,16 +18,20 @@ from typing import Any
 
 import pydantic
 from sqlalchemy import delete
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import crud, leases
 from app.models import Golden, ParityRun, Run, RunStatus, Target, TranscriptRow, stored_id
-from app.netpolicy import check_host_async
+from app.netpolicy import Reach
+from app.recording import transcript_row
+from app.redaction import REDACTED, redact_url, scrub, secret_fields, secret_values, url_password
 from checks.core import HARNESS_VERSION, Gate, Outcome, truncate
 from checks.parity.encoding import BadEncoding
 from checks.parity.recording import Recording, recording_from_golden
 from checks.parity.script import ParityOptions, ParityResult, ParityScript, Status, run_parity
-from checks.parity.scripts import SCRIPTS, find_script
+from checks.parity.scripts import find_script
+from checks.parity.scripts import parity_kinds as script_kinds
 from checks.pinning import pinned
 from checks.registry import find_suite
 
@@ -35,7 +39,9 @@ OUTCOMES = {Status.IDENTICAL: Outcome.PASS, Status.DIVERGENT: Outcome.FAIL, Stat
 SIDES = ("A", "B")  # the transcripts' phase names: A is the first target, B the second
 GOLDEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-End = Callable[[RunStatus, Outcome | None, str], Awaitable[None]]
+End = Callable[[RunStatus, Outcome | None, str], Awaitable[None]]  # records the run's status, outcome and message
+# A parity run's row, and its other side: the second target or the golden recording, or why neither is there.
+OtherSide = tuple[ParityRun, Target | None, Recording | None, str]
 
 
 def _invalid(loc: Sequence[str | int], msg: str) -> crud.TargetInvalid:
@@ -44,7 +50,7 @@ def _invalid(loc: Sequence[str | int], msg: str) -> crud.TargetInvalid:
 
 def parity_kinds() -> list[str]:
     """The kinds with a parity script that loads on this machine."""
-    return [kind for kind in SCRIPTS if find_script(kind) is not None]
+    return [kind for kind in script_kinds() if find_script(kind) is not None]
 
 
 def label_warning(first: Target, second: Target | None) -> str | None:
@@ -68,20 +74,15 @@ def _script_values(script: ParityScript, target: Target, overrides: dict[str, An
 
 def _redacted(script: ParityScript, options: ParityOptions) -> dict[str, Any]:
     snapshot = options.model_dump(mode="json")
-    for name in crud.secret_fields(script.options_model):
+    for name in secret_fields(script.options_model):
         if snapshot.get(name) not in (None, ""):
-            snapshot[name] = crud.REDACTED
+            snapshot[name] = REDACTED
     return snapshot
 
 
 def run_script_options(script: ParityScript, run: Run, target: Target) -> ParityOptions:
     """The options one side of a parity run executes with: the run's snapshot, secrets taken from `target`."""
-    values = {name: value for name, value in run.options.items() if value is not None}
-    for name in crud.secret_fields(script.options_model):
-        values.pop(name, None)
-        if target.options.get(name) not in (None, ""):
-            values[name] = target.options[name]
-    options: ParityOptions = script.options_model.model_validate(values)
+    options: ParityOptions = script.options_model.model_validate(crud.run_values(script.options_model, run, target))
     return options
 
 
@@ -103,14 +104,15 @@ def enqueue_parity(
         raise _invalid(["second"], "give either a second target or a golden recording")
     script = find_script(first.kind)
     if script is None:
-        raise _invalid(["first"], f"{first.kind} has no parity script here; kinds with one: {', '.join(SCRIPTS)}")
+        having = ", ".join(script_kinds())
+        raise _invalid(["first"], f"{first.kind} has no parity script here; kinds with one: {having}")
     other_kind = second.kind if second is not None else golden.kind if golden is not None else ""
     if other_kind != first.kind:
         where = ["second"] if second is not None else ["golden"]
         raise _invalid(where, f"is of kind {other_kind}; {first.name} is {first.kind}: a parity run needs one kind")
     overrides = dict(options or {})
-    for name in sorted(crud.secret_fields(script.options_model)):
-        if overrides.get(name) not in (None, crud.REDACTED):
+    for name in sorted(secret_fields(script.options_model)):
+        if overrides.get(name) not in (None, REDACTED):
             raise _invalid(["options", name], "a secret cannot be set for one run; set it on the first target")
         overrides.pop(name, None)
     try:
@@ -121,7 +123,7 @@ def enqueue_parity(
     run = Run(
         target_id=stored_id(first),
         kind=first.kind,
-        url=crud.redact_url(first.url),
+        url=redact_url(first.url),
         options=_redacted(script, parsed),
         gate=Gate.DEFAULT,
         harness_version=HARNESS_VERSION,
@@ -173,7 +175,7 @@ def _other_side(session: Session, parity: ParityRun) -> tuple[Target | None, Rec
     return second, None, ""
 
 
-def load_other_side(engine: Any, run_id: int) -> tuple[ParityRun, Target | None, Recording | None, str] | None:
+def load_other_side(engine: Engine, run_id: int) -> OtherSide | None:
     """The run's parity row and its other side; None for an ordinary run."""
     with Session(engine) as session:
         parity = session.get(ParityRun, run_id)
@@ -185,12 +187,7 @@ def load_other_side(engine: Any, run_id: int) -> tuple[ParityRun, Target | None,
 
 
 async def execute_parity(
-    executor: Any,
-    run: Run,
-    first: Target,
-    attempt: int,
-    loaded: tuple[ParityRun, Target | None, Recording | None, str],
-    end: End,
+    engine: Engine, reach: Reach, run: Run, first: Target, attempt: int, loaded: OtherSide, end: End
 ) -> None:
     """Record both sides, compare, keep everything; called by `Executor` for a claimed parity run."""
     parity, second, golden, missing = loaded
@@ -205,33 +202,23 @@ async def execute_parity(
     # Each side sends its own target's credentials, never the first target's to the second server.
     second_options = run_script_options(script, run, second) if second is not None else options
     urls = [crud.run_url(run, first)] + ([second.url] if second is not None else [])
-    secrets = [crud.url_password(url) for url in urls if crud.url_password(url)]
+    secrets = [url_password(url) for url in urls if url_password(url)]
     for side in (options, second_options):
-        secrets += [value for value in _secret_option_values(script, side) if len(value) >= 3]
+        secrets += secret_values(script.options_model, side)
     with contextlib.ExitStack() as pins:
         for url in urls:  # each side connects to the address checked against the network policy
             host, port = suite.host_port(url)
-            if (host, port) not in executor.own_endpoints:
-                pins.enter_context(pinned(host, await check_host_async(host, port, executor.allowed_networks)))
+            pins.enter_context(pinned(host, await reach.checked_address(host, port)))
         second_url = urls[1] if len(urls) > 1 else None
         result = await run_parity(script, options, urls[0], second_url, golden, right_options=second_options)
-    await asyncio.to_thread(_keep, executor.engine, stored_id(run), attempt, parity, result, secrets)
+    await asyncio.to_thread(_keep, engine, stored_id(run), attempt, parity, result, secrets)
     await end(RunStatus.FINISHED, OUTCOMES[result.status], result.reason)
 
 
-def _secret_option_values(script: ParityScript, options: ParityOptions) -> list[str]:
-    values = []
-    for name in crud.secret_fields(script.options_model):
-        value = getattr(options, name, None)
-        secret = value.get_secret_value() if value is not None else ""
-        values.append(secret.decode(errors="replace") if isinstance(secret, bytes) else str(secret))
-    return values
-
-
-def _keep(engine: Any, run_id: int, attempt: int, parity: ParityRun, result: ParityResult, secrets: list[str]) -> None:
+def _keep(
+    engine: Engine, run_id: int, attempt: int, parity: ParityRun, result: ParityResult, secrets: list[str]
+) -> None:
     """The comparison, both recordings and every transcript, written only while the attempt holds the run."""
-    from app.runner import _transcript_row, scrub  # the runner hands parity runs to this module
-
     with Session(engine) as session:
         if not leases.holds(session, run_id, attempt):
             raise leases.LeaseLost(run_id)
@@ -241,7 +228,7 @@ def _keep(engine: Any, run_id: int, attempt: int, parity: ParityRun, result: Par
             for transcript in recording.evidence if recording is not None else []:
                 number += 1
                 data = scrub(transcript.to_dict() | {"id": number, "phase": side}, secrets)
-                session.add(_transcript_row(session, run_id, data))
+                session.add(transcript_row(session, run_id, data))
         row = session.get(ParityRun, run_id) or parity
         row.verdict = str(result.status)
         row.result = scrub(result.to_dict(), secrets)

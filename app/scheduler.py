@@ -43,7 +43,8 @@ FIBONACCI = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: consecutive ids land ~0.
 
 def latest_tick(cron: str, now: datetime) -> datetime:
     """The latest time at or before `now` that `cron` names (a 6th field counts seconds)."""
-    return croniter(cron, now.replace(microsecond=0) + timedelta(seconds=1)).get_prev(datetime).astimezone(UTC)
+    tick: datetime = croniter(cron, now.replace(microsecond=0) + timedelta(seconds=1)).get_prev(datetime)
+    return tick.astimezone(UTC)
 
 
 def spread_offset(target_id: int, interval: timedelta) -> timedelta:

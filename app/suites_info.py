@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from checks.core import Suite
-from checks.registry import KINDS, find_suite
+from checks.registry import find_suite, kind_names
 
 UNAVAILABLE = "unavailable on this server: its optional dependencies are not installed"
 
@@ -34,9 +35,10 @@ def describe_suite(suite: Suite) -> dict[str, Any]:
     }
 
 
-def suites_document() -> list[dict[str, Any]]:
+def suites_document(kinds: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    """Every kind (or those of `kinds`, full names) described, or marked unavailable."""
     document = []
-    for kind in KINDS:
+    for kind in kind_names() if kinds is None else kinds:
         suite = find_suite(kind)
         document.append(describe_suite(suite) if suite is not None else {"kind": kind, "unavailable": UNAVAILABLE})
     return document

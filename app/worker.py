@@ -30,9 +30,13 @@ from sqlmodel import Session, col, select
 
 from app import leases, scheduler, webhooks
 from app.dispatch import EXECUTE_RUN, OPS_QUEUE, conninfo, defer_run
+from app.executor import Executor
+from app.leases import Ending
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, Run, RunStatus, Worker, utcnow
-from app.runner import CANCEL_WAIT, Ending, Executor, RunBackend, cancel_in_db
+from app.netpolicy import Reach
+from app.recording import EndWriter
+from app.runner import CANCEL_WAIT, RunBackend, cancel_in_db
 from app.settings import Settings
 
 log = logging.getLogger("rlconform.worker")
@@ -48,14 +52,19 @@ def make_executor(settings: Settings, engine: Engine, name: str, metrics: Metric
     return Executor(
         engine,
         worker=name,
-        allowed_networks=settings.allowed_networks,
-        listen_host=settings.listen_address,
-        listen_ports=settings.listen_ports,
-        retention_runs=settings.retention_runs,
-        metrics=metrics or Metrics(),
+        ends=EndWriter(
+            engine,
+            retention_runs=settings.retention_runs,
+            metrics=metrics or Metrics(),
+            on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
+        ),
+        reach=Reach(
+            allowed_networks=settings.allowed_networks,
+            listen_host=settings.listen_address,
+            listen_ports=settings.listen_ports,
+        ),
         lease_seconds=settings.lease_seconds,
         requeue=defer_run,
-        on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
     )
 
 

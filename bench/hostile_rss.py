@@ -23,7 +23,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.zoo.plugrl_hostile import HOSTILE  # noqa: E402
+from tests.zoo.plugrl_server.hostile import HOSTILE  # noqa: E402
 
 GOAL_MB = 256
 RUN_LIMIT = 240.0  # seconds one check may take before the bench gives up on it
@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
     print(f"{'server':<24} {'exit':>4} {'wall s':>7} {'peak RSS MB':>11} {'x baseline':>10}  goal", flush=True)
     show(baseline, baseline)
     for name in args.only or list(HOSTILE):
-        hostile = [sys.executable, "-m", "tests.zoo.plugrl_hostile", name, str(SERVER_LIFETIME)]
+        hostile = [sys.executable, "-m", "tests.zoo.plugrl_server.hostile", name, str(SERVER_LIFETIME)]
         run = run_against(name, hostile, args.timeout)
         runs.append(run)
         show(run, baseline)

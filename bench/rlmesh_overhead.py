@@ -99,7 +99,7 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=5, help="alternating blocks per side")
     args = parser.parse_args()
     server = subprocess.Popen(
-        [sys.executable, "-m", "tests.zoo.rlmesh_envs", "cartpole"],
+        [sys.executable, "-m", "tests.zoo.rlmesh.envs", "cartpole"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from checks.evidence import truncate
+from checks.evidence import Evidence, truncate
 
 # Who ended a connection: the peer under test, the checker itself (for example a 1009
 # after an oversized frame), or neither (a reset, EOF without a close frame).
@@ -73,10 +73,10 @@ class PhaseStopped(CheckError):
     ("not exercised: <reason>"), with `evidence` attached.
     """
 
-    def __init__(self, reason: str, evidence: Any = None) -> None:
+    def __init__(self, reason: str, evidence: Evidence = None) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.evidence = evidence
+        self.evidence: Evidence = evidence
 
 
 class TargetUnreachable(PhaseStopped):

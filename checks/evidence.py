@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,58 +54,75 @@ def summarize(value: Any, limit: int = SUMMARY_LIMIT) -> str:
     long strings and big containers are cut. Never walks more than `limit`
     characters' worth of structure, so a hostile message costs little.
     """
-    out: list[str] = []
-    budget = [limit]
+    summary = _Summary(limit)
+    summary.walk(value, 0)
+    text = "".join(summary.out)
+    return text if len(text) < limit else text[: limit - 1] + "…"
 
-    def emit(text: str) -> bool:
-        if budget[0] <= 0:
+
+class _Summary:
+    """The text `summarize` builds, and how many characters it may still add."""
+
+    def __init__(self, limit: int) -> None:
+        self.out: list[str] = []
+        self.budget = limit
+
+    def emit(self, text: str) -> bool:
+        if self.budget <= 0:
             return False
-        out.append(text[: budget[0]])
-        budget[0] -= len(text)
-        return budget[0] > 0
+        self.out.append(text[: self.budget])
+        self.budget -= len(text)
+        return self.budget > 0
 
-    def walk(item: Any, depth: int) -> None:
-        if budget[0] <= 0:
+    def walk(self, item: Any, depth: int) -> None:
+        if self.budget <= 0:
             return
         if depth > 6:
-            emit("…")
+            self.emit("…")
         elif hasattr(item, "dtype") and hasattr(item, "shape") and hasattr(item, "ravel"):
             head = item.ravel()[:4].tolist() if item.size else []
             more = "…" if item.size > 4 else ""
-            emit(f"ndarray {item.dtype.str} {list(item.shape)} {head}{more}".replace("]…", "…]"))
+            self.emit(f"ndarray {item.dtype.str} {list(item.shape)} {head}{more}".replace("]…", "…]"))
         elif isinstance(item, dict):
-            emit("{")
-            for index, (key, sub) in enumerate(item.items()):
-                if index >= 12:
-                    emit(f", …+{len(item) - 12} keys")
-                    break
-                if index:
-                    emit(", ")
-                emit(f"{truncate(repr(key), 40)}: ")
-                walk(sub, depth + 1)
-            emit("}")
+            self.walk_dict(item, depth)
         elif isinstance(item, (list, tuple)):
-            emit("[")
-            for index, sub in enumerate(item):
-                if index >= 8:
-                    emit(f", …+{len(item) - 8}")
-                    break
-                if index:
-                    emit(", ")
-                walk(sub, depth + 1)
-            emit("]")
-        elif isinstance(item, (bytes, bytearray, memoryview)):
-            emit(f"<{len(item)} bytes>")
-        elif isinstance(item, CutText):
-            emit(f"{str.__repr__(item[:80])}… ({item.size} bytes, cut)")
-        elif isinstance(item, str):
-            emit(repr(truncate(item, 80)))
+            self.walk_sequence(item, depth)
         else:
-            emit(truncate(repr(item), 80))
+            self.emit(_scalar_summary(item))
 
-    walk(value, 0)
-    text = "".join(out)
-    return text if len(text) < limit else text[: limit - 1] + "…"
+    def walk_dict(self, item: dict[Any, Any], depth: int) -> None:
+        self.emit("{")
+        for index, (key, sub) in enumerate(item.items()):
+            if index >= 12:
+                self.emit(f", …+{len(item) - 12} keys")
+                break
+            if index:
+                self.emit(", ")
+            self.emit(f"{truncate(repr(key), 40)}: ")
+            self.walk(sub, depth + 1)
+        self.emit("}")
+
+    def walk_sequence(self, item: list[Any] | tuple[Any, ...], depth: int) -> None:
+        self.emit("[")
+        for index, sub in enumerate(item):
+            if index >= 8:
+                self.emit(f", …+{len(item) - 8}")
+                break
+            if index:
+                self.emit(", ")
+            self.walk(sub, depth + 1)
+        self.emit("]")
+
+
+def _scalar_summary(item: Any) -> str:
+    """A leaf of a summarized message: bytes by their length, strings and the rest by their cut repr."""
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        return f"<{len(item)} bytes>"
+    if isinstance(item, CutText):
+        return f"{str.__repr__(item[:80])}… ({item.size} bytes, cut)"
+    if isinstance(item, str):
+        return repr(truncate(item, 80))
+    return truncate(repr(item), 80)
 
 
 @dataclass
@@ -175,3 +193,16 @@ class Transcript:
             "close_reason": self.close_reason,
             "closed_by": self.closed_by,
         }
+
+
+# What a decision or a stopped phase may point at: the transcripts of the connections that show it.
+Evidence = Transcript | Sequence[Transcript] | None
+
+
+def evidence_list(evidence: Evidence) -> list[Transcript]:
+    """The transcripts `evidence` names, as a list (none for None)."""
+    if evidence is None:
+        return []
+    if isinstance(evidence, Transcript):
+        return [evidence]
+    return list(evidence)

@@ -1,6 +1,6 @@
 """A report as text for people, JSON for scripts and JUnit XML for CI.
 
-All three count clauses, rolled up across phases (`checks.core.roll_up`), so
+All three count clauses, rolled up across phases (`checks.verdicts.roll_up`), so
 they agree with each other and with the service's pages.
 """
 
@@ -12,17 +12,9 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from checks.core import (
-    HARNESS_VERSION,
-    Outcome,
-    RolledUp,
-    RootCause,
-    Verdict,
-    roll_up,
-    root_causes,
-    verdict_counts,
-)
 from checks.evidence import visible_escape
+from checks.report import HARNESS_VERSION
+from checks.verdicts import Outcome, RolledUp, RootCause, Verdict, roll_up, root_causes, verdict_counts
 
 Result = Mapping[str, Any]
 
@@ -57,7 +49,7 @@ def rolled_up(results: Iterable[Result]) -> list[RolledUp[Result]]:
 
 
 def causes_of(rolled: Iterable[RolledUp[Result]]) -> list[RootCause[Result]]:
-    """The events that left clauses undecided, biggest first (see `checks.core.root_causes`)."""
+    """The events that left clauses undecided, biggest first (see `checks.verdicts.root_causes`)."""
     return root_causes(rolled, lambda r: (str(r["phase"]), str(r.get("actual", ""))))
 
 

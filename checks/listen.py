@@ -224,7 +224,8 @@ class TcpListener(Listener[Stream]):
 
 async def accept_client(ctx: PhaseContext[Any, Any], scenario: str) -> Accepted[Any]:
     """The client for this phase: the one already waiting, else ask for a (re)started client and wait."""
-    listener: Listener[Any] = ctx.listener
+    listener = ctx.listener
     if listener.served and not listener.pending():
         ctx.report.announce(listener.url, f"start the client again (scenario {scenario}) at {listener.url}")
-    return await listener.accept(ctx.options.connect_deadline)
+    accepted: Accepted[Any] = await listener.accept(ctx.options.connect_deadline)
+    return accepted

@@ -21,11 +21,12 @@ from urllib.parse import urlsplit
 
 import websockets
 import websockets.asyncio.client as ws_client
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.frames import DATA_OPCODES, Frame
 from websockets.protocol import Event
 
-from checks.core import NoReply, TargetUnreachable, Transcript, truncate
+from checks.errors import Closer, NoReply, PeerClosed, Refused, TargetUnreachable
+from checks.evidence import Transcript, truncate
 from checks.pinning import address_for
 
 DEFAULT_FRAME_CAP = 64 * 1024 * 1024
@@ -34,28 +35,19 @@ DEFAULT_FRAME_CAP = 64 * 1024 * 1024
 WRITE_BACKLOG_LIMIT = 8 * 1024 * 1024
 
 
-class HandshakeFailed(Exception):
-    """The target accepted TCP but did not complete a WebSocket handshake."""
-
-
-class Closed(Exception):
-    """The connection is closed; `code` and `reason` are what the target sent, if anything."""
-
-    def __init__(self, code: int | None, reason: str, by: str) -> None:
-        super().__init__(f"closed by {by} with code {code}, reason {truncate(reason, 80)!r}")
-        self.code = code
-        self.reason = reason
-        self.by = by
-
-
-def close_details(exc: ConnectionClosed) -> tuple[int | None, str, str]:
-    """(code, reason, who closed) from a websockets ConnectionClosed."""
+def close_details(exc: ConnectionClosed) -> PeerClosed:
+    """Who closed, with which code and reason, from a websockets ConnectionClosed."""
     if exc.rcvd is not None:
-        return exc.rcvd.code, exc.rcvd.reason, "target"
+        return PeerClosed(by="peer", code=exc.rcvd.code, reason=exc.rcvd.reason)
     if exc.sent is not None:
         # We closed first, e.g. 1009 for an oversized frame or 1002 for a bad one.
-        return exc.sent.code, exc.sent.reason, "checker"
-    return None, "no close frame", "network"
+        return PeerClosed(by="checker", code=exc.sent.code, reason=exc.sent.reason)
+    return PeerClosed(by="network", reason="no close frame")
+
+
+def transcript_closer(by: Closer) -> str:
+    """How a transcript names who closed: the peer under test is the "target" there."""
+    return "target" if by == "peer" else by
 
 
 class _BoundedConnection(ws_client.ClientConnection):
@@ -119,7 +111,7 @@ class WireSocket:
         self.transcript = transcript
         self.timeout = timeout
         self.summarize = summarize
-        self.closed: Closed | None = None
+        self.closed: PeerClosed | None = None
         if isinstance(connection, _BoundedConnection):
             connection.backlog_noted = self._note_backlog
 
@@ -139,7 +131,7 @@ class WireSocket:
         return [ext.name for ext in self.connection.protocol.extensions]
 
     async def send(self, data: bytes | str, summary: str) -> None:
-        """Send one frame (bytes: binary, str: text). Raises Closed if the target has gone."""
+        """Send one frame (bytes: binary, str: text). Raises PeerClosed if the connection has ended."""
         kind = "text" if isinstance(data, str) else "binary"
         self.transcript.sent(kind, len(data), summary)
         try:
@@ -151,7 +143,7 @@ class WireSocket:
             raise NoReply(f"sending did not finish within {self.timeout:g}s", self.timeout) from None
 
     async def recv(self, timeout: float | None = None) -> bytes | str:
-        """The next frame. Raises NoReply after the deadline, Closed when the connection ends."""
+        """The next frame. Raises NoReply after the deadline, PeerClosed when the connection ends."""
         timeout = self.timeout if timeout is None else timeout
         try:
             data = await asyncio.wait_for(self.connection.recv(), timeout=timeout)
@@ -168,10 +160,10 @@ class WireSocket:
         self.transcript.received(kind, len(data), summary)
         return data
 
-    async def wait_closed(self, timeout: float | None = None) -> Closed:
-        """Read until the target closes. Raises NoReply if it is still open at the deadline.
+    async def wait_closed(self, timeout: float | None = None) -> tuple[PeerClosed, list[bytes | str]]:
+        """Read until the target closes: how it closed, and the frames that arrived meanwhile (recorded too).
 
-        Frames that arrive meanwhile are recorded and returned in `Closed.frames`.
+        Raises NoReply if it is still open at the deadline.
         """
         timeout = self.timeout if timeout is None else timeout
         loop = asyncio.get_running_loop()
@@ -183,17 +175,16 @@ class WireSocket:
                 raise NoReply(f"the connection was still open after {timeout:g}s", timeout)
             try:
                 frames.append(await self.recv(left))
-            except Closed as closed:
-                closed.frames = frames  # type: ignore[attr-defined]
-                return closed
+            except PeerClosed as closed:
+                return closed, frames
             if len(frames) > 64:  # a flood of frames is an answer, not a close
                 raise NoReply(f"the connection was still open after {timeout:g}s", timeout)
 
-    def _closed(self, exc: ConnectionClosed) -> Closed:
-        code, reason, by = close_details(exc)
-        self.transcript.closed(code, reason, by)
-        self.closed = Closed(code, reason, by)
-        return self.closed
+    def _closed(self, exc: ConnectionClosed) -> PeerClosed:
+        closed = close_details(exc)
+        self.transcript.closed(closed.code, closed.reason, transcript_closer(closed.by))
+        self.closed = closed
+        return closed
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         """Close politely within min(timeout, 2 s); abort at once when that cannot work.
@@ -256,8 +247,9 @@ async def open_websocket(
     """Open a recorded connection.
 
     Raises TargetUnreachable when nothing accepts the TCP connection (refused,
-    unknown host, no route) and HandshakeFailed when something does but the
-    WebSocket handshake does not complete within `timeout`.
+    unknown host, no route) and Refused when something does but the
+    WebSocket handshake does not complete within `timeout` (`status`: the
+    handshake's HTTP status, where one came).
     """
     transcript.note(f"connect {url}" + (f" offering {compression}" if compression else ""))
     destination: dict[str, Any] = _pinned_destination(url)
@@ -287,7 +279,8 @@ async def open_websocket(
     except (InvalidHandshake, TimeoutError, EOFError) as exc:
         detail = truncate(str(exc) or type(exc).__name__, 200)
         transcript.note(f"handshake failed: {detail}")
-        raise HandshakeFailed(detail) from None
+        status = exc.response.status_code if isinstance(exc, InvalidStatus) else None
+        raise Refused(detail, status=status) from None
     transcript.note(
         "connected"
         + (
@@ -300,12 +293,13 @@ async def open_websocket(
 
 
 __all__ = [
-    "Closed",
-    "HandshakeFailed",
     "NoReply",
+    "PeerClosed",
+    "Refused",
     "WireSocket",
     "open_websocket",
     "close_details",
+    "transcript_closer",
     "DEFAULT_FRAME_CAP",
     "WRITE_BACKLOG_LIMIT",
     "websockets",

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, HTTPException, Response, status
 from sqlmodel import Session, SQLModel, select
 from sqlmodel.main import SQLModelConfig
 
-from app import crud, parity_runs
+from app import crud, parity_runs, redaction
 from app.api.schemas import documented_as
 from app.deps import WRITE, RunDep, RunnerDep, SessionDep
 from app.models import DB_INT_MAX, Golden, ParityRun, Run, RunPublic, Target
@@ -98,7 +98,7 @@ def golden_public(golden: Golden) -> GoldenPublic:
     return GoldenPublic(
         name=golden.name,
         kind=golden.kind,
-        source=crud.redact_url(golden.source),
+        source=redaction.redact_url(golden.source),
         source_run_id=golden.source_run_id,
         script_version=golden.script_version,
         recorded_at=str(document.get("recorded_at", "")),

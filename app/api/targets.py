@@ -9,8 +9,17 @@ from sqlmodel import col, select
 
 from app import crud
 from app.deps import WRITE, RunnerDep, SessionDep, SettingsDep, TargetDep
-from app.history import TargetHistory, target_history
-from app.models import DB_INT_MAX, RunCreate, RunPublic, Target, TargetCreate, TargetPublic, TargetUpdate
+from app.history import target_history
+from app.models import (
+    DB_INT_MAX,
+    RunCreate,
+    RunPublic,
+    Target,
+    TargetCreate,
+    TargetHistory,
+    TargetPublic,
+    TargetUpdate,
+)
 
 router = APIRouter(tags=["targets"])
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli.check import REFERENCE_SERVERS, cmd_check, cmd_reference_server, cmd_suites
+from app.cli.check import cmd_check, cmd_reference_server, cmd_suites
 from app.cli.ci import cmd_ci
 from app.cli.common import UsageError
 from app.cli.parity import add_parser as add_parity_parser
 from app.cli.reference_client import register as register_reference_client
 from app.cli.serve import cmd_serve
 from app.cli.worker import add_worker_parser
+from checks.registry import kinds_with, spelled
 
 __all__ = ["build_parser", "main"]
 
@@ -26,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check", help="run a check suite against a target and print the report")
-    check.add_argument("kind", help="target kind, e.g. plugrl-server, openenv, rlmesh")
+    check.add_argument("kind", help="target kind, e.g. plugrl-server, openenv, rlmesh (or a short name: openai)")
     check.add_argument(
         "url", nargs="?", default="", help="target address, e.g. ws://127.0.0.1:8000 (none for client kinds)"
     )
@@ -47,13 +48,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=cmd_check)
 
     suites = commands.add_parser("suites", help="list kinds, phases, clauses and options")
+    suites.add_argument("kind", nargs="*", help="only these kinds (full or short names; default: every kind)")
     suites.add_argument("--json", action="store_true", help="as JSON, with each options JSON schema")
     suites.set_defaults(handler=cmd_suites)
 
     reference = commands.add_parser(
         "reference-server", help="run a conforming reference server (flags after KIND go to it)"
     )
-    reference.add_argument("kind", help=f"one of: {', '.join(REFERENCE_SERVERS)}")
+    having = ", ".join(spelled(kind) for kind in kinds_with("reference_server"))
+    reference.add_argument("kind", help=f"one of: {having}")
     reference.set_defaults(handler=None)
 
     register_reference_client(commands)
@@ -95,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
             args = parser.parse_args(argv[:2])
             return cmd_reference_server(args, argv[2:])
         args = parser.parse_args(argv)
-        return args.handler(args)
+        exit_code: int = args.handler(args)
+        return exit_code
     except UsageError as exc:
         print(f"rlconform: {exc}", file=sys.stderr)
         return 2

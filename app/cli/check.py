@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import os
 import sys
@@ -14,19 +13,11 @@ from typing import Any
 import pydantic
 from pydantic_core import PydanticUndefined
 
-from app.cli.common import UsageError, parse_option_pairs
+from app.cli.common import UsageError, kind_record, kinds_named, parse_option_pairs, run_peer
 from app.suites_info import suites_document
 from checks.core import EXIT_CODES, NullSink, Suite, SuiteOptions, Verdict, run_suite
 from checks.formats import render_junit, render_text, to_json
-from checks.registry import KINDS, UnknownKind, find_suite
-
-# kind -> "module:function" taking argv; each parses its own flags.
-REFERENCE_SERVERS = {
-    "plugrl": "checks.plugrl.reference:main",
-    "rllink": "checks.rllink.reference:main",
-    "openai": "checks.openai.reference:main",
-    "session": "checks.session.reference:main",
-}
+from checks.registry import find_suite, kind_names
 
 
 def load_options(suite: Suite, options_file: str | None, pairs: list[str], timeout: float | None) -> SuiteOptions:
@@ -61,10 +52,11 @@ def describe_validation_error(exc: pydantic.ValidationError, suite: Suite) -> st
     return "\n".join(lines)
 
 
-def suite_of(kind: str) -> Suite:
+def suite_of(name: str) -> Suite:
+    kind = kind_record(name).name
     suite = find_suite(kind)
     if suite is None:
-        raise UsageError(str(UnknownKind(kind)) if kind not in KINDS else f"{kind} is unavailable on this machine")
+        raise UsageError(f"{kind} is unavailable on this machine")
     return suite
 
 
@@ -142,10 +134,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_suites(args: argparse.Namespace) -> int:
+    kinds = kinds_named(args.kind) if args.kind else kind_names()
     if args.json:
-        print(json.dumps(suites_document(), indent=2))
+        print(json.dumps(suites_document(kinds), indent=2))
         return 0
-    for kind in KINDS:
+    for kind in kinds:
         suite = find_suite(kind)
         if suite is None:
             print(f"{kind}: unavailable (its optional dependencies are not installed)\n")
@@ -168,8 +161,4 @@ def cmd_suites(args: argparse.Namespace) -> int:
 
 
 def cmd_reference_server(args: argparse.Namespace, rest: list[str]) -> int:
-    if args.kind not in REFERENCE_SERVERS:
-        raise UsageError(f"no reference server for {args.kind!r}; there are: {', '.join(REFERENCE_SERVERS)}")
-    module_name, function = REFERENCE_SERVERS[args.kind].split(":")
-    exit_code: int | None = getattr(importlib.import_module(module_name), function)(rest)
-    return exit_code or 0
+    return run_peer(args.kind, "reference_server", rest)

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -228,7 +229,7 @@ def _summarise(args: argparse.Namespace, run: dict[str, Any], results: list[dict
 # ---------------------------------------------------------------- parity runs
 
 
-def _parity_mode(args: argparse.Namespace) -> Any:
+def _parity_mode(args: argparse.Namespace) -> Callable[[argparse.Namespace, httpx.Client, str], int] | None:
     """`_start_and_follow_parity` when the arguments ask for a parity run, else None (UsageError when mixed)."""
     if not args.parity:
         if args.golden:

@@ -1,9 +1,11 @@
-"""What every `rlconform` command shares: the usage error and KEY=VALUE option pairs."""
+"""What every `rlconform` command shares: the usage error, kind names and KEY=VALUE option pairs."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from checks.registry import AmbiguousKind, KindRecord, PeerMain, find_record, peer_main
 
 
 class UsageError(Exception):
@@ -22,3 +24,31 @@ def parse_option_pairs(pairs: list[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             values[key.strip()] = raw
     return values
+
+
+def kind_record(name: str, part: str | None = None) -> KindRecord:
+    """The kind `name` (a full or short name) means, for a command needing `part`; a usage error when none."""
+    try:
+        return find_record(name, part)
+    except LookupError as exc:  # UnknownKind, MissingPart, AmbiguousKind: each says what there is
+        raise UsageError(str(exc)) from None
+
+
+def kinds_named(names: list[str]) -> list[str]:
+    """The full names `names` mean, where a short name shared by kinds means them all (for listings)."""
+    found: list[str] = []
+    for name in names:
+        try:
+            found.append(find_record(name).name)
+        except AmbiguousKind as exc:
+            found += exc.kinds
+        except LookupError as exc:
+            raise UsageError(str(exc)) from None
+    return list(dict.fromkeys(found))
+
+
+def run_peer(name: str, part: str, argv: list[str]) -> int:
+    """Run the reference server or client (`part`) of the kind `name` with its own flags `argv`."""
+    record = kind_record(name, part)
+    main: PeerMain = peer_main(record.name, part)
+    return main(argv) or 0

@@ -14,18 +14,19 @@ from typing import Any
 
 import pydantic
 
-from app.cli.common import UsageError, parse_option_pairs
+from app.cli.common import UsageError, kind_record, parse_option_pairs
 from checks.parity.encoding import BadEncoding
 from checks.parity.recording import Recording, load_golden, save_golden
 from checks.parity.script import ParityResult, ParityScript, run_parity
-from checks.parity.scripts import SCRIPTS, find_script
+from checks.parity.scripts import find_script, parity_kinds
+from checks.registry import spelled
 
 
 def add_parser(commands: Any) -> None:
     parity = commands.add_parser(
         "parity", help="drive two targets (or one and a golden recording) with one script and compare bit for bit"
     )
-    parity.add_argument("kind", help=f"one of: {', '.join(SCRIPTS)}")
+    parity.add_argument("kind", help=f"one of: {', '.join(spelled(kind) for kind in parity_kinds())}")
     parity.add_argument("url_a", help="the first target")
     parity.add_argument("url_b", nargs="?", help="the second target (or use --golden)")
     parity.add_argument("--golden", metavar="FILE", help="compare URL_A with this golden recording")
@@ -44,9 +45,10 @@ def script_options(script: ParityScript, pairs: list[str]) -> Any:
 
 
 def cmd_parity(args: argparse.Namespace) -> int:
-    script = find_script(args.kind)
+    kind = kind_record(args.kind, "parity_script").name
+    script = find_script(kind)
     if script is None:
-        raise UsageError(f"no parity script for {args.kind!r} on this machine; there are: {', '.join(SCRIPTS)}")
+        raise UsageError(f"the {kind} parity script is unavailable on this machine (its dependencies are missing)")
     if (args.url_b is None) == (args.golden is None):
         raise UsageError("give either URL_B or --golden FILE")
     options = script_options(script, args.option or [])

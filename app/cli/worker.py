@@ -35,7 +35,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_worker_parser(commands: argparse._SubParsersAction) -> None:
+def add_worker_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     worker = commands.add_parser("worker", help="execute runs of some worker labels (PostgreSQL)")
     worker.add_argument("--label", action="append", help="worker label to serve (repeatable; default: default)")
     worker.add_argument("--concurrency", type=int, default=4, help="runs executed at once")

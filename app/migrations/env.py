@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
@@ -21,7 +22,7 @@ def run_migrations() -> None:
         _migrate(connection)
 
 
-def _migrate(connection) -> None:
+def _migrate(connection: Connection) -> None:
     # batch mode lets later migrations alter SQLite tables (copy-and-move)
     context.configure(
         connection=connection,

@@ -14,7 +14,7 @@ from app.history import kind_matrix
 from app.models import DB_INT_MAX, ENDED_STATUSES, Run, RunStatus, Target
 from app.web.templating import templates
 from checks.core import Outcome
-from checks.registry import KINDS, find_suite
+from checks.registry import find_suite, kind_names
 
 router = APIRouter()
 
@@ -69,7 +69,7 @@ def runs_page(
         "paged": before is not None,
         "filters": filters,
         "target_names": session.exec(select(Target.name).order_by(Target.name)).all(),
-        "kinds": KINDS,
+        "kinds": kind_names(),
         "statuses": [str(s) for s in RunStatus],
         "outcomes": [str(o) for o in Outcome],
         "triggers": TRIGGERS,
@@ -87,7 +87,7 @@ def matrix_index(request: Request, session: SessionDep) -> HTMLResponse:
 @router.get("/matrix/{kind}", response_class=HTMLResponse, include_in_schema=False)
 def matrix_page(request: Request, session: SessionDep, kind: str) -> HTMLResponse:
     kinds = session.exec(select(Target.kind).distinct().order_by(Target.kind)).all()
-    if kind not in KINDS and kind not in kinds:
+    if kind not in kind_names() and kind not in kinds:
         raise HTTPException(404, f"no target kind {kind!r}")
     columns, clause_ids, cells = kind_matrix(session, kind)
     suite = find_suite(kind)

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
-from app import crud
+from app import crud, redaction
 from app.deps import RunnerDep, SessionDep, SettingsDep, TargetDep
 from app.models import Target
 from app.web.guard import WriteGuard
@@ -31,7 +31,7 @@ from app.web.options_form import (
 )
 from app.web.templating import templates
 from checks.core import Gate
-from checks.registry import KINDS, find_suite
+from checks.registry import find_suite, kind_names
 
 router = APIRouter()
 
@@ -47,7 +47,7 @@ FormDep = Annotated[FormData, Depends(read_form)]
 
 def available_kinds() -> list[dict[str, Any]]:
     kinds = []
-    for kind in KINDS:
+    for kind in kind_names():
         suite = find_suite(kind)
         title = suite.title if suite is not None else "unavailable on this server"
         kinds.append({"kind": kind, "title": title, "available": suite is not None})
@@ -55,7 +55,7 @@ def available_kinds() -> list[dict[str, Any]]:
 
 
 def default_kind() -> str:
-    return next((k["kind"] for k in available_kinds() if k["available"]), next(iter(KINDS)))
+    return next((k["kind"] for k in available_kinds() if k["available"]), kind_names()[0])
 
 
 def suite_form(kind: str) -> dict[str, Any]:
@@ -95,7 +95,7 @@ def errors_by_field(errors: FieldErrors) -> tuple[dict[str, list[str]], list[str
 def values_from_target(target: Target, fields: list[OptionField]) -> dict[str, Any]:
     return {
         "name": target.name,
-        "url": crud.redact_url(target.url),
+        "url": redaction.redact_url(target.url),
         "description": target.description,
         "gate": target.gate,
         "schedule_minutes": "" if target.schedule_minutes is None else str(target.schedule_minutes),
@@ -195,7 +195,7 @@ def _switching_kind(form: FormData) -> bool:
 
 @router.get("/targets/new", response_class=HTMLResponse, include_in_schema=False)
 def new_target_form(request: Request, kind: str | None = None) -> HTMLResponse:
-    kind = kind if kind in KINDS else default_kind()
+    kind = kind if kind in kind_names() else default_kind()
     values = {"gate": str(Gate.DEFAULT), "expected_failures": [], "options": {}}
     return render_form(request, kind=kind, values=values)
 

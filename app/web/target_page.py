@@ -11,7 +11,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import crud
+from app import crud, redaction
 from app.deps import RunnerDep, SessionDep, TargetDep
 from app.history import last_passing_run, target_history
 from app.models import DB_INT_MAX
@@ -54,7 +54,9 @@ def target_page(
         "latest": latest,
         "baseline": baseline,
         "trend": trend_chart(history.trend),
-        "options": {key: json.dumps(value) for key, value in crud.redact_options(target.kind, target.options).items()},
+        "options": {
+            key: json.dumps(value) for key, value in redaction.redact_options(target.kind, target.options).items()
+        },
         "nav": "targets",
     }
     return templates.TemplateResponse(request, "target.html", context)

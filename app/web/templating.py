@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 
 from fastapi.templating import Jinja2Templates
 
-from app.crud import redact_url
+from app.redaction import redact_url
 from checks.core import Verdict, seconds, truncate
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"

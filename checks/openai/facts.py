@@ -5,10 +5,48 @@ from __future__ import annotations
 from typing import Any
 
 from checks.core import PhaseStopped
-from checks.openai.client import ChatClient, Reply
+from checks.evidence import Transcript
+from checks.http_client import HttpClient, Reply, StreamReply
+from checks.http_options import HttpOptions
 from checks.openai.options import Ctx
 from checks.openai.requests import chat_body, nonce, repeat_prompt
 from checks.openai.shapes import message_of
+
+BODY_CAP = 8 * 1024 * 1024
+
+
+class ChatClient(HttpClient):
+    """The recorded HTTP client for an OpenAI-compatible base URL (ending in `/v1`, or a session's
+    `.../sessions/<id>/v1`). Bodies are read raw, uncompressed, so a content-length can be checked."""
+
+    def __init__(
+        self,
+        base_url: str,
+        options: HttpOptions,
+        timeout: float,
+        transcript: Transcript,
+        *,
+        authorized: bool = True,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            transcript,
+            timeout,
+            options,
+            authorized=authorized,
+            headers=headers,
+            body_cap=BODY_CAP,
+            shown=(300, 200),
+            decode_content=False,
+            ensure_ascii=False,
+        )
+
+    async def chat(self, body: dict[str, Any]) -> Reply:
+        return await self.request("POST", "/chat/completions", body=body)
+
+    async def stream(self, body: Any, path: str = "/chat/completions") -> StreamReply:
+        return await super().stream(body, path)
 
 
 def client(ctx: Ctx, label: str, *, authorized: bool = True, headers: dict[str, str] | None = None) -> ChatClient:
@@ -55,25 +93,3 @@ async def echoes(ctx: Ctx, http: ChatClient) -> bool:
                 ctx.state.echoes = False
                 break
     return ctx.state.echoes
-
-
-def content_of(body: Any) -> str:
-    return str(message_of(body).get("content") or "")
-
-
-def hygiene_problems(reply: Reply) -> list[str]:
-    """OA-16 on one reply: repeated headers, a content-length that is not the body's."""
-    problems = []
-    if len(reply.header_values("content-type")) != 1:
-        problems.append(f"{len(reply.header_values('content-type'))} content-type headers")
-    for name in ("server", "date"):
-        if len(reply.header_values(name)) > 1:
-            problems.append(f"{len(reply.header_values(name))} {name} headers")
-    lengths = reply.header_values("content-length")
-    if len(lengths) > 1:
-        problems.append(f"{len(lengths)} content-length headers")
-    elif lengths and lengths[0].strip() != str(reply.raw_size):
-        problems.append(f"content-length {lengths[0]} but {reply.raw_size} bytes came")
-    elif not lengths and "chunked" not in ",".join(reply.header_values("transfer-encoding")):
-        problems.append("neither content-length nor chunked encoding")
-    return problems

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from checks.decision import record
+from checks.openai import judging
 from checks.openai.facts import client, model_of
 from checks.openai.options import Ctx
 from checks.openai.requests import long_prompt_words
-from checks.openai.shapes import first_choice
 
 
 async def context_phase(ctx: Ctx) -> None:
@@ -21,11 +22,4 @@ async def context_phase(ctx: Ctx) -> None:
     }
     async with client(ctx, "context overflow") as http:
         reply = await http.chat(body)
-    reason = first_choice(reply.body).get("finish_reason") if reply.status == 200 else None
-    ctx.report.check(
-        (400 <= reply.status < 500 and reply.is_json) or reason == "length",
-        "openai.limits.context-overflow",
-        expected=f"a prompt of ~{window * 3 // 2} tokens: a 4xx JSON error or finish_reason length",
-        actual=reply.describe() if reply.status != 200 else f"200 with finish_reason {reason!r}",
-        evidence=http.transcript,
-    )
+    record(ctx.report, judging.context_overflow(reply, window), http.transcript)

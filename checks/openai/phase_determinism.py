@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
+from checks.core import PhaseStopped
+from checks.decision import record
+from checks.openai import judging
 from checks.openai.facts import client, model_of
 from checks.openai.options import Ctx
 from checks.openai.requests import chat_body
-from checks.openai.shapes import comparable, token_logprobs
+
+DETERMINISM_CLAUSES = ("openai.determinism.repeat", "openai.determinism.declared")
 
 
 async def determinism_phase(ctx: Ctx) -> None:
@@ -26,26 +29,10 @@ async def determinism_phase(ctx: Ctx) -> None:
             replies.append(mixed[0])
     failed = [r.describe() for r in replies if r.status != 200]
     if failed:
-        report.error("openai.determinism.repeat", f"not judged: a repeat failed: {failed[0]}", http.transcript)
-        report.error("openai.determinism.declared", f"not judged: a repeat failed: {failed[0]}", http.transcript)
-        return
-    reference = fingerprint(replies[0].body)
-    diverged = [n for n, r in enumerate(replies) if fingerprint(r.body) != reference]
-    rate = f"{len(diverged)}/{len(replies)} repeats diverged from the first"
-    shown = f"{rate}" + (f"; repeat {diverged[0]}: {fingerprint(replies[diverged[0]].body)}" if diverged else "")
+        raise PhaseStopped(f"a repeat failed: {failed[0]}", http.transcript)
+    _, rate = judging.divergence(replies)
     if not profile.deterministic:
         report.unsupported("openai.determinism.declared", f"the profile says not deterministic ({rate})")
         report.unsupported("openai.determinism.repeat", f"the profile says not deterministic ({rate})")
         return
-    for clause_id in ("openai.determinism.repeat", "openai.determinism.declared"):
-        report.check(
-            not diverged,
-            clause_id,
-            expected=f"identical content, tool calls and logprobs: {reference}",
-            actual=shown,
-            evidence=http.transcript,
-        )
-
-
-def fingerprint(body: Any) -> dict[str, Any]:
-    return {**comparable(body), "logprobs": token_logprobs(body)}
+    record(report, judging.repeats_identical(replies, DETERMINISM_CLAUSES), http.transcript)

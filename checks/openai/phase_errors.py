@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.openai.client import ChatClient, Reply
-from checks.openai.facts import client, model_of
+from checks.decision import record
+from checks.http_client import Reply
+from checks.openai import judging
+from checks.openai.facts import ChatClient, client, model_of
 from checks.openai.options import Ctx
-from checks.openai.shapes import error_shape_problem
 
 
 async def errors_phase(ctx: Ctx) -> None:
@@ -35,55 +36,21 @@ async def errors_phase(ctx: Ctx) -> None:
 
 
 def judge_invalid(ctx: Ctx, http: ChatClient, what: str, reply: Reply, *, lenient_ok: bool) -> None:
-    report = ctx.report
-    if reply.status == 200 and lenient_ok and not ctx.options.profile().strict_validation:
-        report.info("openai.errors.rejects-invalid", actual=f"{what}: accepted (lenient, as the profile says)")
-        return
-    refused = 400 <= reply.status < 500 and reply.is_json
-    report.check(
-        refused,
-        "openai.errors.rejects-invalid",
-        expected=f"{what}: a 4xx JSON error",
-        actual=f"{what}: {reply.describe()}",
-        evidence=http.transcript,
+    profile = ctx.options.profile()
+    decisions = judging.invalid_refused(
+        reply, what, lenient_ok=lenient_ok, strict=profile.strict_validation, error_shape=profile.error_shape
     )
-    if not refused:
-        return
-    report.check(
-        reply.status == 400,
-        "openai.errors.status-400",
-        expected=f"{what}: 400",
-        actual=f"{what}: {reply.status}",
-        evidence=http.transcript,
-    )
-    check_error_shape(ctx, http, what, reply)
-
-
-def check_error_shape(ctx: Ctx, http: ChatClient, what: str, reply: Reply) -> None:
-    problem = error_shape_problem(reply.body, ctx.options.profile().error_shape)
-    ctx.report.check(
-        not problem,
-        "openai.errors.shape",
-        expected=f"{what}: an error body of the {ctx.options.profile().error_shape} shape",
-        actual=f"{what}: {problem or 'as expected'}",
-        evidence=http.transcript,
-    )
+    # An accepted invalid request is recorded without evidence, as it always was.
+    lenient = len(decisions) == 1 and decisions[0].held is None
+    record(ctx.report, decisions, None if lenient else http.transcript)
 
 
 def judge_refusal(ctx: Ctx, http: ChatClient, clause_id: str, what: str, reply: Reply) -> None:
-    if reply.status == 200 and not ctx.options.profile().strict_validation:
-        ctx.report.info(clause_id, actual=f"{what}: accepted (lenient, as the profile says)", evidence=http.transcript)
-        return
-    refused = 400 <= reply.status < 500 and reply.is_json
-    ctx.report.check(
-        refused,
-        clause_id,
-        expected=f"{what}: a 4xx JSON error",
-        actual=f"{what}: {reply.describe()}",
-        evidence=http.transcript,
+    profile = ctx.options.profile()
+    decisions = judging.refusal(
+        reply, clause_id, what, strict=profile.strict_validation, error_shape=profile.error_shape
     )
-    if refused:
-        check_error_shape(ctx, http, what, reply)
+    record(ctx.report, decisions, http.transcript)
 
 
 async def _auth(ctx: Ctx, model: str, user: list[dict[str, str]]) -> None:
@@ -98,10 +65,4 @@ async def _auth(ctx: Ctx, model: str, user: list[dict[str, str]]) -> None:
     ):
         async with client(ctx, f"auth: {what}", authorized=authorized, headers=headers) as http:
             reply = await http.chat(body)
-        report.check(
-            reply.status == 401 and reply.is_json,
-            "openai.auth.required",
-            expected=f"{what}: 401 with a JSON error",
-            actual=f"{what}: {reply.describe()}",
-            evidence=http.transcript,
-        )
+        record(report, judging.auth_refused(reply, what), http.transcript)

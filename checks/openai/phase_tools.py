@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from checks.openai.client import ChatClient
-from checks.openai.facts import client, model_of
+from checks.decision import record
+from checks.openai import judging
+from checks.openai.facts import ChatClient, client, model_of
 from checks.openai.options import Ctx
-from checks.openai.phase_chat import check_reply
+from checks.openai.phase_chat import REPLY_CLAUSES, check_reply
 from checks.openai.requests import TOOLS, WEATHER_TOOL, parallel_tool_body, single_tool_body
-from checks.openai.shapes import arguments_of, first_choice, message_of, tool_call_problems
+from checks.openai.shapes import message_of
 
 TOOL_CLAUSES = (
     "openai.tools.call-shape",
@@ -19,6 +20,8 @@ TOOL_CLAUSES = (
     "openai.tools.round-trip",
     "openai.tools.unknown-call-id",
 )
+# The tools phase also decides what every chat reply must hold, on its tool-call replies.
+TOOLS_PHASE_CLAUSES = (*TOOL_CLAUSES, *REPLY_CLAUSES)
 
 
 async def tools_phase(ctx: Ctx) -> None:
@@ -33,17 +36,10 @@ async def tools_phase(ctx: Ctx) -> None:
     async with client(ctx, "tool calls") as http:
         body = single_tool_body(model, cap)
         reply = await http.chat(body)
-        problems = tool_call_problems(reply.body, TOOLS) if reply.status == 200 else [reply.describe()]
-        report.check(
-            not problems,
-            "openai.tools.call-shape",
-            expected="finish_reason tool_calls; unique ids, type function, an offered name, schema-valid JSON string",
-            actual="; ".join(problems) or str(message_of(reply.body).get("tool_calls")),
-            evidence=http.transcript,
-        )
+        usable = record(report, judging.tool_call_shape(reply, TOOLS), http.transcript)
         if reply.status == 200:
             check_reply(ctx, http, reply, max_tokens=cap)
-        if not problems:
+        if usable:
             await round_trip(ctx, http, body, reply.body, reorder=False)
             await _unknown_call_id(ctx, http, body, reply.body)
         else:
@@ -63,24 +59,9 @@ async def _parallel(ctx: Ctx, http: ChatClient, model: str) -> None:
         return
     body = parallel_tool_body(model, ctx.options.max_tokens_cap)
     reply = await http.chat(body)
-    problems = tool_call_problems(reply.body, [WEATHER_TOOL]) if reply.status == 200 else [reply.describe()]
-    report.check(
-        not problems,
-        "openai.tools.call-shape",
-        expected="parallel calls each well formed, with unique ids",
-        actual="; ".join(problems) or "well formed",
-        evidence=http.transcript,
-    )
-    calls = message_of(reply.body).get("tool_calls") or []
-    cities = [(arguments_of(c) or {}).get("city") for c in calls]
-    report.check(
-        len(calls) == 2 and {"Paris", "Tokyo"} <= {str(c) for c in cities},
-        "openai.tools.parallel",
-        expected='two get_weather calls in one reply, for "Paris" and "Tokyo"',
-        actual=f"{len(calls)} call(s), cities {cities}",
-        evidence=http.transcript,
-    )
-    if not problems and len(calls) == 2:
+    well_formed = record(report, judging.tool_call_shape(reply, [WEATHER_TOOL], parallel=True), http.transcript)
+    record(report, judging.parallel_calls(reply), http.transcript)
+    if well_formed and len(message_of(reply.body).get("tool_calls") or []) == 2:
         await round_trip(ctx, http, body, reply.body, reorder=False)
         await round_trip(ctx, http, body, reply.body, reorder=True)
 
@@ -98,14 +79,7 @@ async def round_trip(ctx: Ctx, http: ChatClient, body: dict[str, Any], answer: A
     follow = {**body, "messages": [*body["messages"], assistant, *results]}
     follow.pop("tool_choice", None)
     reply = await http.chat(follow)
-    order = "in reverse order" if reorder else "in call order"
-    ctx.report.check(
-        reply.status == 200 and message_of(reply.body).get("role") == "assistant",
-        "openai.tools.round-trip",
-        expected=f"200 with an assistant message after the echoed tool calls, answered {order}",
-        actual=reply.describe(),
-        evidence=http.transcript,
-    )
+    record(ctx.report, judging.round_trip(reply, reorder=reorder), http.transcript)
 
 
 async def _unknown_call_id(ctx: Ctx, http: ChatClient, body: dict[str, Any], answer: Any) -> None:
@@ -114,21 +88,8 @@ async def _unknown_call_id(ctx: Ctx, http: ChatClient, body: dict[str, Any], ans
     follow = {**body, "messages": [*body["messages"], assistant, stray]}
     follow.pop("tool_choice", None)
     reply = await http.chat(follow)
-    if 400 <= reply.status < 500:
-        ctx.report.passed("openai.tools.unknown-call-id", actual=reply.describe(), evidence=http.transcript)
-    elif reply.status == 200 and not ctx.options.profile().strict_validation:
-        ctx.report.info(
-            "openai.tools.unknown-call-id",
-            actual=f"lenient, as the profile says: {reply.describe()}",
-            evidence=http.transcript,
-        )
-    else:
-        ctx.report.failed(
-            "openai.tools.unknown-call-id",
-            expected="a 4xx for a tool_call_id that matches no call",
-            actual=reply.describe(),
-            evidence=http.transcript,
-        )
+    strict = ctx.options.profile().strict_validation
+    record(ctx.report, judging.unknown_call_id(reply, strict=strict), http.transcript)
 
 
 async def _truncated(ctx: Ctx, http: ChatClient, model: str) -> None:
@@ -137,24 +98,5 @@ async def _truncated(ctx: Ctx, http: ChatClient, model: str) -> None:
     if not ctx.options.profile().max_tokens:
         report.unsupported("openai.tools.truncated-call", "the profile says max_tokens is not honoured")
         return
-    body = single_tool_body(model, 3)
-    reply = await http.chat(body)
-    if reply.status != 200:
-        report.check(
-            400 <= reply.status < 500 and reply.is_json,
-            "openai.tools.truncated-call",
-            expected="200, or a 4xx JSON error",
-            actual=reply.describe(),
-            evidence=http.transcript,
-        )
-        return
-    reason = first_choice(reply.body).get("finish_reason")
-    calls = message_of(reply.body).get("tool_calls") or []
-    complete = bool(calls) and all(isinstance(arguments_of(c), dict) for c in calls)
-    report.check(
-        reason == "length" or (reason == "tool_calls" and complete) or (reason == "stop" and not calls),
-        "openai.tools.truncated-call",
-        expected="finish_reason length when max_tokens 3 cut the call; tool_calls only with complete JSON arguments",
-        actual=f"finish_reason {reason!r}, calls {calls}",
-        evidence=http.transcript,
-    )
+    reply = await http.chat(single_tool_body(model, 3))
+    record(report, judging.truncated_call(reply), http.transcript)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from checks.openai.client import StreamReply
+from checks.http_client import StreamReply
 from checks.openai.shapes import FINISH_REASONS
 
 

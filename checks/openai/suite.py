@@ -8,12 +8,12 @@ from checks.openai.options import OpenAIChatOptions, OpenAIState
 from checks.openai.phase_chat import chat_phase
 from checks.openai.phase_concurrency import concurrency_phase
 from checks.openai.phase_context import context_phase
-from checks.openai.phase_determinism import determinism_phase
+from checks.openai.phase_determinism import DETERMINISM_CLAUSES, determinism_phase
 from checks.openai.phase_errors import errors_phase
 from checks.openai.phase_logprobs import logprobs_phase
 from checks.openai.phase_models import models_phase
-from checks.openai.phase_stream import stream_phase
-from checks.openai.phase_tools import tools_phase
+from checks.openai.phase_stream import STREAM_PHASE_CLAUSES, stream_phase
+from checks.openai.phase_tools import TOOLS_PHASE_CLAUSES, tools_phase
 
 PHASES = (
     Phase("models", models_phase, ("openai.models.list",), "GET /models, then a chat naming a listed model"),
@@ -36,17 +36,7 @@ PHASES = (
     Phase(
         "tools",
         tools_phase,
-        (
-            "openai.tools.call-shape",
-            "openai.tools.parallel",
-            "openai.tools.truncated-call",
-            "openai.tools.round-trip",
-            "openai.tools.unknown-call-id",
-            "openai.chat.finish-reason",
-            "openai.usage.consistent",
-            "openai.usage.within-max-tokens",
-            "openai.http.hygiene",
-        ),
+        TOOLS_PHASE_CLAUSES,
         "a forced call, two parallel calls, a call cut by max_tokens 3, round trips in and out of order",
         budget=10.0,
     ),
@@ -59,19 +49,14 @@ PHASES = (
     Phase(
         "determinism",
         determinism_phase,
-        ("openai.determinism.repeat", "openai.determinism.declared"),
+        DETERMINISM_CLAUSES,
         "one seeded temperature-0 request repeated serially and amid concurrent load",
         budget=8.0,
     ),
     Phase(
         "stream",
         stream_phase,
-        (
-            "openai.stream.format",
-            "openai.stream.equivalent",
-            "openai.stream.usage-chunk",
-            "openai.unicode.round-trip",
-        ),
+        STREAM_PHASE_CLAUSES,
         "text, a tool call and parallel calls each as JSON, SSE, JSON; a stream without include_usage; UTF-8",
         budget=12.0,
     ),

@@ -12,6 +12,7 @@ import math
 import re
 from typing import Any
 
+from checks.errors import CheckError
 from checks.openenv.schemas import dict_at, is_number, is_valid, list_at, resolve, same
 
 UNEXPECTED_KEY = "rlconform_unexpected_key"
@@ -55,8 +56,10 @@ FORMAT_EXAMPLES = {
 PATTERN_CANDIDATES = ("a", "A", "0", "a0", "abc", "ABC", "123", "a_b", "a-b", "a.b", "2024-01-02", "")
 
 
-class Unbuildable(Exception):
-    """No value of this schema can be built with confidence (a format or pattern the suite cannot satisfy)."""
+class Unbuildable(CheckError):
+    """No value of this schema can be built with confidence (a format or pattern the suite cannot satisfy).
+
+    A domain condition of the harness, not a transport error: the caller leaves the property out."""
 
 
 def example_value(schema: Any, root: Any, depth: int = 0, *, full: bool = False, avoid: Any = NOTHING) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from checks.http_client import HttpClient
 from checks.openenv.action_values import invalid_actions, valid_action
-from checks.openenv.http_probe import HttpProbe
 from checks.openenv.options import Ctx, OpenEnvOptions
 from checks.openenv.schemas import is_valid
 
@@ -22,7 +22,7 @@ def usable_schema(body: Any) -> dict[str, Any] | None:
 async def load_schema(ctx: Ctx) -> dict[str, Any] | None:
     known = ctx.state
     if not known.schema_fetched:
-        async with HttpProbe(ctx.url, ctx.report.transcript("GET /schema"), ctx.timeout, ctx.options) as http:
+        async with HttpClient(ctx.url, ctx.report.transcript("GET /schema"), ctx.timeout, ctx.options) as http:
             reply = await http.get("/schema")
         known.schema = usable_schema(reply.body) if reply.status == 200 else None
         known.schema_fetched = True
@@ -32,7 +32,7 @@ async def load_schema(ctx: Ctx) -> dict[str, Any] | None:
 async def load_openapi_paths(ctx: Ctx) -> set[str] | None:
     known = ctx.state
     if not known.openapi_fetched:
-        async with HttpProbe(ctx.url, ctx.report.transcript("GET /openapi.json"), ctx.timeout, ctx.options) as http:
+        async with HttpClient(ctx.url, ctx.report.transcript("GET /openapi.json"), ctx.timeout, ctx.options) as http:
             reply = await http.get("/openapi.json")
         paths = reply.body.get("paths") if isinstance(reply.body, dict) else None
         known.openapi_paths = set(paths) if reply.status == 200 and isinstance(paths, dict) else None

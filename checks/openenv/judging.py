@@ -1,4 +1,8 @@
-"""Pure judgements of OpenEnv frames: each returns what is wrong, or None."""
+"""Pure judgements of OpenEnv frames: each returns what is wrong (None: nothing), or clause decisions.
+
+They read a recorded `Reply` and need no socket; `judge_observation` and
+`judge_error_code` only record what the pure judges decide.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import math
 from typing import Any
 
 from checks.core import Report, Transcript, summarize, truncate
+from checks.decision import Decision, record
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.schemas import schema_errors
 from checks.openenv.session import CLOSING_CODES, ERROR_CODES, Reply
@@ -124,6 +129,65 @@ def signature(reply: Reply) -> str:
     return repr(reply.raw)
 
 
+def observation_decisions(
+    reply: Reply, schema: dict[str, Any] | None, options: OpenEnvOptions, on_reset: bool
+) -> list[Decision]:
+    """The envelope, reward and observation-schema clauses on one reply to reset or step.
+
+    A reply that is no observation frame decides only the envelope: the rest assumes one."""
+    what = "reset" if on_reset else "step"
+    problem = envelope_problem(reply)
+    decisions = [
+        Decision(
+            "openenv.ws.envelope",
+            problem is None,
+            expected=f"an observation frame answering {what}",
+            actual=problem or summarize(reply.message, 200),
+        )
+    ]
+    if problem is not None:
+        return decisions
+    reward = reward_of(reply)
+    decisions.append(
+        Decision(
+            "openenv.ws.reward",
+            reward_problem(reward, on_reset, options) is None,
+            expected="a finite numeric reward" + (" or null" if on_reset else ""),
+            actual=reward_problem(reward, on_reset, options) or f"reward {reward!r} on {what}",
+        )
+    )
+    if not on_reset:
+        decisions.append(
+            Decision(
+                "openenv.ws.reward-range",
+                range_problem(reward, options) is None,
+                expected=f"reward within {list(options.reward_range)}",
+                actual=range_problem(reward, options) or f"reward {reward!r}",
+            )
+        )
+    if schema is not None:
+        problem = observation_schema_problem(reply, schema)
+        decisions.append(
+            Decision(
+                "openenv.schema.observation-valid",
+                problem is None,
+                expected="the observation validates against /schema.observation",
+                actual=problem or "validates",
+            )
+        )
+    return decisions
+
+
+def error_code_decision(reply: Reply) -> Decision:
+    """openenv.errors.codes on a reply that should be an error frame."""
+    return Decision(
+        "openenv.errors.codes",
+        code_problem(reply) is None,
+        expected="a known error code and a message",
+        actual=code_problem(reply) or reply.describe(),
+    )
+
+
 def judge_observation(
     report: Report,
     reply: Reply,
@@ -132,51 +196,11 @@ def judge_observation(
     evidence: Transcript,
     on_reset: bool,
 ) -> bool:
-    """Decide the envelope, reward and observation-schema clauses on one reply to reset or step."""
-    what = "reset" if on_reset else "step"
-    problem = envelope_problem(reply)
-    if not report.check(
-        problem is None,
-        "openenv.ws.envelope",
-        expected=f"an observation frame answering {what}",
-        actual=problem or summarize(reply.message, 200),
-        evidence=evidence,
-    ):
-        return False
-    reward = reward_of(reply)
-    report.check(
-        reward_problem(reward, on_reset, options) is None,
-        "openenv.ws.reward",
-        expected="a finite numeric reward" + (" or null" if on_reset else ""),
-        actual=reward_problem(reward, on_reset, options) or f"reward {reward!r} on {what}",
-        evidence=evidence,
-    )
-    if not on_reset:
-        report.check(
-            range_problem(reward, options) is None,
-            "openenv.ws.reward-range",
-            expected=f"reward within {list(options.reward_range)}",
-            actual=range_problem(reward, options) or f"reward {reward!r}",
-            evidence=evidence,
-        )
-    if schema is not None:
-        problem = observation_schema_problem(reply, schema)
-        report.check(
-            problem is None,
-            "openenv.schema.observation-valid",
-            expected="the observation validates against /schema.observation",
-            actual=problem or "validates",
-            evidence=evidence,
-        )
-    return True
+    """Record `observation_decisions`; whether the reply was an observation frame at all."""
+    decisions = observation_decisions(reply, schema, options, on_reset)
+    record(report, decisions, evidence)
+    return bool(decisions[0].held)
 
 
 def judge_error_code(report: Report, reply: Reply, evidence: Transcript) -> None:
-    """Decide openenv.errors.codes on a reply that should be an error frame."""
-    report.check(
-        code_problem(reply) is None,
-        "openenv.errors.codes",
-        expected="a known error code and a message",
-        actual=code_problem(reply) or reply.describe(),
-        evidence=evidence,
-    )
+    record(report, error_code_decision(reply), evidence)

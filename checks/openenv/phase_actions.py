@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.core import summarize
+from checks.core import PhaseStopped, summarize
 from checks.openenv.action_values import property_actions, valid_action
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
@@ -22,15 +22,7 @@ async def actions_phase(ctx: Ctx) -> None:
     schema = await load_schema(ctx)
     plan = action_plan(options, schema)
     if schema is None or not plan.replay:
-        why = "no /schema to judge actions by" if schema is None else "no action to replay"
-        for clause_id in (
-            "openenv.schema.action-accepted",
-            "openenv.action.rejected",
-            "openenv.action.not-executed",
-            "openenv.action.session-usable",
-        ):
-            report.error(clause_id, why)
-        return
+        raise PhaseStopped("no /schema to judge actions by" if schema is None else "no action to replay")
     if not plan.invalid:
         for clause_id in ("openenv.action.rejected", "openenv.action.not-executed", "openenv.action.session-usable"):
             report.unsupported(clause_id, "every replayed action is valid by /schema.action")

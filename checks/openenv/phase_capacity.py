@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 from checks.core import NoReply, truncate
+from checks.errors import PeerClosed, Refused
 from checks.openenv.episodes import finish
 from checks.openenv.judging import error_problem, state_problem
 from checks.openenv.options import Ctx
 from checks.openenv.session import JsonSession, Reply, connect_session
-from checks.wire import Closed, HandshakeFailed
 
 
 async def capacity_phase(ctx: Ctx) -> None:
@@ -22,7 +22,7 @@ async def capacity_phase(ctx: Ctx) -> None:
         for index in range(limit):
             try:
                 ws = await connect_session(ctx, f"capacity probe session {index + 1}")
-            except HandshakeFailed as exc:  # refusing the upgrade is a refusal too, judged below
+            except Refused as exc:  # refusing the upgrade is a refusal too, judged below
                 refusal = Reply(failure=f"the WebSocket handshake failed: {exc}")
                 break
             sessions.append(ws)
@@ -44,7 +44,7 @@ async def capacity_phase(ctx: Ctx) -> None:
         else:
             problem = error_problem(refusal, "CAPACITY_REACHED") or _counts_problem(refusal)
             closed = refusal.closed or (await _closed_soon(refused, ctx.timeout) if refused else None)
-            if problem is None and (closed is None or closed.by != "target"):
+            if problem is None and (closed is None or closed.by != "peer"):
                 problem = "the refused session was not closed by the server"
             # The sessions end right after, so a silent one is this clause's finding, not a lost session.
             survivors = [await ws.state(judge_silence=True) for ws in sessions[:accepted]]
@@ -81,8 +81,9 @@ def _counts_problem(reply: Reply) -> str | None:
     return None
 
 
-async def _closed_soon(ws: JsonSession, timeout: float) -> Closed | None:
+async def _closed_soon(ws: JsonSession, timeout: float) -> PeerClosed | None:
     try:
-        return await ws.socket.wait_closed(min(timeout, 2.0))
+        closed, _ = await ws.socket.wait_closed(min(timeout, 2.0))
+        return closed
     except NoReply:
         return None

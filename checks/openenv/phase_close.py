@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from checks.errors import PeerClosed
 from checks.openenv.episodes import finish, session_with_grace
 from checks.openenv.options import Ctx
 from checks.openenv.session import JsonSession, Reply, open_session
-from checks.wire import Closed
 
 ENDINGS = ("close message", "WebSocket close", "dropped connection")
 
@@ -19,7 +19,7 @@ async def close_phase(ctx: Ctx) -> None:
     closed, frames = await ws.close_by_message(ctx.timeout)
     await ws.close()
     report.check(
-        closed is not None and closed.by == "target" and closed.code == 1000 and not frames,
+        closed is not None and closed.by == "peer" and closed.code == 1000 and not frames,
         "openenv.close.clean",
         expected="no reply frame, then a server close with code 1000",
         actual=_close_seen(closed, frames),
@@ -56,7 +56,7 @@ async def close_phase(ctx: Ctx) -> None:
         await asyncio.gather(*(finish(h, ctx.timeout) for h in holders))
 
 
-def _close_seen(closed: Closed | None, frames: list[Reply]) -> str:
+def _close_seen(closed: PeerClosed | None, frames: list[Reply]) -> str:
     if closed is None:
         return "the server kept the socket open"
     extra = f"; frames before the close: {', '.join(f.describe() for f in frames)}" if frames else ""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from checks.http_client import HttpClient
 from checks.openenv.facts import usable_schema
-from checks.openenv.http_probe import HttpProbe
 from checks.openenv.options import Ctx
 
 SIMULATION_PATHS = ("/reset", "/step", "/state")
@@ -11,7 +11,7 @@ SIMULATION_PATHS = ("/reset", "/step", "/state")
 
 async def discover_phase(ctx: Ctx) -> None:
     report, known = ctx.report, ctx.state
-    async with HttpProbe(ctx.url, report.transcript("discovery endpoints"), ctx.timeout, ctx.options) as http:
+    async with HttpClient(ctx.url, report.transcript("discovery endpoints"), ctx.timeout, ctx.options) as http:
         health = await http.get("/health")
         report.check(
             health.status == 200 and isinstance(health.body, dict) and health.body.get("status") == "healthy",

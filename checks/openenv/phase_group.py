@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from checks.core import PhaseStopped
 from checks.openenv.episodes import EpisodeRun, difference, play_alone, play_group
 from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.options import Ctx
@@ -13,14 +14,7 @@ async def group_phase(ctx: Ctx) -> None:
     report, options = ctx.report, ctx.options
     plan = action_plan(options, await load_schema(ctx))
     if not plan.valid:
-        for clause_id in (
-            "openenv.determinism.sequential",
-            "openenv.determinism.group",
-            "openenv.isolation.sessions",
-            "openenv.replay.expected-reward",
-        ):
-            report.error(clause_id, "no valid action to script an episode with")
-        return
+        raise PhaseStopped("no valid action to script an episode with")
     script, budget, size = plan.valid, options.max_steps, options.group_size
 
     first = await play_alone(ctx, "scripted episode, alone (1)", options.reset, script, budget)
@@ -43,11 +37,7 @@ async def group_phase(ctx: Ctx) -> None:
     evidence = [run.transcript for run in runs]
     if any(run.refused for run in runs):
         refused = next(run for run in runs if run.refused)
-        for clause_id in ("openenv.determinism.group", "openenv.isolation.sessions"):
-            report.error(
-                clause_id, f"the group could not run: {refused.describe()} (see openenv.capacity.group)", evidence
-            )
-        return
+        raise PhaseStopped(f"the group could not run: {refused.describe()} (see openenv.capacity.group)", evidence)
     odd_one = next((run for run in runs if run.frames() != runs[0].frames()), None)
     report.check(
         odd_one is None,

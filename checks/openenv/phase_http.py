@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from checks.core import Report, Transcript
+from checks.http_client import HttpClient, Reply
 from checks.openenv.facts import action_plan, load_openapi_paths, load_schema
-from checks.openenv.http_probe import HttpProbe, HttpReply
 from checks.openenv.options import Ctx
 
 
@@ -23,7 +23,7 @@ async def http_phase(ctx: Ctx) -> None:
             report.unsupported(clause_id, "the server is not in simulation mode (no /reset and /step in OpenAPI)")
         return
     plan = action_plan(options, await load_schema(ctx))
-    async with HttpProbe(ctx.url, report.transcript("HTTP /reset and /step"), ctx.timeout, ctx.options) as probe:
+    async with HttpClient(ctx.url, report.transcript("HTTP /reset and /step"), ctx.timeout, ctx.options) as probe:
         evidence = probe.transcript
         reset = await probe.post("/reset", _http_reset(options.reset))
         _judge_result(report, "openenv.http.reset", reset, evidence)
@@ -53,7 +53,7 @@ async def http_phase(ctx: Ctx) -> None:
             report.unsupported("openenv.http.crash-response", "the target declares no crash_action")
 
 
-def _judge_result(report: Report, clause_id: str, reply: HttpReply, evidence: Transcript) -> None:
+def _judge_result(report: Report, clause_id: str, reply: Reply, evidence: Transcript) -> None:
     """A /reset or /step answer must be 200 {observation, reward, done}."""
     problem = _result_problem(reply)
     report.check(
@@ -65,7 +65,7 @@ def _judge_result(report: Report, clause_id: str, reply: HttpReply, evidence: Tr
     )
 
 
-def _result_problem(reply: HttpReply) -> str | None:
+def _result_problem(reply: Reply) -> str | None:
     if reply.status != 200 or not isinstance(reply.body, dict):
         return f"answered {reply.describe()}"
     if not isinstance(reply.body.get("observation"), dict):

@@ -6,7 +6,7 @@ import asyncio
 import time
 from typing import Any
 
-from checks.core import Transcript, percentile, seconds
+from checks.core import PhaseStopped, Transcript, percentile, seconds
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.options import Ctx
@@ -17,9 +17,7 @@ async def latency_phase(ctx: Ctx) -> None:
     report, options = ctx.report, ctx.options
     plan = action_plan(options, await load_schema(ctx))
     if not plan.valid:
-        for clause_id in ("openenv.latency.figures", "openenv.latency.bound"):
-            report.error(clause_id, "no valid action to step with")
-        return
+        raise PhaseStopped("no valid action to step with")
     action, rounds = plan.valid[0], options.latency_rounds
     ws = await open_session(ctx, "latency, one socket")
     try:

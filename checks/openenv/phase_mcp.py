@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.openenv.http_probe import HttpProbe, HttpReply
+from checks.http_client import HttpClient, Reply
 from checks.openenv.options import Ctx
 
 NOT_SERVED = (404, 405)  # no POST /mcp here: MCP is an optional part of an OpenEnv server
@@ -18,7 +18,7 @@ BAD_BODIES = (("unparsable JSON", "not json at all", -32700), ("an empty object"
 
 async def mcp_phase(ctx: Ctx) -> None:
     report = ctx.report
-    async with HttpProbe(ctx.url, report.transcript("POST /mcp"), ctx.timeout, ctx.options) as probe:
+    async with HttpClient(ctx.url, report.transcript("POST /mcp"), ctx.timeout, ctx.options) as probe:
         for what, raw, code in BAD_BODIES:
             reply = await probe.post("/mcp", raw=raw)
             if reply.status in NOT_SERVED:
@@ -51,7 +51,7 @@ async def mcp_phase(ctx: Ctx) -> None:
             )
 
 
-def error_response_problem(reply: HttpReply) -> str | None:
+def error_response_problem(reply: Reply) -> str | None:
     """Why `reply` is not a JSON-RPC 2.0 error response, or None when it is one."""
     if reply.status == 0 or reply.status >= 500:
         return f"a server error instead of a JSON-RPC error: {reply.describe()}"

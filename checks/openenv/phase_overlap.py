@@ -18,7 +18,7 @@ import statistics
 import time
 from typing import Any
 
-from checks.core import seconds
+from checks.core import PhaseStopped, seconds
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.options import Ctx
@@ -34,8 +34,7 @@ async def overlap_phase(ctx: Ctx) -> None:
     report, options = ctx.report, ctx.options
     plan = action_plan(options, await load_schema(ctx))
     if not plan.valid:
-        report.error("openenv.concurrency.overlap", "no valid action to step with")
-        return
+        raise PhaseStopped("no valid action to step with")
     size, capacity = options.group_size, ctx.state.capacity
     if size < 2 or (capacity is not None and capacity < size):
         why = "the group size is 1" if size < 2 else f"the server accepts {capacity} sessions, fewer than the group"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from checks.core import PhaseStopped, summarize, truncate
+from checks.errors import Refused
 from checks.openenv.episodes import finish
-from checks.openenv.facts import action_plan, load_schema
+from checks.openenv.facts import ActionPlan, action_plan, load_schema
 from checks.openenv.judging import judge_observation, state_problem, step_count, unprompted_problem
 from checks.openenv.options import Ctx
-from checks.openenv.session import QUIET_BEFORE, Reply, connect_session
-from checks.wire import HandshakeFailed
+from checks.openenv.session import QUIET_BEFORE, JsonSession, Reply, connect_session
 
 # How long the session listens after its last reply for frames nobody asked for: longer than the
 # wait for a greeting, so that an application-level heartbeat on idle sockets shows too.
@@ -22,7 +24,7 @@ async def session_phase(ctx: Ctx) -> None:
     episode_id = "rlconform-episode-1"
     try:
         ws = await connect_session(ctx, "reset, state, step, state, pipelined")
-    except HandshakeFailed as exc:
+    except Refused as exc:
         report.failed("openenv.ws.handshake", expected="101 Switching Protocols on GET /ws", actual=str(exc))
         raise PhaseStopped(f"no /ws session could be opened ({truncate(str(exc), 200)})") from None
 
@@ -74,39 +76,13 @@ async def session_phase(ctx: Ctx) -> None:
         judge_step_count(state, 0, "after reset")
 
         if not plan.valid:
-            report.error("openenv.ws.order", "no valid action: /schema.action gave none and the options list none")
-            return
+            raise PhaseStopped("no valid action: /schema.action gave none and the options list none")
         step = await ws.step(plan.valid[0])
         judge_observation(report, step, schema, options, ws.transcript, on_reset=False)
         state = await ws.state()
         judge_step_count(state, 1, "after one accepted step")
 
-        # Pipelined: all four go out before any reply is read. Whether the steps are
-        # refused is for other clauses; here each gets exactly one reply, in order.
-        odd = plan.invalid[0][1] if plan.invalid else plan.valid[0]
-        for message in (
-            {"type": "reset", "data": dict(options.reset)},
-            {"type": "step", "data": odd},
-            {"type": "step", "data": plan.valid[0]},
-            {"type": "state"},
-        ):
-            await ws.send(message)
-        replies = [await ws.reply(f"pipelined message {index + 1}") for index in range(4)]
-        kinds = [r.kind for r in replies]
-        step_kinds = ("error", "observation")
-        in_order = (
-            kinds[0] == "observation" and kinds[1] in step_kinds and kinds[2] in step_kinds and kinds[3] == "state"
-        )
-        report.check(
-            in_order,
-            "openenv.ws.order",
-            expected="replies: observation, then two error|observation, then state",
-            actual=", ".join(r.kind or r.describe() for r in replies),
-            evidence=ws.transcript,
-        )
-        if in_order:
-            accepted = kinds[1:3].count("observation")
-            judge_step_count(replies[3], accepted, f"after a reset and {accepted} accepted steps")
+        await _pipelined(ctx, ws, plan, judge_step_count)
         late = await ws.listen(min(ctx.timeout, QUIET_AFTER))
         report.check(
             unprompted_problem(late) is None,
@@ -117,3 +93,33 @@ async def session_phase(ctx: Ctx) -> None:
         )
     finally:
         await finish(ws, ctx.timeout)
+
+
+async def _pipelined(
+    ctx: Ctx, ws: JsonSession, plan: ActionPlan, judge_step_count: Callable[[Reply, int, str], None]
+) -> None:
+    """Reset, an odd step, a valid step and state sent at once: one reply each, in order."""
+    # Pipelined: all four go out before any reply is read. Whether the steps are
+    # refused is for other clauses; here each gets exactly one reply, in order.
+    odd = plan.invalid[0][1] if plan.invalid else plan.valid[0]
+    for message in (
+        {"type": "reset", "data": dict(ctx.options.reset)},
+        {"type": "step", "data": odd},
+        {"type": "step", "data": plan.valid[0]},
+        {"type": "state"},
+    ):
+        await ws.send(message)
+    replies = [await ws.reply(f"pipelined message {index + 1}") for index in range(4)]
+    kinds = [r.kind for r in replies]
+    step_kinds = ("error", "observation")
+    in_order = kinds[0] == "observation" and kinds[1] in step_kinds and kinds[2] in step_kinds and kinds[3] == "state"
+    ctx.report.check(
+        in_order,
+        "openenv.ws.order",
+        expected="replies: observation, then two error|observation, then state",
+        actual=", ".join(r.kind or r.describe() for r in replies),
+        evidence=ws.transcript,
+    )
+    if in_order:
+        accepted = kinds[1:3].count("observation")
+        judge_step_count(replies[3], accepted, f"after a reset and {accepted} accepted steps")

@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from checks.core import PhaseStopped, TargetUnreachable, Transcript, truncate
+from checks.errors import Refused
+from checks.http_client import HttpClient
 from checks.openenv.episodes import finish, session_with_grace
-from checks.openenv.http_probe import HttpProbe
 from checks.openenv.options import Ctx
 from checks.openenv.session import JsonSession, connect_session
-from checks.wire import HandshakeFailed
 
 HOSTILE_FRAMES: tuple[tuple[str, str | bytes, bool], ...] = (
     # (what, frame, whether the session's ending is judged by openenv.survive.clean-end)
@@ -22,66 +22,90 @@ HOSTILE_FRAMES: tuple[tuple[str, str | bytes, bool], ...] = (
 
 async def survive_phase(ctx: Ctx) -> None:
     """Each hostile input is followed by /health and a bystander session's state."""
-    report, options = ctx.report, ctx.options
-    short = min(ctx.timeout, 2.0)
-    health = HttpProbe(ctx.url, report.transcript("health during hostile input"), ctx.timeout, ctx.options)
-    evidence: list[Transcript] = [health.transcript]
-    bystander: JsonSession | None = None
-    problems: list[str] = []
-    # Survival means no change: a /health that was already unhealthy is openenv.discover.health's finding.
-    baseline = (await health.get("/health")).status
+    health = HttpClient(ctx.url, ctx.report.transcript("health during hostile input"), ctx.timeout, ctx.options)
+    survival = _Survival(ctx, health)
+    try:
+        # Survival means no change: a /health that was already unhealthy is openenv.discover.health's finding.
+        survival.baseline = (await health.get("/health")).status
+        if ctx.state.capacity != 1:
+            survival.bystander = await survival.hostile_session("bystander session")
+            if survival.bystander is not None:
+                await survival.bystander.reset(ctx.options.reset)
+        if await survival.hostile_frames():
+            await survival.drops_and_burst()
+        ctx.report.check(
+            not survival.problems,
+            "openenv.survive.hostile",
+            expected="/health as before and sessions still working after every hostile input",
+            actual="; ".join(survival.problems[:3]) or "the server and its sessions kept working",
+            evidence=survival.evidence,
+        )
+    finally:
+        if survival.bystander is not None:
+            await finish(survival.bystander, ctx.timeout)
+        await health.close()
 
-    async def still_healthy(after: str) -> bool:
+
+class _Survival:
+    """What the survive phase tracks between hostile inputs: /health, the bystander, the problems so far."""
+
+    def __init__(self, ctx: Ctx, health: HttpClient) -> None:
+        self.ctx = ctx
+        self.health = health
+        self.short = min(ctx.timeout, 2.0)
+        self.evidence: list[Transcript] = [health.transcript]
+        self.bystander: JsonSession | None = None
+        self.problems: list[str] = []
+        self.baseline = 0
+
+    async def still_healthy(self, after: str) -> bool:
         try:
-            reply = await health.get("/health")
+            reply = await self.health.get("/health")
         except TargetUnreachable as exc:
-            problems.append(f"after {after}: the server no longer accepts connections ({truncate(str(exc), 80)})")
+            self.problems.append(f"after {after}: the server no longer accepts connections ({truncate(str(exc), 80)})")
             return False
-        if reply.status != baseline:
-            problems.append(f"after {after}: /health answered {reply.describe()}, before it answered {baseline}")
+        if reply.status != self.baseline:
+            self.problems.append(
+                f"after {after}: /health answered {reply.describe()}, before it answered {self.baseline}"
+            )
         # A bystander that fell silent was closed then; its silence is already one of the problems.
-        if bystander is not None and bystander.lost is None:
-            state = await bystander.state(judge_silence=True)
+        if self.bystander is not None and self.bystander.lost is None:
+            state = await self.bystander.state(judge_silence=True)
             if state.kind != "state":
-                problems.append(f"after {after}: the bystander session got {state.describe()}")
-        return reply.status == baseline
+                self.problems.append(f"after {after}: the bystander session got {state.describe()}")
+        return reply.status == self.baseline
 
-    async def hostile_session(label: str) -> JsonSession | None:
+    async def hostile_session(self, label: str) -> JsonSession | None:
         try:
-            ws = await connect_session(ctx, label)
-        except (TargetUnreachable, HandshakeFailed) as exc:
+            ws = await connect_session(self.ctx, label)
+        except (TargetUnreachable, Refused) as exc:
             why = f"{label}: could not connect ({truncate(str(exc), 80)})"
-            if len(evidence) == 1:  # not one session yet, so nothing hostile was sent: survival is untested
-                raise PhaseStopped(f"no session opened before any hostile input: {why}", list(evidence)) from None
-            problems.append(why)
+            if len(self.evidence) == 1:  # not one session yet, so nothing hostile was sent: survival is untested
+                raise PhaseStopped(f"no session opened before any hostile input: {why}", list(self.evidence)) from None
+            self.problems.append(why)
             return None
-        evidence.append(ws.transcript)
+        self.evidence.append(ws.transcript)
         return ws
 
-    try:
-        if ctx.state.capacity != 1:
-            bystander = await hostile_session("bystander session")
-            if bystander is not None:
-                await bystander.reset(options.reset)
+    async def hostile_frames(self) -> bool:
+        """Each hostile frame on its own session; whether the server stayed healthy through all of them."""
+        options = self.ctx.options
         frames = HOSTILE_FRAMES + (("an oversized text frame", "x" * options.oversize_bytes, False),)
         for what, frame, judged in frames:
-            ws = await hostile_session(f"hostile: {what}")
+            ws = await self.hostile_session(f"hostile: {what}")
             if ws is None:
-                break
+                return False
             await ws.reset(options.reset)
             await ws.send_raw(frame, f"{what} ({len(frame)} bytes)")
-            first = await ws.listen(short)
+            first = await ws.listen(self.short)
             # Silence here is the hostile input's effect, judged by clean-end: the session is not used again.
             follow = first if first.closed is not None else await ws.state(judge_silence=True)
             if judged:
                 closed = ws.socket.closed
                 ended_cleanly = (
-                    first.code == "SESSION_ERROR"
-                    and closed is not None
-                    and closed.by == "target"
-                    and closed.code == 1000
+                    first.code == "SESSION_ERROR" and closed is not None and closed.by == "peer" and closed.code == 1000
                 )
-                report.check(
+                self.ctx.report.check(
                     follow.kind == "state" or ended_cleanly,
                     "openenv.survive.clean-end",
                     expected=f"after {what}: SESSION_ERROR and close 1000, or a usable session",
@@ -89,35 +113,28 @@ async def survive_phase(ctx: Ctx) -> None:
                     evidence=ws.transcript,
                 )
             await ws.close()
-            if not await still_healthy(what):
-                break
-        else:
-            ws = await hostile_session("hostile: dropped mid-request")
-            if ws is not None:
-                await ws.send({"type": "reset", "data": dict(options.reset)})
-                ws.drop()
-                await still_healthy("a connection dropped mid-request")
-            burst = max(1, (ctx.state.capacity or options.group_size) - (bystander is not None))
-            await asyncio.gather(*(_bad_session(hostile_session, index, short) for index in range(burst)))
-            # Without a bystander (one-session servers), a fresh session is the proof sessions still work.
-            if await still_healthy(f"a burst of {burst} bad sessions") and bystander is None:
-                fresh, reply, tried = await session_with_grace(ctx, "fresh session after hostile input", options.reset)
-                evidence.extend(tried)
-                if fresh is None:
-                    problems.append(f"a fresh session could not reset: {reply.describe()}")
-                else:
-                    await finish(fresh, ctx.timeout)
-        report.check(
-            not problems,
-            "openenv.survive.hostile",
-            expected="/health as before and sessions still working after every hostile input",
-            actual="; ".join(problems[:3]) or "the server and its sessions kept working",
-            evidence=evidence,
-        )
-    finally:
-        if bystander is not None:
-            await finish(bystander, ctx.timeout)
-        await health.close()
+            if not await self.still_healthy(what):
+                return False
+        return True
+
+    async def drops_and_burst(self) -> None:
+        """A connection dropped mid-request, then a burst of bad sessions, then (alone) a fresh session."""
+        ctx, options = self.ctx, self.ctx.options
+        ws = await self.hostile_session("hostile: dropped mid-request")
+        if ws is not None:
+            await ws.send({"type": "reset", "data": dict(options.reset)})
+            ws.drop()
+            await self.still_healthy("a connection dropped mid-request")
+        burst = max(1, (ctx.state.capacity or options.group_size) - (self.bystander is not None))
+        await asyncio.gather(*(_bad_session(self.hostile_session, index, self.short) for index in range(burst)))
+        # Without a bystander (one-session servers), a fresh session is the proof sessions still work.
+        if await self.still_healthy(f"a burst of {burst} bad sessions") and self.bystander is None:
+            fresh, reply, tried = await session_with_grace(ctx, "fresh session after hostile input", options.reset)
+            self.evidence.extend(tried)
+            if fresh is None:
+                self.problems.append(f"a fresh session could not reset: {reply.describe()}")
+            else:
+                await finish(fresh, ctx.timeout)
 
 
 async def _bad_session(open_hostile: Callable[[str], Awaitable[JsonSession | None]], index: int, short: float) -> None:

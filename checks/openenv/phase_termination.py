@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from checks.core import PhaseStopped
 from checks.openenv.episodes import finish, play
 from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.judging import reward_of
@@ -13,8 +14,7 @@ async def termination_phase(ctx: Ctx) -> None:
     report, options = ctx.report, ctx.options
     plan = action_plan(options, await load_schema(ctx))
     if not plan.valid:
-        report.error("openenv.termination.within-budget", "no valid action to script an episode with")
-        return
+        raise PhaseStopped("no valid action to script an episode with")
     ws = await open_session(ctx, "scripted episode to the end")
     try:
         run = await play(ws, options.reset, plan.valid, options.max_steps)

@@ -98,6 +98,14 @@ def _check(value: Any, schema: Any, root: Any, path: str, errors: list[str], dep
         if not any(_TYPE_TESTS.get(name, lambda v: True)(value) for name in names if isinstance(name, str)):
             fail(f"expected {' or '.join(map(str, names))}, got {type(value).__name__}")
             return
+    _check_alternatives(value, schema, root, path, errors, depth, fail)
+    _check_contents(value, schema, root, path, errors, depth, fail)
+
+
+def _check_alternatives(
+    value: Any, schema: dict[str, Any], root: Any, path: str, errors: list[str], depth: int, fail: Fail
+) -> None:
+    """enum, const, anyOf, oneOf and allOf."""
     if "enum" in schema and isinstance(schema["enum"], list) and not any(same(value, e) for e in schema["enum"]):
         fail("not one of the enum values")
     if "const" in schema and not same(value, schema["const"]):
@@ -111,6 +119,11 @@ def _check(value: Any, schema: Any, root: Any, path: str, errors: list[str], dep
     for option in schema.get("allOf", []) if isinstance(schema.get("allOf"), list) else []:
         _check(value, option, root, path, errors, depth + 1)
 
+
+def _check_contents(
+    value: Any, schema: dict[str, Any], root: Any, path: str, errors: list[str], depth: int, fail: Fail
+) -> None:
+    """The keywords of the value's own type: lengths, items, properties, numeric bounds."""
     if isinstance(value, str):
         _bounds(len(value), schema, "minLength", "maxLength", "length", fail)
     elif isinstance(value, list):

@@ -18,8 +18,9 @@ from typing import Any, NoReturn, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
 from checks.core import NoReply, PhaseStopped, Report, Transcript, summarize, truncate
+from checks.errors import PeerClosed, Refused
 from checks.openenv.options import Ctx
-from checks.wire import Closed, HandshakeFailed, WireSocket, open_websocket
+from checks.wire import WireSocket, open_websocket
 
 ERROR_CODES = frozenset(
     {
@@ -65,7 +66,7 @@ class Reply:
     binary: bool = False
     raw: str = ""
     failure: str | None = None  # "no reply within 3s", "closed by target with code 1000 ..."
-    closed: Closed | None = None
+    closed: PeerClosed | None = None
 
     @property
     def kind(self) -> str | None:
@@ -126,7 +127,7 @@ class JsonSession:
     async def send_raw(self, data: str | bytes, summary: str) -> str | None:
         try:
             await self.socket.send(data, summary)
-        except (Closed, NoReply) as exc:
+        except (PeerClosed, NoReply) as exc:
             return str(exc)
         return None
 
@@ -140,7 +141,7 @@ class JsonSession:
             data = await self.socket.recv(timeout)
         except NoReply as exc:
             return Reply(failure=f"no reply: {exc}")
-        except Closed as exc:
+        except PeerClosed as exc:
             return Reply(failure=str(exc), closed=exc)
         return decode_frame(data)
 
@@ -171,7 +172,7 @@ class JsonSession:
                 evidence=self.transcript,
             )
             self.stop_lost()
-        except Closed as exc:
+        except PeerClosed as exc:
             return Reply(failure=str(exc), closed=exc)
         self.report.passed(
             "openenv.ws.reply-in-time",
@@ -202,16 +203,15 @@ class JsonSession:
     async def state(self, judge_silence: bool = False) -> Reply:
         return await self.request({"type": "state"}, judge_silence)
 
-    async def close_by_message(self, timeout: float | None = None) -> tuple[Closed | None, list[Reply]]:
+    async def close_by_message(self, timeout: float | None = None) -> tuple[PeerClosed | None, list[Reply]]:
         """Send {"type": "close"}; the target's close (None if it stayed open) and frames seen meanwhile."""
         if self.lost is not None:
             self.stop_lost()
         await self.send({"type": "close"})
         try:
-            closed = await self.socket.wait_closed(timeout)
+            closed, frames = await self.socket.wait_closed(timeout)
         except NoReply:
             return None, []
-        frames = getattr(closed, "frames", [])
         return closed, [decode_frame(frame) for frame in frames]
 
     def drop(self) -> None:
@@ -238,14 +238,14 @@ async def open_session(ctx: Ctx, label: str, timeout: float | None = None) -> Js
     """
     try:
         return await connect_session(ctx, label, timeout)
-    except HandshakeFailed as exc:
+    except Refused as exc:
         raise PhaseStopped(
             f"no /ws session could be opened ({truncate(str(exc), 200)}); see openenv.ws.handshake"
         ) from None
 
 
 async def connect_session(ctx: Ctx, label: str, timeout: float | None = None) -> JsonSession:
-    """A recorded /ws session. Raises TargetUnreachable or HandshakeFailed like `open_websocket`.
+    """A recorded /ws session. Raises TargetUnreachable or Refused like `open_websocket`.
 
     Once the session phase has seen the server greet every new session unasked
     (failing openenv.ws.unprompted), the greeting is read past here, so that the

@@ -83,7 +83,11 @@ def decode(data: Any) -> Node:
     if not isinstance(data, dict) or not data:
         raise BadEncoding(f"unexpected {type(data).__name__} in a stored value")
     tag = "f64" if "f64" in data else next(iter(data))
-    body = data[tag]
+    return _decode_tagged(tag, data[tag])
+
+
+def _decode_tagged(tag: str, body: Any) -> Node:
+    """The node of a one-key tagged object: `{"int": ...}`, `{"map": ...}`, `{"digest": ...}` and the rest."""
     if tag == "map":
         if not isinstance(body, list) or not all(isinstance(p, list) and len(p) == 2 for p in body):
             raise BadEncoding("a map is a list of [key, value] pairs")

@@ -14,8 +14,9 @@ from typing import Any
 import pydantic
 
 from checks.core import Report
+from checks.http_client import Reply
 from checks.http_options import HttpOptions
-from checks.openai.client import ChatClient, Reply
+from checks.openai.facts import ChatClient
 from checks.openai.requests import SEED
 from checks.parity.projections import Projection
 from checks.parity.script import Observed, ParityOptions

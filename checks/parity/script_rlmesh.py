@@ -17,7 +17,7 @@ import pydantic
 from checks.core import Report, Transcript
 from checks.parity.script import NotRecorded, Observed, ParityOptions
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession, RpcFailed, StreamEnded, error_text
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, RpcFailed, error_text
 from checks.rlmesh.common import Contract, fetch_contract, kind_of, reset_request, step_request
 from checks.rlmesh.proto import env_pb2, spaces_pb2
 
@@ -66,7 +66,7 @@ class RlmeshScript:
             try:
                 contract = await fetch_contract(target, transcript)
                 return await self._drive(target, contract, options, transcript)
-            except (RpcFailed, StreamEnded) as exc:
+            except (RpcFailed, JoinEnded) as exc:
                 raise NotRecorded(str(exc)) from None
 
     async def _drive(

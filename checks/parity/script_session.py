@@ -21,12 +21,13 @@ from typing import Any
 import pydantic
 
 from checks.core import PhaseContext, Report
+from checks.http_client import Reply
 from checks.parity.projections import Projection
 from checks.parity.script import Observed, ParityOptions
 from checks.session.agent import run_schedule
-from checks.session.client import Reply, SessionClient
 from checks.session.facts import base_request
 from checks.session.options import SessionOptions, SessionState
+from checks.session.routes import SessionClient
 from checks.session.samples import SamplesFormatError, decode_samples
 
 

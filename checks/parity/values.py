@@ -111,12 +111,24 @@ def _canonical(value: Any, cap: int, depth: int) -> Node:
         raise NotCanonical("nested more than 200 levels deep")
     if isinstance(value, (Atom, Digest, Seq, Map)):
         return value
-    if value is None:
-        return Atom("null", b"")
-    if isinstance(value, bool):
-        return Atom("bool", b"\x01" if value else b"\x00")
     if isinstance(value, enum.Enum):
         return _canonical(value.value, cap, depth + 1)
+    if isinstance(value, dict):
+        items = sorted(((map_key(k), _canonical(v, cap, depth + 1)) for k, v in value.items()), key=lambda kv: kv[0])
+        return Map(tuple(items))
+    if isinstance(value, (list, tuple)):
+        return Seq(tuple(_canonical(item, cap, depth + 1) for item in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _canonical({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, cap, depth + 1)
+    return _leaf(value, cap)
+
+
+def _leaf(value: Any, cap: int) -> Leaf:
+    """The atom of a value that is not a container (an enum, a dict, a list, a dataclass)."""
+    if value is None:
+        return Atom("null", b"")
+    if isinstance(value, bool):  # before int: a bool is an int to isinstance
+        return Atom("bool", b"\x01" if value else b"\x00")
     if isinstance(value, int):
         return capped(Atom("int", str(int(value)).encode()), cap)
     if isinstance(value, float):
@@ -131,13 +143,6 @@ def _canonical(value: Any, cap: int, depth: int) -> Node:
         if value.dtype.hasobject:
             raise NotCanonical("an object scalar has no bytes to compare")
         return Atom("scalar", value.tobytes(), dtype_name(value.dtype))
-    if isinstance(value, dict):
-        items = sorted(((map_key(k), _canonical(v, cap, depth + 1)) for k, v in value.items()), key=lambda kv: kv[0])
-        return Map(tuple(items))
-    if isinstance(value, (list, tuple)):
-        return Seq(tuple(_canonical(item, cap, depth + 1) for item in value))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _canonical({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, cap, depth + 1)
     raise NotCanonical(f"no canonical form for a {type(value).__name__}")
 
 

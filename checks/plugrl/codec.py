@@ -24,11 +24,12 @@ import codecs
 import math
 import re
 import struct
-from typing import Any
+from typing import Any, Literal
 
 import msgpack
 import numpy as np
 
+from checks.errors import Malformed
 from checks.evidence import CutText
 
 NDARRAY_KEY = b"__ndarray__"
@@ -58,12 +59,17 @@ MSGPACK_NUMPY_KEYS = {b"nd", "nd"}
 MSGPACK_NUMPY_TYPE_KEYS = {b"type", "type"}
 
 
-class CodecError(ValueError):
-    """A frame that is not a valid PlugRL message. `part` is "message" or "array"."""
+CodecPart = Literal["message", "array"]
+EVIDENCE_BYTES = 256  # of an undecodable frame, kept with its error
 
-    def __init__(self, message: str, part: str = "message") -> None:
-        super().__init__(message)
-        self.part = part
+
+class CodecError(Malformed):
+    """A frame that is not a valid PlugRL message. `part` says whether an array ("array") or
+    the message around it ("message") is at fault; `data` is the frame's head, where there was one."""
+
+    def __init__(self, reason: str, part: CodecPart = "message", *, data: bytes = b"") -> None:
+        super().__init__(reason, data=data)
+        self.part: CodecPart = part
 
 
 # ---------------------------------------------------------------- encoding
@@ -140,55 +146,17 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
     size = len(data)
     if size == 0:
         raise CodecError("an empty frame is not msgpack")
-    position = 0
+    scanner = _Scanner(data)
     pending: list[int] = []  # per open container, the objects still to read
     objects = 0
-    text_bytes = 0
-    cuts: list[tuple[int, int, int]] = []
     while True:
-        if position >= size:
+        if scanner.position >= size:
             raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
         objects += 1
         if objects > max_objects:
             raise CodecError(f"the message holds more than {max_objects} msgpack objects")
-        head = data[position]
-        position += 1
-        count = 0
-        if head <= 0x7F or head >= 0xE0:
-            pass  # fixint
-        elif head <= 0x8F:
-            count = 2 * (head & 0x0F)
-        elif head <= 0x9F:
-            count = head & 0x0F
-        elif head <= 0xBF:
-            position += head & 0x1F
-        elif head in _FIXED_PAYLOAD:
-            position += _FIXED_PAYLOAD[head]
-        elif head in _SIZED:
-            width, what = _SIZED[head]
-            length = _read_length(data, position, width, what)
-            position += width
-            if length > size - position:
-                raise CodecError(f"not msgpack: {what} claims {length} bytes but only {size - position} follow")
-            if what == "a str":
-                if length > STR_CAP or text_bytes + length > TEXT_BUDGET:
-                    cuts.append((position - width - 1, position, position + length))
-                else:
-                    text_bytes += length
-            position += length
-        elif head in _CONTAINERS:
-            width, what = _CONTAINERS[head]
-            count = _read_length(data, position, width, what)
-            position += width
-            if what == "a map":
-                count *= 2
-            if count > size - position:
-                raise CodecError(f"not msgpack: {what} claims {count} items but only {size - position} bytes follow")
-        elif head in _EXTENSIONS:
-            raise CodecError("msgpack extension types are not part of PlugRL")
-        else:
-            raise CodecError(f"not msgpack: byte 0x{head:02x} at offset {position - 1} starts no object")
-        if position > size:
+        count = scanner.object_header()
+        if scanner.position > size:
             raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
         if count:
             if len(pending) >= max_depth:
@@ -202,9 +170,67 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
             pending.pop()
         if not pending:
             break
-    if position != size:
-        raise CodecError(f"not msgpack: {size - position} bytes follow the message")
-    return cuts
+    if scanner.position != size:
+        raise CodecError(f"not msgpack: {size - scanner.position} bytes follow the message")
+    return scanner.cuts
+
+
+class _Scanner:
+    """Where `scan` is in a frame, and the strs it has found too long to decode whole."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.size = len(data)
+        self.position = 0
+        self.text_bytes = 0
+        self.cuts: list[tuple[int, int, int]] = []
+
+    def object_header(self) -> int:
+        """Read one object's header, and a scalar's payload; how many objects it contains."""
+        head = self.data[self.position]
+        self.position += 1
+        if head <= 0x7F or head >= 0xE0:
+            return 0  # fixint
+        if head <= 0x8F:
+            return 2 * (head & 0x0F)
+        if head <= 0x9F:
+            return head & 0x0F
+        if head <= 0xBF:
+            self.position += head & 0x1F
+        elif head in _FIXED_PAYLOAD:
+            self.position += _FIXED_PAYLOAD[head]
+        elif head in _SIZED:
+            self._sized(*_SIZED[head])
+        elif head in _CONTAINERS:
+            return self._container(*_CONTAINERS[head])
+        elif head in _EXTENSIONS:
+            raise CodecError("msgpack extension types are not part of PlugRL")
+        else:
+            raise CodecError(f"not msgpack: byte 0x{head:02x} at offset {self.position - 1} starts no object")
+        return 0
+
+    def _sized(self, width: int, what: str) -> None:
+        length = _read_length(self.data, self.position, width, what)
+        self.position += width
+        left = self.size - self.position
+        if length > left:
+            raise CodecError(f"not msgpack: {what} claims {length} bytes but only {left} follow")
+        if what == "a str":
+            if length > STR_CAP or self.text_bytes + length > TEXT_BUDGET:
+                self.cuts.append((self.position - width - 1, self.position, self.position + length))
+            else:
+                self.text_bytes += length
+        self.position += length
+
+    def _container(self, width: int, what: str) -> int:
+        count = _read_length(self.data, self.position, width, what)
+        self.position += width
+        if what == "a map":
+            count *= 2
+        left = self.size - self.position
+        if count > left:
+            raise CodecError(f"not msgpack: {what} claims {count} items but only {left} bytes follow")
+        return count
 
 
 def _read_length(data: bytes, position: int, width: int, what: str) -> int:
@@ -290,7 +316,19 @@ def _convert(item: Any) -> Any:
 
 
 def unpack(data: bytes, max_size: int = DEFAULT_MAX_FRAME) -> dict[str, Any]:
-    """Decode one PlugRL frame into a dict; arrays become read-only numpy views."""
+    """Decode one PlugRL frame into a dict; arrays become read-only numpy views.
+
+    A frame that cannot be decoded raises `CodecError` carrying the frame's first `EVIDENCE_BYTES`.
+    """
+    try:
+        return _unpack(data, max_size)
+    except CodecError as exc:
+        reason, part = exc.reason, exc.part
+    # Raised outside the handler, so the new error holds no context (whose traceback would keep the frame).
+    raise CodecError(reason, part, data=bytes(data[:EVIDENCE_BYTES]))
+
+
+def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
     if len(data) > max_size:
         raise CodecError(f"the frame is {len(data)} bytes, over the {max_size}-byte cap")
     if data and not _starts_a_map(data[0]):

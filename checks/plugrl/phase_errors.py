@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from checks.core import PhaseStopped
+from checks.errors import PhaseStopped
 from checks.plugrl.messages import FAULTS
 from checks.plugrl.options import Ctx
 from checks.plugrl.probe import Probe, together

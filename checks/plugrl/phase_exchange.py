@@ -10,34 +10,22 @@ own, so a frame cap fails that clause alone.
 
 from __future__ import annotations
 
+from checks.errors import Refused
+from checks.plugrl import judging_phases
 from checks.plugrl.options import Ctx
 from checks.plugrl.probe import Probe
-from checks.plugrl.rows import check_rows
-from checks.wire import HandshakeFailed
+from checks.plugrl.rows import rows_follow_envs
 
 
 async def exchange_phase(ctx: Ctx) -> None:
-    report, options = ctx.report, ctx.options
+    options = ctx.options
     offered = Probe(ctx, "offers permessage-deflate")
     try:
         await offered.connect(compression="deflate")
-    except HandshakeFailed as exc:
-        # Refusing a client that offers compression never negotiates it either.
-        report.passed(
-            "plugrl.1.1.no-compression",
-            expected="the offer declined",
-            actual=f"the handshake was refused: {exc}",
-            evidence=offered.transcript,
-        )
-    else:
         assert offered.ws is not None
-        report.check(
-            "permessage-deflate" not in offered.ws.extensions,
-            "plugrl.1.1.no-compression",
-            expected="the offer declined",
-            actual=f"negotiated extensions: {offered.ws.extensions or 'none'}",
-            evidence=offered.transcript,
-        )
+        offered.record([judging_phases.compression(offered.ws.extensions)])
+    except Refused as exc:
+        offered.record([judging_phases.compression(exc)])
     finally:
         await offered.close()
 
@@ -58,7 +46,7 @@ async def exchange_phase(ctx: Ctx) -> None:
         # Whether each row follows its env's observation, which the row check relies on.
         nudged = {env: await probe.cycle([0, 1, 2], at_stake="plugrl.4.2.keeps-open", nudged=env) for env in (0, 1, 2)}
         repeats = [await probe.cycle([0, 1, 2], at_stake="plugrl.4.2.keeps-open") for _ in range(options.exchanges)]
-        check_rows(report, probe, first, repeats[-1], nudged, {(0,): single, (2, 1): reordered})
+        probe.record(rows_follow_envs(first, repeats[-1], nudged, {(0,): single, (2, 1): reordered}))
     finally:
         await probe.close()
     # Last, and as the first infer of a connection of its own: a frame cap fails this

@@ -15,51 +15,54 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import numpy as np
-
-from checks.core import NoReply, Report, summarize
+from checks.errors import NoReply, PeerClosed
+from checks.plugrl import judging, judging_phases
 from checks.plugrl.codec import pack
+from checks.plugrl.decisions import passed, unsupported
 from checks.plugrl.messages import MALFORMED_REUSES, infer_message, reuse_as_ints
 from checks.plugrl.options import Ctx
-from checks.plugrl.probe import Probe, describe_close, together
-from checks.plugrl.protocol import GOING_AWAY, RESYNC_REASON, REUSE_FEATURE
-from checks.plugrl.rows import ROW_TOLERANCE
-from checks.wire import Closed
+from checks.plugrl.probe import Probe, together
+from checks.plugrl.protocol import REUSE_FEATURE
+from checks.plugrl.rows import reused_rows
 
-# What the feature makes a server do (SPEC order); unsupported when it is not listed.
+# What the feature makes a server do; unsupported when it is not listed.
 REUSE_CLAUSES = (
     "plugrl.10.1.reuse-answered",
     "plugrl.10.1.reuse-all-rows",
-    "plugrl.10.1.reuse-after-terminal",
-    "plugrl.10.1.reuse-unknown-env",
     "plugrl.10.1.reuse-rows",
+    "plugrl.10.1.reuse-connection-scoped",
+    "plugrl.10.1.reuse-unknown-env",
+    "plugrl.10.1.reuse-after-terminal",
     "plugrl.10.1.reuse-malformed",
     "plugrl.10.1.reuse-integer-mask",
     "plugrl.10.1.reuse-integer-mask-handled",
-    "plugrl.10.1.reuse-connection-scoped",
 )
+OFFERED, UNOFFERED = "plugrl.10.1.reuse-offered", "plugrl.10.1.reuse-unoffered"
+# Every clause the phase decides, as the suite lists it.
+PHASE_CLAUSES = (OFFERED, UNOFFERED, *REUSE_CLAUSES, judging.ALONGSIDE)
 
 
 async def reuse_phase(ctx: Ctx) -> None:
-    report = ctx.report
     holder = Probe(ctx, "reuse")
     try:
         await holder.open()
         if not holder.offers(REUSE_FEATURE):
             why = f"the metadata does not list {REUSE_FEATURE}"
-            report.unsupported("plugrl.10.1.reuse-offered", why, holder.transcript)
-            for clause_id in REUSE_CLAUSES:
-                report.unsupported(clause_id, why, holder.transcript)
+            holder.record([unsupported(clause, why) for clause in (OFFERED, *REUSE_CLAUSES)])
             await holder.cycle([0, 1])
             # Env 0 was fed back, so only the missing feature makes this reuse wrong.
             await holder.fault(
                 pack(infer_message(ctx.options, [0, 1], reuse=[True, False])),
-                "plugrl.10.1.reuse-unoffered",
+                UNOFFERED,
                 f"reusing env 0 though the server does not list {REUSE_FEATURE}",
             )
             return
-        report.passed("plugrl.10.1.reuse-offered", actual=f"features lists {REUSE_FEATURE}", evidence=holder.transcript)
-        report.unsupported("plugrl.10.1.reuse-unoffered", f"the metadata lists {REUSE_FEATURE}", holder.transcript)
+        holder.record(
+            [
+                passed(OFFERED, actual=f"features lists {REUSE_FEATURE}"),
+                unsupported(UNOFFERED, f"the metadata lists {REUSE_FEATURE}"),
+            ]
+        )
         await _valid_and_impossible_reuses(ctx, holder)
     finally:
         await holder.close()
@@ -80,13 +83,8 @@ async def _valid_and_impossible_reuses(ctx: Ctx, holder: Probe) -> None:
     # Reversed, so a cache kept by position rather than by env fills each row with the other env.
     swapped = await holder.infer([1, 0], at_stake="plugrl.10.1.reuse-all-rows", reuse=[True, True])
     await holder.feedback([1, 0], done=[False, True])
-    _check_reused_answers(
-        ctx.report,
-        holder,
-        in_order,
-        repeat,
-        [("[0, 1] reusing env 0", partial, in_order), ("[1, 0] reusing both", swapped, reversed_order)],
-    )
+    pairs = [("[0, 1] reusing env 0", partial, in_order), ("[1, 0] reusing both", swapped, reversed_order)]
+    holder.record(reused_rows(in_order, repeat, pairs))
     # Env 1's last feedback, on this connection, was not terminal: another
     # connection must still not reuse it, nor an env nobody fed back.
     for clause, env, what in (
@@ -109,42 +107,6 @@ async def _valid_and_impossible_reuses(ctx: Ctx, holder: Probe) -> None:
     )
 
 
-def _check_reused_answers(
-    report: Report,
-    probe: Probe,
-    first: np.ndarray | None,
-    repeat: np.ndarray | None,
-    pairs: list[tuple[str, np.ndarray | None, np.ndarray | None]],
-) -> None:
-    """A deterministic policy answers a batch that reuses observations as it answered it sent in full.
-
-    The suite's observations depend on the env alone, so a reused row, filled
-    from the env's last feedback, is the observation sent before.
-    """
-    if first is None or repeat is None or not _comparable(first, repeat):
-        return
-    if not np.allclose(first, repeat, equal_nan=True, **ROW_TOLERANCE):
-        report.info(
-            "plugrl.10.1.reuse-rows",
-            actual="the policy answered the same observations differently: reused answers not compared",
-            evidence=probe.transcript,
-        )
-        return
-    for what, reused, full in pairs:
-        if reused is not None and full is not None and _comparable(reused, full):
-            report.check(
-                np.allclose(reused, full, equal_nan=True, **ROW_TOLERANCE),
-                "plugrl.10.1.reuse-rows",
-                expected=f"the answer to {what} equal to the answer to the same envs sent in full",
-                actual=f"{summarize(reused, 120)} vs {summarize(full, 120)}",
-                evidence=probe.transcript,
-            )
-
-
-def _comparable(one: np.ndarray, other: np.ndarray) -> bool:
-    return one.dtype.kind in "iuf" and other.dtype.kind in "iuf" and one.shape == other.shape
-
-
 async def _malformed_reuse(ctx: Ctx, what: str, malformed: Callable[[Any], dict[str, Any]]) -> None:
     """On a connection of its own, after envs 0 and 1 were fed back, so only the form is wrong."""
     probe = Probe(ctx, f"reuse: {what}")
@@ -164,29 +126,15 @@ async def _integer_mask(ctx: Ctx) -> None:
         await probe.cycle([0, 1])
         await probe.send(reuse_as_ints(ctx.options), "plugrl.10.1.reuse-integer-mask")
         assert probe.ws is not None
-        handled = False
+        outcome: PeerClosed | NoReply | tuple[str, str]
         try:
-            frame = await probe.ws.recv()
-        except NoReply as exc:
+            outcome = probe.decoder.summarize(await probe.ws.recv())
+        except NoReply as silence:
             probe.broken = True
-            outcome = f"neither answered nor refused: nothing arrived within {exc.timeout:g}s"
-        except Closed as closed:
-            handled = closed.by == "target" and closed.code == GOING_AWAY and closed.reason == RESYNC_REASON
-            how = "refused" if handled else "neither answered nor refused with a resync"
-            outcome = f"{how}: {describe_close(closed)}"
-        else:
-            kind, shown = probe.decoder.summarize(frame)
-            handled = kind == "action"
-            outcome = "accepted: answered with an action" if handled else f"answered with {shown}"
-        expected = "an action (accepted) or a close 1001 plugrl-server-resync (refused)"
-        ctx.report.info("plugrl.10.1.reuse-integer-mask", expected=expected, actual=outcome, evidence=probe.transcript)
-        ctx.report.check(
-            handled,
-            "plugrl.10.1.reuse-integer-mask-handled",
-            expected=expected,
-            actual=outcome,
-            evidence=probe.transcript,
-        )
+            outcome = silence
+        except PeerClosed as closed:
+            outcome = closed
+        probe.record(judging_phases.integer_mask(outcome))
     finally:
         await probe.close()
 

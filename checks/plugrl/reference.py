@@ -26,7 +26,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from checks.core import HARNESS_VERSION
-from checks.plugrl.codec import CodecError, pack, unpack
+from checks.errors import Malformed
+from checks.plugrl.codec import EVIDENCE_BYTES, pack, unpack
 from checks.plugrl.protocol import (
     FEEDBACK_TIMEOUT,
     FEEDBACK_TIMEOUT_REASON,
@@ -35,7 +36,7 @@ from checks.plugrl.protocol import (
     REUSE_FEATURE,
     STOP_REASON,
 )
-from checks.plugrl.validation import ProtocolError, ReuseCache, check_feedback, check_infer
+from checks.plugrl.validation import ReuseCache, check_feedback, check_infer
 
 INFER_READY_TIMEOUT = 5.0
 
@@ -172,7 +173,7 @@ class ReferenceServer:
         try:
             await ws.send(pack({"message_type": "metadata", "data": self.metadata()}))
             await self._cycles(ws, client)
-        except ProtocolError:
+        except Malformed:  # a CodecError too
             await ws.close(GOING_AWAY, RESYNC_REASON)
         except ConnectionClosed:
             pass
@@ -227,11 +228,8 @@ class ReferenceServer:
 
 def _decode(frame: bytes | str) -> dict[str, Any]:
     if isinstance(frame, str):
-        raise ProtocolError("a text frame")
-    try:
-        return unpack(frame, max_size=len(frame))
-    except CodecError as exc:
-        raise ProtocolError(str(exc)) from None
+        raise Malformed("a text frame", data=frame[:EVIDENCE_BYTES].encode())
+    return unpack(frame, max_size=len(frame))
 
 
 async def start_reference_server(

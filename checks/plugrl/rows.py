@@ -1,4 +1,4 @@
-"""Whether each env's rows of an action answer that env's observation (5.3).
+"""Judges of action rows: each env's rows answer that env's observation (5.3), reused rows its last one (10.1).
 
 The clause infers a fault from content, so it is judged only once the same
 run has shown what it relies on: the policy answers a repeated batch
@@ -13,20 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from checks.core import Report, summarize
-from checks.plugrl.probe import Probe
+from checks.evidence import summarize
+from checks.plugrl.decisions import Decision, check, info
 
 ROW_TOLERANCE = {"rtol": 1e-4, "atol": 1e-6}  # batched inference may round differently
 
 
-def check_rows(
-    report: Report,
-    probe: Probe,
+def rows_follow_envs(
     first: np.ndarray | None,
     repeat: np.ndarray | None,
     nudged: dict[int, np.ndarray | None],
     answers: dict[tuple[int, ...], np.ndarray | None],
-) -> None:
+) -> list[Decision]:
     """Rows follow their envs: env j's row of another batch is column j of `first`.
 
     `first` and `repeat` answered the batch [0, 1, ...]; `nudged[j]` answered it
@@ -35,22 +33,52 @@ def check_rows(
     """
     why = _why_not_judged(first, repeat, nudged)
     if why is not None:
-        report.info("plugrl.5.3.rows-follow-envs", actual=f"not judged, because {why}", evidence=probe.transcript)
-        return
+        return [info("plugrl.5.3.rows-follow-envs", actual=f"not judged, because {why}")]
     assert first is not None
     baseline = list(range(first.shape[1]))
+    decisions = []
     for envs, action in answers.items():
         if action is None or not _comparable(action, first[:, list(envs)]):
             continue  # its form is judged by the action's own clauses
         for position, env in enumerate(envs):
-            report.check(
-                _close(action[:, position], first[:, env]),
-                "plugrl.5.3.rows-follow-envs",
-                expected=f"action[:, {position}] of the answer to {list(envs)} equal to env {env}'s row of the answer "
-                f"to {baseline}",
-                actual=f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
-                evidence=probe.transcript,
+            decisions.append(
+                check(
+                    _close(action[:, position], first[:, env]),
+                    "plugrl.5.3.rows-follow-envs",
+                    expected=f"action[:, {position}] of the answer to {list(envs)} equal to env {env}'s row of the "
+                    f"answer to {baseline}",
+                    actual=f"{summarize(action[:, position], 100)} vs {summarize(first[:, env], 100)}",
+                )
             )
+    return decisions
+
+
+def reused_rows(
+    first: np.ndarray | None,
+    repeat: np.ndarray | None,
+    pairs: list[tuple[str, np.ndarray | None, np.ndarray | None]],
+) -> list[Decision]:
+    """A deterministic policy answers a batch that reuses observations as it answered it sent in full.
+
+    `first` and `repeat` answered the same batch sent in full; each pair is (what was reused, its
+    answer, the answer to the same envs sent in full). The suite's observations depend on the env
+    alone, so a reused row, filled from the env's last feedback, is the observation sent before.
+    """
+    if first is None or repeat is None or not _comparable(first, repeat):
+        return []
+    if not _close(first, repeat):
+        why = "the policy answered the same observations differently: reused answers not compared"
+        return [info("plugrl.10.1.reuse-rows", actual=why)]
+    return [
+        check(
+            _close(reused, full),
+            "plugrl.10.1.reuse-rows",
+            expected=f"the answer to {what} equal to the answer to the same envs sent in full",
+            actual=f"{summarize(reused, 120)} vs {summarize(full, 120)}",
+        )
+        for what, reused, full in pairs
+        if reused is not None and full is not None and _comparable(reused, full)
+    ]
 
 
 def _why_not_judged(

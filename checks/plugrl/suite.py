@@ -2,8 +2,8 @@
 
 Each phase runs on connections of its own, closed properly before the next.
 Clauses any connection or any answered infer may decide (the handshake, the
-frame format, the metadata, the action's form) are listed once, under the
-first phase that opens a connection. feedback-timeout (run only when named,
+frame format, the metadata, the action's form) are declared with their judges
+and listed once, under the first phase that opens a connection. feedback-timeout (run only when named,
 as it waits over a minute) and stop (which ends the run) are opt-in.
 """
 
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from checks.core import Phase, Suite
 from checks.plugrl.clauses import CATALOGUE
+from checks.plugrl.judging import ACTION_CLAUSES, CONNECTION_CLAUSES
 from checks.plugrl.messages import FAULTS
 from checks.plugrl.options import EXCHANGE_BUDGET_STEPS, PlugRLServerOptions
 from checks.plugrl.phase_errors import errors_phase
 from checks.plugrl.phase_exchange import exchange_phase
 from checks.plugrl.phase_feedback_timeout import feedback_timeout_phase
 from checks.plugrl.phase_patience import patience_phase
+from checks.plugrl.phase_reuse import PHASE_CLAUSES as REUSE_PHASE_CLAUSES
 from checks.plugrl.phase_reuse import reuse_phase
 from checks.plugrl.phase_scoping import scoping_phase
 from checks.plugrl.phase_stop import stop_phase
@@ -33,29 +35,8 @@ PHASES = (
             "plugrl.1.1.large-frame",
             "plugrl.4.2.keeps-open",
             "plugrl.5.3.rows-follow-envs",
-            # decided on every connection
-            "plugrl.1.websocket-handshake",
-            "plugrl.5.1.speaks-first",
-            "plugrl.2.binary-frames",
-            "plugrl.2.msgpack-map",
-            "plugrl.3.2.ndarray-form",
-            "plugrl.5.1.features-list",
-            "plugrl.5.1.declared-ints",
-            "plugrl.10.protocol-version",
-            # decided on every answered infer
-            "plugrl.4.1.metadata-once",
-            "plugrl.5.3.answered-with-action",
-            "plugrl.5.3.action-array",
-            "plugrl.5.3.action-numeric",
-            "plugrl.5.3.time-major",
-            "plugrl.5.3.horizon-positive",
-            "plugrl.5.3.env-ids-form",
-            "plugrl.4.3.env-ids-order",
-            "plugrl.5.1.declared-horizon",
-            "plugrl.5.1.declared-dim",
-            "plugrl.5.3.same-dtype",
-            "plugrl.5.3.same-shape",
-            "plugrl.5.3.finite-values",
+            *CONNECTION_CLAUSES,
+            *ACTION_CLAUSES,
         ),
         "metadata, declined compression, ragged batches, differing feedback sets, a 2.25 MiB frame, "
         "the action's layout and rows",
@@ -87,20 +68,7 @@ PHASES = (
     Phase(
         "reuse",
         reuse_phase,
-        (
-            "plugrl.10.1.reuse-offered",
-            "plugrl.10.1.reuse-unoffered",
-            "plugrl.10.1.reuse-answered",
-            "plugrl.10.1.reuse-all-rows",
-            "plugrl.10.1.reuse-rows",
-            "plugrl.10.1.reuse-connection-scoped",
-            "plugrl.10.1.reuse-unknown-env",
-            "plugrl.10.1.reuse-after-terminal",
-            "plugrl.10.1.reuse-malformed",
-            "plugrl.10.1.reuse-integer-mask",
-            "plugrl.10.1.reuse-integer-mask-handled",
-            "plugrl.6.concurrent-clients",
-        ),
+        REUSE_PHASE_CLAUSES,
         "reuse-feedback-obs, when the server lists it: valid reuses answered, impossible and malformed ones "
         "resynced, an integer mask's fate recorded; when it does not, a reuse refused",
         budget=24.0,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from checks.core import NoReply, PhaseStopped
+from checks.errors import NoReply, PeerClosed, PhaseStopped
 from checks.listen import Accepted
 from checks.plugrl.protocol import STOP_REASON
 from checks.plugrl_client.options import Ctx
-from checks.plugrl_client.session import ClientClosed, Session
+from checks.plugrl_client.session import Session
 
 
 async def exchange_until(session: Session, feedbacks: int) -> None:
@@ -17,7 +17,7 @@ async def exchange_until(session: Session, feedbacks: int) -> None:
         await session.feedback()
 
 
-def ended_early(session: Session, problem: ClientClosed | NoReply) -> PhaseStopped:
+def ended_early(session: Session, problem: PeerClosed | NoReply) -> PhaseStopped:
     """The client closed or fell silent before the scenario ended it."""
     if isinstance(problem, NoReply):
         return session.stopped(

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from checks.core import NoReply
+from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
 from checks.plugrl_client.drive import ended_early, exchange_until, judge_no_reconnect
 from checks.plugrl_client.options import Ctx
-from checks.plugrl_client.session import ClientClosed, Session
+from checks.plugrl_client.session import Session
 
 FRAME_TOO_BIG = 1009
 
@@ -15,7 +15,7 @@ async def basic_phase(ctx: Ctx) -> None:
     try:
         await session.open(padded=True)
         envs = await session.infer()
-    except ClientClosed as closed:
+    except PeerClosed as closed:
         if closed.code == FRAME_TOO_BIG:
             ctx.report.failed(
                 "plugrl-client.1.1.large-frame",
@@ -39,7 +39,7 @@ async def basic_phase(ctx: Ctx) -> None:
         await session.answer(envs)
         await session.feedback()
         await exchange_until(session, ctx.options.steps)
-    except (ClientClosed, NoReply) as problem:
+    except (PeerClosed, NoReply) as problem:
         raise ended_early(session, problem) from None
     await session.stop()
     ctx.report.info(

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from checks.core import NoReply, PhaseStopped
+from checks.errors import NoReply, PeerClosed, PhaseStopped
 from checks.listen import accept_client
 from checks.plugrl.protocol import RESYNC_REASON
 from checks.plugrl_client.drive import ended_early, exchange_until
 from checks.plugrl_client.options import Ctx
-from checks.plugrl_client.session import ClientClosed, Session
+from checks.plugrl_client.session import Session
 
 RECONNECT_GRACE = 6.0  # seconds: clients back off before reconnecting (the reference retries after 5 s)
 
@@ -17,7 +17,7 @@ async def resync_phase(ctx: Ctx) -> None:
         await first.open(padded=False)
         await exchange_until(first, ctx.options.steps // 2)
         await first.answer(await first.infer())
-    except (ClientClosed, NoReply) as problem:
+    except (PeerClosed, NoReply) as problem:
         raise ended_early(first, problem) from None
     await first.close(RESYNC_REASON)
     first.lose_held()
@@ -37,6 +37,6 @@ async def resync_phase(ctx: Ctx) -> None:
     try:
         await second.open(padded=False)
         await exchange_until(second, ctx.options.steps - first.feedbacks)
-    except (ClientClosed, NoReply) as problem:
+    except (PeerClosed, NoReply) as problem:
         raise ended_early(second, problem) from None
     await second.stop()

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from checks.core import NoReply
+from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
 from checks.plugrl_client.drive import ended_early, exchange_until
 from checks.plugrl_client.options import Ctx
-from checks.plugrl_client.session import ClientClosed, Session
+from checks.plugrl_client.session import Session
 
 
 async def reuse_phase(ctx: Ctx) -> None:
@@ -13,7 +13,7 @@ async def reuse_phase(ctx: Ctx) -> None:
     try:
         await session.open(padded=False)
         await exchange_until(session, ctx.options.steps)
-    except (ClientClosed, NoReply) as problem:
+    except (PeerClosed, NoReply) as problem:
         raise ended_early(session, problem) from None
     await session.stop()
     if session.reused_rows:

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from checks.core import NoReply
+from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
 from checks.plugrl_client.drive import ended_early
 from checks.plugrl_client.options import Ctx
-from checks.plugrl_client.session import ClientClosed, Session
+from checks.plugrl_client.session import Session
 
 TRACEBACK = 'Traceback (most recent call last):\n  File "server.py", line 1, in <module>\nRuntimeError: boom\n'
 
@@ -16,11 +16,11 @@ async def text_phase(ctx: Ctx) -> None:
         await session.open(padded=False)
         await session.infer()
         await session.send(TRACEBACK, "a text frame (a traceback)")
-    except (ClientClosed, NoReply) as problem:
+    except (PeerClosed, NoReply) as problem:
         raise ended_early(session, problem) from None
     try:
         data = await session.recv(ctx.timeout)
-    except ClientClosed:
+    except PeerClosed:
         closed, what = True, "closed after the text frame"
     except NoReply:
         closed, what = False, f"still open {ctx.timeout:g}s after the text frame"

@@ -21,20 +21,13 @@ import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from checks.plugrl.codec import pack, unpack
+from checks.errors import Malformed, PeerClosed, Refused
+from checks.plugrl.codec import EVIDENCE_BYTES, CodecError, pack, unpack
 from checks.plugrl.protocol import REUSE_FEATURE, STOP_REASON
 from checks.plugrl_client.probe import episode_length
 
 RECONNECT_DELAY = 0.2
 MAX_RECONNECTS = 5
-
-
-class SessionOver(Exception):
-    """The session ended for good: `why` is stop, text or refused."""
-
-    def __init__(self, why: str) -> None:
-        super().__init__(why)
-        self.why = why
 
 
 class ProbeEnvs:
@@ -121,7 +114,7 @@ class ReferenceClient:
 
     async def on_text(self, ws: ClientConnection) -> None:
         await ws.close(1000)
-        raise SessionOver("text")
+        raise Malformed("the server sent a text frame")
 
     async def on_reconnect(self, ws: ClientConnection) -> None:
         """Held feedback is stale on a new connection: drop it (SPEC 7.6)."""
@@ -155,11 +148,15 @@ class ReferenceClient:
         }
 
     async def connection(self, reconnecting: bool) -> None:
-        """One connection; returns when it must be replaced, raises SessionOver when the session ends."""
+        """One connection; returns when it must be replaced.
+
+        Raises when the session ends for good: Refused (no connection), PeerClosed (the server's stop)
+        or Malformed (a text frame from the server).
+        """
         try:
             ws = await connect(self.url, open_timeout=5, ping_interval=None, **self.connect_options())
-        except (OSError, InvalidStatus, TimeoutError):
-            raise SessionOver("refused") from None
+        except (OSError, InvalidStatus, TimeoutError) as exc:
+            raise Refused(f"could not connect to {self.url}: {exc}") from None
         self.fed_back = {}
         try:
             async with ws:
@@ -172,7 +169,8 @@ class ReferenceClient:
         except ConnectionClosed as closed:
             reason = closed.rcvd.reason if closed.rcvd is not None else ""
             if self.on_close(reason) == "exit":
-                raise SessionOver("stop") from None
+                code = closed.rcvd.code if closed.rcvd is not None else None
+                raise PeerClosed(by="peer", code=code, reason=reason) from None
 
     async def exchange(self, ws: ClientConnection) -> None:
         envs = list(range(self.count))
@@ -200,7 +198,7 @@ class ReferenceClient:
 
     def _binary(self, frame: bytes | str) -> bytes:
         if isinstance(frame, str):
-            raise SessionOver("text")
+            raise Malformed("the server sent a text frame", data=frame[:EVIDENCE_BYTES].encode())
         return frame
 
     async def session(self) -> str:
@@ -208,8 +206,14 @@ class ReferenceClient:
         for attempt in range(MAX_RECONNECTS + 1):
             try:
                 await self.connection(reconnecting=attempt > 0)
-            except SessionOver as over:
-                return over.why
+            except Refused:
+                return "refused"
+            except PeerClosed:
+                return "stop"
+            except CodecError:
+                raise  # an undecodable frame is no way for a session to end
+            except Malformed:
+                return "text"
             await asyncio.sleep(RECONNECT_DELAY)
         return "gave up"
 

@@ -2,8 +2,8 @@
 
 Each scenario is a phase with a client session of its own: after a stop (or the
 text frame) a conforming client exits, so later scenarios ask for it to be
-started again through the run's announcements. The passive clauses are listed
-under basic but decided on every frame of every scenario.
+started again through the run's announcements. The passive clauses are declared
+with their judges and listed under basic, but decided on every frame of every scenario.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from checks.core import ListenPolicy, Phase, Suite
 from checks.listen import WebSocketListener
 from checks.plugrl_client.clauses import CATALOGUE
+from checks.plugrl_client.judging import PASSIVE_CLAUSES
 from checks.plugrl_client.options import PlugRLClientOptions, RunState
 from checks.plugrl_client.phase_basic import basic_phase
 from checks.plugrl_client.phase_resync import RECONNECT_GRACE, resync_phase
@@ -40,26 +41,7 @@ PHASES = (
             "plugrl-client.5.1.unknown-keys",
             "plugrl-client.5.3.reads-env-ids",
             "plugrl-client.7.1.no-reconnect-after-stop",
-            # decided on every frame and every exchange
-            "plugrl-client.2.binary-frames",
-            "plugrl-client.2.msgpack-map",
-            "plugrl-client.3.2.ndarray-form",
-            "plugrl-client.3.4.text-form",
-            "plugrl-client.4.2.alternation",
-            "plugrl-client.5.2.infer-form",
-            "plugrl-client.5.2.observation-form",
-            "plugrl-client.5.4.feedback-form",
-            "plugrl-client.5.4.rewards-float32",
-            "plugrl-client.8.one-feedback-per-action",
-            "plugrl-client.4.3.feedback-envs-held",
-            "plugrl-client.8.1.probe-observation",
-            "plugrl-client.8.1.infer-continues",
-            "plugrl-client.5.3.time-major",
-            "plugrl-client.5.3.steps-within-horizon",
-            "plugrl-client.5.4.chunk-sum-reward",
-            "plugrl-client.5.4.terminal-observation",
-            "plugrl-client.5.4.stops-at-terminal",
-            "plugrl-client.10.1.reuse-only-offered",
+            *PASSIVE_CLAUSES,
         ),
         "a 2 MiB unknown metadata key, no deflate, float64 position-coded actions, then a stop after which "
         "the client should exit",

@@ -21,6 +21,8 @@ import msgpack
 import msgpack_numpy
 import numpy as np
 
+from checks.errors import Malformed
+
 Dialect = Literal["json", "msgpack"]
 
 HEADER_SIZE = 8
@@ -29,20 +31,19 @@ DEFAULT_FRAME_CAP = 64 * 1024 * 1024
 MAX_CONTAINER = 1_000_000
 
 
-class CodecError(Exception):
-    """A frame or body the protocol does not allow."""
+KEPT_BYTES = 256  # of an offending header or body, what an error keeps for the judges and the evidence
 
 
-class HeaderError(CodecError):
-    """The 8-byte header is not 8 ASCII digits."""
+class HeaderError(Malformed):
+    """The 8-byte header is not 8 ASCII digits (`data`: the header)."""
 
 
-class FrameTooLarge(CodecError):
+class FrameTooLarge(HeaderError):
     """The header announces more bytes than the checker's cap."""
 
 
-class BodyError(CodecError):
-    """The body does not decode, or is not one map with a string `type`."""
+class BodyError(Malformed):
+    """The body does not decode, or is not one map with a string `type` (`data`: the body's first bytes)."""
 
 
 class Undecodable(BodyError):
@@ -66,17 +67,17 @@ class BadArray:
 
 def frame(body: bytes) -> bytes:
     if len(body) > HEADER_LIMIT:
-        raise CodecError(f"a {len(body)}-byte body does not fit an 8-digit header")
+        raise ValueError(f"a {len(body)}-byte body does not fit an 8-digit header")
     return str(len(body)).zfill(HEADER_SIZE).encode("ascii") + body
 
 
 def strict_length(header: bytes, cap: int) -> int:
     """The body length an 8-digit header announces; HeaderError or FrameTooLarge otherwise."""
     if len(header) != HEADER_SIZE or not all(0x30 <= b <= 0x39 for b in header):
-        raise HeaderError(f"header {header!r} is not 8 ASCII digits")
+        raise HeaderError(f"header {header!r} is not 8 ASCII digits", data=header)
     length = int(header)
     if length > cap:
-        raise FrameTooLarge(f"header announces {length} bytes, over the cap of {cap}")
+        raise FrameTooLarge(f"header announces {length} bytes, over the cap of {cap}", data=header)
     return length
 
 
@@ -85,9 +86,9 @@ def lenient_length(header: bytes, cap: int) -> int:
     try:
         length = int(header.decode("ascii"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise HeaderError(f"header {header!r} is not a number") from exc
+        raise HeaderError(f"header {header!r} is not a number", data=header) from exc
     if not 0 <= length <= cap:
-        raise FrameTooLarge(f"header announces {length} bytes (cap {cap})")
+        raise FrameTooLarge(f"header announces {length} bytes (cap {cap})", data=header)
     return length
 
 
@@ -145,14 +146,15 @@ def _array_hook(obj: dict[Any, Any]) -> Any:
 
 
 def decode_body(body: bytes, dialect: Dialect) -> dict[str, Any]:
-    """One message: a map whose `type` is a str. BodyError (or PickleRefused) otherwise."""
+    """One message: a map whose `type` is a str. BodyError (or PickleRefused) otherwise, holding the body's start."""
+    kept = body[:KEPT_BYTES]
     if not body:
-        raise Undecodable("empty body")
+        raise Undecodable("empty body", data=kept)
     if dialect == "json":
         try:
             message = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise Undecodable(f"not one JSON document: {exc}") from exc
+            raise Undecodable(f"not one JSON document: {exc}", data=kept) from exc
     else:
         limits = len(body)
         try:
@@ -167,15 +169,15 @@ def decode_body(body: bytes, dialect: Dialect) -> dict[str, Any]:
                 max_map_len=min(limits, MAX_CONTAINER),
                 max_ext_len=0,
             )
-        except PickleRefused:
-            raise
+        except PickleRefused as exc:  # raised inside msgpack's hook, which has no body to keep
+            raise PickleRefused(exc.reason, data=kept) from None
         except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError, TypeError) as exc:
-            raise Undecodable(f"not one msgpack object: {type(exc).__name__}: {exc}") from exc
+            raise Undecodable(f"not one msgpack object: {type(exc).__name__}: {exc}", data=kept) from exc
     if not isinstance(message, dict):
-        raise NotAMessage(f"the body is a {type(message).__name__}, not a map")
+        raise NotAMessage(f"the body is a {type(message).__name__}, not a map", data=kept)
     kind = message.get("type")
     if not isinstance(kind, str):
-        raise NotAMessage(f"`type` is {type(kind).__name__ if 'type' in message else 'missing'}, not a str")
+        raise NotAMessage(f"`type` is {type(kind).__name__ if 'type' in message else 'missing'}, not a str", data=kept)
     return message
 
 

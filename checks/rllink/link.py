@@ -7,21 +7,22 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from checks.core import NoReply, Transcript, truncate
+from checks.core import Transcript, truncate
+from checks.errors import NoReply, PeerClosed, Refused
 from checks.pinning import address_for
-from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode, strict_length
+from checks.rllink.codec import HEADER_SIZE, BodyError, Dialect, HeaderError, decode_body, encode, strict_length
+
+# How a TCP connection ends, as `PeerClosed.reason`: the peer's FIN, or a reset nobody chose on purpose.
+EOF = "EOF"
+RESET = "reset"
 
 
-class Refused(Exception):
-    """Nothing accepts TCP connections at the address."""
+def eof() -> PeerClosed:
+    return PeerClosed(by="peer", reason=EOF)
 
 
-class Closed(Exception):
-    """The server ended the connection (EOF or reset)."""
-
-    def __init__(self, how: str) -> None:
-        super().__init__(f"the server closed the connection ({how})")
-        self.how = how
+def reset(detail: str = RESET) -> PeerClosed:
+    return PeerClosed(by="network", reason=detail)
 
 
 @dataclass(frozen=True)
@@ -36,18 +37,18 @@ def describe(message: dict[str, Any]) -> str:
 
 
 async def read_exactly(reader: asyncio.StreamReader, size: int, timeout: float, transcript: Transcript) -> bytes:
-    """Exactly `size` bytes: Closed on EOF or reset, NoReply when they do not all come within `timeout`."""
+    """Exactly `size` bytes: PeerClosed on EOF or reset, NoReply when they do not all come within `timeout`."""
     try:
         return await asyncio.wait_for(reader.readexactly(size), timeout)
     except asyncio.IncompleteReadError as exc:
         transcript.note(f"EOF after {len(exc.partial)} of {size} bytes")
-        raise Closed("EOF") from None
+        raise eof() from None
     except TimeoutError:  # an OSError too, so it goes first
         transcript.note(f"nothing arrived within {timeout:g}s")
         raise NoReply(f"nothing arrived within {timeout:g}s", timeout) from None
     except (ConnectionError, OSError) as exc:
         transcript.note(f"connection reset: {exc}")
-        raise Closed("reset") from None
+        raise reset() from None
 
 
 class Link:
@@ -86,7 +87,7 @@ class Link:
         except TimeoutError:  # an OSError too, so it goes first
             raise NoReply(f"sending did not finish within {self.timeout:g}s", self.timeout) from None
         except (ConnectionError, OSError) as exc:
-            raise Closed(f"sending failed: {exc}") from None
+            raise reset(f"sending failed: {exc}") from None
 
     async def send(self, message: dict[str, Any], dialect: Dialect) -> None:
         await self.send_raw(encode(message, dialect), describe(message))
@@ -95,39 +96,38 @@ class Link:
         return await read_exactly(self.reader, size, timeout, self.transcript)
 
     async def read_frame(self, timeout: float | None = None) -> Frame:
-        """One frame under a strict header. HeaderError/FrameTooLarge propagate (after the header is logged)."""
+        """One frame under a strict header. HeaderError (FrameTooLarge) propagates, after the header is logged."""
         wait = self.timeout if timeout is None else timeout
         header = await self._read(HEADER_SIZE, wait)
         try:
             length = strict_length(header, self.cap)
-        except Exception:
+        except HeaderError:
             self.transcript.received("binary", len(header), f"header {header!r} (not 8 ASCII digits, or over the cap)")
             raise
         body = await self._read(length, wait)
         return Frame(header, body)
 
     async def read_message(self, dialect: Dialect, timeout: float | None = None) -> tuple[Frame, dict[str, Any]]:
-        """A frame and its message. Codec errors propagate, after the transcript shows what came."""
+        """A frame and its message. Malformed (HeaderError, BodyError) propagates, after the transcript shows it."""
         got = await self.read_frame(timeout)
         try:
             message = decode_body(got.body, dialect)
-        except Exception as exc:
+        except BodyError as exc:
             self.transcript.received("binary", len(got.body), f"<undecodable: {truncate(str(exc), 120)}>")
-            exc.body = got.body  # type: ignore[attr-defined]  # lets the judge sniff the dialect it was in
             raise
         self.transcript.received("binary", len(got.body) + HEADER_SIZE, describe(message))
         return got, message
 
     async def silent_for(self, seconds: float) -> bytes | None:
-        """None when nothing arrives for `seconds`; else the first bytes that did. Closed on EOF/reset."""
+        """None when nothing arrives for `seconds`; else the first bytes that did. PeerClosed on EOF/reset."""
         try:
             data = await asyncio.wait_for(self.reader.read(HEADER_SIZE), seconds)
         except TimeoutError:
             return None
         except (ConnectionError, OSError):
-            raise Closed("reset") from None
+            raise reset() from None
         if not data:
-            raise Closed("EOF")
+            raise eof()
         self.transcript.received("binary", len(data), f"unexpected bytes {truncate(repr(data), 60)}")
         return data
 
@@ -141,14 +141,18 @@ class Link:
             except TimeoutError:
                 return None
             except (ConnectionError, OSError):
-                return "reset"
+                return RESET
             if not data:
-                return "EOF"
+                return EOF
             self.transcript.received("binary", len(data), f"bytes before the close {truncate(repr(data), 60)}")
         return None
 
-    async def close(self) -> None:
-        self.transcript.note("checker closed the connection")
+    async def close(self, reason: str | None = None) -> None:
+        """Close from the checker's side; a `reason` records it as the transcript's close event."""
+        if reason is None:
+            self.transcript.note("checker closed the connection")
+        else:
+            self.transcript.closed(None, reason, "checker")
         self.writer.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.writer.wait_closed(), 1.0)

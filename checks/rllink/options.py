@@ -81,5 +81,11 @@ class RLlinkState:
     fragment_source: str = ""
     seqs: list[int] = field(default_factory=list)
 
+    async def aclose(self) -> None:
+        """The suite's teardown: close the connection the phases shared, shown in its transcript."""
+        if self.link is not None:
+            link, self.link = self.link, None
+            await link.close("closed by checker at the end of the run")
+
 
 Ctx = PhaseContext[RLlinkOptions, RLlinkState]

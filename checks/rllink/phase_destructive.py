@@ -7,6 +7,9 @@ live trainer is never sent these unless asked (`--until-stop` or by name).
 from __future__ import annotations
 
 from checks.core import PhaseStopped
+from checks.decision import record
+from checks.errors import CheckError
+from checks.rllink import judging
 from checks.rllink.episodes import batch, broken_episodes
 from checks.rllink.options import Ctx
 from checks.rllink.session import after_bad_input, shared_link
@@ -33,16 +36,12 @@ async def destructive_phase(ctx: Ctx) -> None:
             # A server may answer a short batch (with the weights it has) or hold it; either way it must live on.
             try:
                 await link.read_message(dialect, ctx.timeout)
-            except Exception:  # whatever came or did not, liveness below decides
+            except CheckError:  # whatever came or did not, liveness below decides
                 link.transcript.note("no SET_STATE for the short batch")
         outcome, after, detail = await after_bad_input(ctx, link, f"after {what}")
+        decision = judging.recovery(clause, what, outcome, detail, after is not None)
         if after is None:
-            report.failed(
-                clause,
-                expected="closed and recovered, or kept answering",
-                actual=f"after {what}: {outcome}: {detail}",
-                evidence=link.transcript,
-            )
+            record(report, decision, link.transcript)
             raise PhaseStopped(f"the server is {outcome} after {what}", link.transcript)
         state.link = after
-        report.passed(clause, actual=f"after {what}: {outcome}", evidence=after.transcript)
+        record(report, decision, after.transcript)

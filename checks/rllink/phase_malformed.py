@@ -9,6 +9,8 @@ import json
 import msgpack
 
 from checks.core import PhaseStopped
+from checks.decision import record
+from checks.rllink import judging
 from checks.rllink.codec import Dialect, encode, frame
 from checks.rllink.options import Ctx
 from checks.rllink.replies import expect_reply
@@ -47,16 +49,12 @@ async def malformed_phase(ctx: Ctx) -> None:
         await link.send_raw(data, what)
         state.link = None
         outcome, link_after, detail = await after_bad_input(ctx, link, f"after {what}")
+        decision = judging.recovery("rllink.malformed.recovery", what, outcome, detail, link_after is not None)
         if link_after is None:
-            report.failed(
-                "rllink.malformed.recovery",
-                expected="closed and recovered, or kept answering",
-                actual=f"after {what}: {outcome}: {detail}",
-                evidence=link.transcript,
-            )
+            record(report, decision, link.transcript)
             raise PhaseStopped(f"the server is {outcome} after {what}", link.transcript)
         state.link = link_after
-        report.passed("rllink.malformed.recovery", actual=f"after {what}: {outcome}", evidence=link_after.transcript)
+        record(report, decision, link_after.transcript)
         if outcome == "closed and recovered" and not reconnected:
             reconnected = True
             await link_after.send({"type": "GET_STATE"}, dialect)

@@ -3,9 +3,10 @@ hanging; after the first leaves, a new client is served."""
 
 from __future__ import annotations
 
-from checks.core import NoReply, PhaseStopped
-from checks.rllink.codec import CodecError
-from checks.rllink.link import Closed, Refused
+from checks.core import PhaseStopped
+from checks.decision import record
+from checks.errors import Malformed, NoReply, PeerClosed, Refused
+from checks.rllink import judging
 from checks.rllink.options import Ctx
 from checks.rllink.replies import expect_reply
 from checks.rllink.session import connect, drop_link, fresh_link, ping, shared_link
@@ -26,22 +27,19 @@ async def second_client_phase(ctx: Ctx) -> None:
             seen = "served" if await ping(second, dialect, options.second_client_wait) else "answered wrongly"
         except NoReply:
             seen = "hanging"
-        except (Closed, CodecError):
+        except (PeerClosed, Malformed):
             seen = "refused"
         finally:
             await second.close()
-    if seen in ("hanging", "answered wrongly"):
-        report.failed(
-            clause,
-            expected="the second client refused or served",
-            actual=f"its PING got no PONG within {options.second_client_wait:g}s: left {seen}",
-        )
+    left = judging.second_client(seen, options.second_client_wait)
+    if left is not None:
+        record(report, left)
     await first.send({"type": "PING"}, dialect)
     await expect_reply(ctx, first, "PONG", "rllink.ping.pong")
     await drop_link(ctx)
     try:
         ctx.state.link = await fresh_link(ctx, "after the first client left", dialect)
-    except (Refused, NoReply, Closed, CodecError) as exc:
+    except (Refused, NoReply, PeerClosed, Malformed) as exc:
         report.failed(clause, expected="a new client served after the first left", actual=str(exc))
         raise PhaseStopped("no client is served after the first left") from None
     report.passed(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from checks.core import NoReply, PhaseStopped
-from checks.rllink.codec import CodecError, encode
-from checks.rllink.link import Closed, Link
+from checks.core import PhaseStopped
+from checks.errors import Malformed, NoReply, PeerClosed
+from checks.rllink.codec import encode
+from checks.rllink.link import Link
 from checks.rllink.options import Ctx
 from checks.rllink.session import after_bad_input, shared_link
 
@@ -16,7 +17,7 @@ async def _pong_next(link: Link, ctx: Ctx) -> str:
     await link.send({"type": "PING"}, dialect)
     try:
         _, message = await link.read_message(dialect, ctx.timeout)
-    except (NoReply, Closed, CodecError) as exc:
+    except (NoReply, PeerClosed, Malformed) as exc:
         return f"{type(exc).__name__}: {exc}"
     return str(message["type"])
 
@@ -63,7 +64,7 @@ async def tolerance_phase(ctx: Ctx) -> None:
         try:
             _, message = await link.read_message(dialect, ctx.timeout)
             answered = str(message["type"])
-        except (NoReply, Closed, CodecError) as exc:
+        except (NoReply, PeerClosed, Malformed) as exc:
             answered = f"{type(exc).__name__}"
         if answered == "PONG":
             ctx.state.link = link

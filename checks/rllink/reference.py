@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from checks.rllink.codec import HEADER_SIZE, CodecError, Dialect, decode_body, encode, lenient_length
+from checks.errors import Malformed
+from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode, lenient_length
 from checks.rllink.onnx_policy import onnx_file as policy_onnx_file
 
 HIDDEN = 8
@@ -118,7 +119,7 @@ class ReferenceServer:
         body = await reader.readexactly(lenient_length(header, MAX_BODY))
         message = decode_body(body, self.dialect)
         if message["type"] not in REQUESTS + IGNORED:
-            raise CodecError(f"unknown type {message['type']!r}")
+            raise Malformed(f"unknown type {message['type']!r}")
         return message
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -132,7 +133,7 @@ class ReferenceServer:
             while True:
                 message = await self.read_message(reader)
                 await self.answer(writer, message)
-        except (CodecError, BadEpisodes):
+        except (Malformed, BadEpisodes):
             faulty = True
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass

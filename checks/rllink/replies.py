@@ -1,15 +1,16 @@
-"""Reading one reply and judging its frame and body, the clauses every server frame decides."""
+"""Reading one reply and recording what the judges decide about its frame and body."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from checks.core import NoReply, PhaseStopped, truncate
-from checks.rllink.codec import BodyError, CodecError, NotAMessage, PickleRefused, Undecodable, sniff_dialect
-from checks.rllink.link import Closed, Link
+from checks.core import PhaseStopped, truncate
+from checks.decision import record
+from checks.errors import Malformed, NoReply, PeerClosed
+from checks.rllink import judging
+from checks.rllink.codec import PickleRefused
+from checks.rllink.link import Link
 from checks.rllink.options import Ctx
-
-REPLY_TYPES = ("PONG", "SET_CONFIG", "SET_STATE")
 
 
 async def expect_reply(
@@ -40,63 +41,25 @@ async def _expect(
     except NoReply:
         report.failed(clause, expected=f"{want} within {wait:g}s", actual="nothing arrived", evidence=link.transcript)
         raise PhaseStopped(f"no {want} arrived", link.transcript) from None
-    except Closed as closed:
-        report.failed(clause, expected=want, actual=f"the connection ended ({closed.how})", evidence=link.transcript)
+    except PeerClosed as closed:
+        report.failed(clause, expected=want, actual=f"the connection ended ({closed.reason})", evidence=link.transcript)
         raise PhaseStopped(f"the server closed instead of sending {want}", link.transcript) from None
     except PickleRefused as exc:
-        report.failed(
-            "rllink.body.form",
-            expected="msgpack-numpy arrays of plain dtypes",
-            actual=f"{exc} (never unpickled)",
-            evidence=link.transcript,
-        )
+        record(report, judging.pickled_array(exc), link.transcript)
         raise PhaseStopped(f"the {want} carried a pickled array", link.transcript) from None
-    except CodecError as exc:
+    except Malformed as exc:
         record_frame_fault(ctx, exc, link)
         raise PhaseStopped(f"the reply did not decode: {truncate(str(exc), 120)}", link.transcript) from None
-    report.passed("rllink.frame.header", actual=f"header {got.header.decode()}", evidence=link.transcript)
-    if message["type"] not in REPLY_TYPES:
-        report.failed(
-            "rllink.body.form",
-            expected=f"type one of {', '.join(REPLY_TYPES)}",
-            actual=f"type {truncate(message['type'], 40)!r}",
-            evidence=link.transcript,
-        )
-        raise PhaseStopped("the reply's type is not a reply type", link.transcript)
-    report.passed("rllink.body.form", actual=f"a map of type {message['type']}", evidence=link.transcript)
-    if message["type"] != want:
-        report.failed(
-            overtaken or clause, expected=want, actual=f"{message['type']} came instead", evidence=link.transcript
-        )
+    record(report, judging.header_held(got.header), link.transcript)
+    decisions = judging.reply_type(message, want, clause, overtaken)
+    record(report, decisions, link.transcript)
+    if judging.misses(decisions):
+        if message["type"] not in judging.REPLY_TYPES:
+            raise PhaseStopped("the reply's type is not a reply type", link.transcript)
         raise PhaseStopped(f"{message['type']} came instead of {want}", link.transcript)
     return message
 
 
-def record_frame_fault(ctx: Ctx, exc: CodecError, link: Link) -> None:
+def record_frame_fault(ctx: Ctx, exc: Malformed, link: Link) -> None:
     """A reply that did not decode: the header, the body's form, or a slip between them."""
-    dialect = ctx.state.dialect
-    if isinstance(exc, NotAMessage):
-        ctx.report.failed(
-            "rllink.body.form", expected="a map with a str `type`", actual=str(exc), evidence=link.transcript
-        )
-    elif isinstance(exc, Undecodable) and exc.args and _other_dialect(exc, link) not in (None, dialect):
-        ctx.report.failed(
-            "rllink.body.form",
-            expected=f"a {dialect} body",
-            actual=f"a {_other_dialect(exc, link)} body: {exc}",
-            evidence=link.transcript,
-        )
-    elif isinstance(exc, BodyError):
-        ctx.report.failed(
-            "rllink.frame.header",
-            expected="a body of exactly the announced length that decodes completely",
-            actual=str(exc),
-            evidence=link.transcript,
-        )
-    else:
-        ctx.report.failed("rllink.frame.header", expected="8 ASCII digits", actual=str(exc), evidence=link.transcript)
-
-
-def _other_dialect(exc: CodecError, link: Link) -> str | None:
-    body = getattr(exc, "body", b"")
-    return sniff_dialect(body) if isinstance(body, bytes) and body else None
+    record(ctx.report, judging.frame_fault(exc, ctx.state.dialect), link.transcript)

@@ -13,9 +13,10 @@ import asyncio
 from typing import Literal
 from urllib.parse import urlsplit
 
-from checks.core import NoReply, PhaseStopped
-from checks.rllink.codec import CodecError, Dialect
-from checks.rllink.link import Closed, Link, Refused
+from checks.core import PhaseStopped
+from checks.errors import Malformed, NoReply, PeerClosed, Refused
+from checks.rllink.codec import Dialect
+from checks.rllink.link import Link
 from checks.rllink.options import Ctx
 
 Liveness = Literal["recovered", "wedged", "died"]
@@ -54,7 +55,7 @@ async def fresh_link(ctx: Ctx, label: str, dialect: Dialect) -> Link:
     """A connection whose opening PING got its PONG, retried through a recycle.
 
     Raises Refused (still refused at the end of the window), NoReply (connected,
-    but the PING was never answered) or Closed/CodecError when the answer is wrong.
+    but the PING was never answered) or PeerClosed/Malformed when the answer is wrong.
     """
     loop = asyncio.get_running_loop()
     end = loop.time() + ctx.options.recycle_wait + ctx.timeout
@@ -64,14 +65,14 @@ async def fresh_link(ctx: Ctx, label: str, dialect: Dialect) -> Link:
             if await ping(link, dialect, ctx.timeout):
                 return link
             await link.close()
-            raise Closed("the opening PING was answered with another message")
-        except Closed:
+            raise PeerClosed(by="checker", reason="the opening PING was answered with another message")
+        except PeerClosed:
             # Reset from the old listener's backlog while the server recycles: try again.
             await link.close()
             if loop.time() >= end:
                 raise
             await asyncio.sleep(RETRY_PAUSE)
-        except (NoReply, CodecError):
+        except (NoReply, Malformed):
             await link.close()
             raise
 
@@ -89,7 +90,7 @@ async def liveness(ctx: Ctx, label: str, dialect: Dialect) -> tuple[Liveness, Li
             None,
             f"a fresh connection's PING got no PONG within {ctx.timeout:g}s: port open, nothing answers",
         )
-    except (Closed, CodecError) as exc:
+    except (PeerClosed, Malformed) as exc:
         return "wedged", None, f"a fresh connection's PING was not answered with a PONG: {exc}"
     return "recovered", link, "a fresh connection's PING got its PONG"
 
@@ -109,7 +110,7 @@ async def shared_link(ctx: Ctx, label: str) -> Link:
     if ctx.state.link is None:
         try:
             ctx.state.link = await fresh_link(ctx, label, ctx.state.dialect)
-        except (Refused, NoReply, Closed, CodecError) as exc:
+        except (Refused, NoReply, PeerClosed, Malformed) as exc:
             raise PhaseStopped(f"no fresh connection was served ({type(exc).__name__}: {exc})") from None
     return ctx.state.link
 
@@ -131,7 +132,7 @@ async def after_bad_input(ctx: Ctx, link: Link, label: str) -> tuple[str, Link |
         except NoReply:
             await link.close()
             return "hung", None, f"the connection stayed open and a PING got no answer within {ctx.timeout:g}s"
-        except (Closed, CodecError) as exc:
+        except (PeerClosed, Malformed) as exc:
             detail = f"the server closed on the next PING ({exc})"
         await link.close()
     else:

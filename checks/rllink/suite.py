@@ -97,4 +97,5 @@ SUITE = Suite(
     spec_version="RLlink 0.0.1 (Ray 2.41-2.60)",
     url_example="tcp://127.0.0.1:5555",
     new_state=RLlinkState,
+    close_state=RLlinkState.aclose,
 )

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from checks.errors import Malformed
 from checks.rllink.codec import Dialect
 
 JSON_KEYS = ("obs", "actions", "rewards", "action_dist_inputs", "action_logp", "is_terminated", "is_truncated")
@@ -25,11 +26,12 @@ BUFFERS = ("observations", "actions", "rewards", "infos")
 MODEL_OUTPUTS = ("action_dist_inputs", "action_logp")
 
 
-class ChunkProblem(Exception):
+class ChunkProblem(Malformed):
+    """An episode RLlib's server cannot read; `clause_id` names the clause it breaks, `reason` how."""
+
     def __init__(self, clause_id: str, why: str) -> None:
         super().__init__(why)
         self.clause_id = clause_id
-        self.why = why
 
 
 @dataclass

@@ -11,27 +11,16 @@ import contextlib
 from typing import Any
 
 from checks.core import PhaseStopped, Transcript, truncate
+from checks.decision import Decision, record
+from checks.errors import Malformed
 from checks.listen import Accepted, Stream
-from checks.rllink.codec import (
-    HEADER_SIZE,
-    CodecError,
-    Dialect,
-    NotAMessage,
-    decode_body,
-    encode,
-    sniff_dialect,
-    strict_length,
-)
-from checks.rllink.link import Closed, describe, read_exactly
+from checks.rllink.codec import HEADER_SIZE, Dialect, NotAMessage, decode_body, encode, sniff_dialect, strict_length
+from checks.rllink.link import describe, eof, read_exactly, reset
+from checks.rllink_client import judging
 from checks.rllink_client.config_pickle import config_pickle
 from checks.rllink_client.options import Ctx
 
-REQUESTS = ("PING", "GET_CONFIG", "GET_STATE", "EPISODES", "EPISODES_AND_GET_STATE")
 FRAME_CAP = 64 * 1024 * 1024
-
-
-class ClientGone(Exception):
-    """The client closed the connection (EOF or reset)."""
 
 
 class Conversation:
@@ -55,21 +44,21 @@ class Conversation:
     # -- reading
 
     async def _read(self, size: int, timeout: float) -> bytes:
-        try:
-            return await read_exactly(self.reader, size, timeout, self.transcript)
-        except Closed as exc:
-            raise ClientGone(exc.how) from None
+        return await read_exactly(self.reader, size, timeout, self.transcript)
 
     def _bad_frame(self, clause_id: str, expected: str, actual: str) -> PhaseStopped:
-        self.report.failed(clause_id, expected=expected, actual=actual, evidence=self.transcript)
-        return self.stopped(f"RLlib would close the connection on this frame: {truncate(actual, 200)}")
+        return self._closes_on(Decision(clause_id, False, expected=expected, actual=actual))
+
+    def _closes_on(self, miss: Decision) -> PhaseStopped:
+        record(self.report, miss, self.transcript)
+        return self.stopped(f"RLlib would close the connection on this frame: {truncate(miss.actual, 200)}")
 
     async def read(self, timeout: float | None = None) -> dict[str, Any]:
-        """The client's next message, its frame judged. NoReply / ClientGone when none comes."""
+        """The client's next message, its frame judged. NoReply / PeerClosed when none comes."""
         header = await self._read(HEADER_SIZE, timeout or self.ctx.timeout)
         try:
             length = strict_length(header, FRAME_CAP)
-        except CodecError as exc:
+        except Malformed as exc:
             self.transcript.received("binary", len(header), f"header {header!r}")
             raise self._bad_frame(
                 "rllink-client.frame.header", "8 ASCII digits, the body's byte length", str(exc)
@@ -81,7 +70,7 @@ class Conversation:
         except NotAMessage as exc:
             self.transcript.received("binary", len(body) + HEADER_SIZE, f"<{exc}>")
             raise self._bad_frame("rllink-client.frame.type", "a map with a str `type`", str(exc)) from None
-        except CodecError as exc:
+        except Malformed as exc:
             self.transcript.received("binary", len(body) + HEADER_SIZE, f"<undecodable: {truncate(str(exc), 120)}>")
             raise self._bad_frame(
                 "rllink-client.frame.header",
@@ -90,11 +79,10 @@ class Conversation:
             ) from None
         self.transcript.received("binary", len(body) + HEADER_SIZE, describe(message))
         self.report.passed("rllink-client.frame.header", actual="8-digit byte-length headers, one map per body")
-        if message["type"] not in REQUESTS:
-            raise self._bad_frame(
-                "rllink-client.frame.type", f"one of {', '.join(REQUESTS)}", f"type {message['type']!r}"
-            )
-        self.report.passed("rllink-client.frame.type", actual="request types only")
+        kind = judging.request_type(message["type"])
+        if not kind.held:
+            raise self._closes_on(kind)
+        record(self.report, kind)
         self.messages += 1
         return message
 
@@ -118,9 +106,9 @@ class Conversation:
         except TimeoutError:
             return False
         except (ConnectionError, OSError):
-            raise ClientGone("reset") from None
+            raise reset() from None
         if not data:
-            raise ClientGone("EOF")
+            raise eof()
         self.transcript.received("binary", len(data), f"bytes before the reply: {truncate(repr(data), 60)}")
         return True
 
@@ -144,7 +132,7 @@ class Conversation:
         except TimeoutError:
             raise self.stopped("sending to the client did not finish in time") from None
         except (ConnectionError, OSError):
-            raise ClientGone("reset") from None
+            raise reset() from None
 
     def config_reply(self) -> dict[str, Any]:
         options = self.ctx.options

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.core import NoReply, PhaseStopped
+from checks.core import PhaseStopped
+from checks.decision import record
+from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
+from checks.rllink_client import judging
 from checks.rllink_client.chunks import ChunkProblem, read_chunk
-from checks.rllink_client.conversation import ClientGone, Conversation
-from checks.rllink_client.judge import Judge
+from checks.rllink_client.conversation import Conversation
+from checks.rllink_client.judging import EpisodeJudge
 from checks.rllink_client.options import Ctx
 from checks.rllink_client.policy import Policy
 
@@ -24,7 +27,7 @@ async def open_conversation(conv: Conversation) -> dict[str, Any]:
     report = conv.report
     try:
         first = await conv.read()
-    except (NoReply, ClientGone) as exc:
+    except (NoReply, PeerClosed) as exc:
         silent = isinstance(exc, NoReply)
         report.failed(
             "rllink-client.connect.speaks",
@@ -34,13 +37,7 @@ async def open_conversation(conv: Conversation) -> dict[str, Any]:
         )
         raise conv.stopped("the client sent nothing after connecting") from None
     report.passed("rllink-client.connect.speaks", actual=f"connected from {conv.accepted.peer}, sent {first['type']}")
-    report.check(
-        first["type"] == "PING",
-        "rllink-client.handshake.ping-first",
-        expected="PING first",
-        actual=f"{first['type']} first",
-        evidence=conv.transcript,
-    )
+    record(report, judging.ping_first(first["type"]), conv.transcript)
     return first
 
 
@@ -50,25 +47,13 @@ async def start_session(ctx: Ctx, scenario: str) -> tuple[Conversation, dict[str
     return conv, await open_conversation(conv)
 
 
-def take_episodes(conv: Conversation, judge: Judge, message: dict[str, Any]) -> int:
+def take_episodes(conv: Conversation, judge: EpisodeJudge, message: dict[str, Any]) -> int:
     """Judge the episodes of an EPISODES / EPISODES_AND_GET_STATE; the env steps they hold."""
-    report, kind = conv.report, message["type"]
-    report.check(
-        conv.config_sent and conv.state_sent,
-        "rllink-client.handshake.config-state-first",
-        expected="SET_CONFIG and SET_STATE sent before any episodes",
-        actual=f"{kind} after {'SET_CONFIG' if conv.config_sent else 'no SET_CONFIG'} and "
-        f"{'SET_STATE' if conv.state_sent else 'no SET_STATE'}",
-        evidence=conv.transcript,
-    )
+    report, kind, evidence = conv.report, message["type"], conv.transcript
+    record(report, judging.config_state_first(kind, conv.config_sent, conv.state_sent), evidence)
     episodes = message.get("episodes")
     if not isinstance(episodes, list):
-        report.failed(
-            "rllink-client.episode.fields",
-            expected="an `episodes` list",
-            actual=f"{kind} with episodes {type(episodes).__name__}",
-            evidence=conv.transcript,
-        )
+        record(report, judging.no_episodes_list(kind, episodes), evidence)
         raise conv.stopped("RLlib's listener thread dies on an EPISODES without an episodes list")
     steps = 0
     for index, episode in enumerate(episodes):
@@ -76,42 +61,23 @@ def take_episodes(conv: Conversation, judge: Judge, message: dict[str, Any]) -> 
         try:
             chunk = read_chunk(episode, conv.dialect)
         except ChunkProblem as problem:
-            report.failed(
-                problem.clause_id, expected="an episode RLlib can read", actual=f"{where}: {problem.why}",
-                evidence=conv.transcript,
-            )  # fmt: skip
-            raise conv.stopped(f"RLlib's listener thread dies on such an episode: {problem.why}") from None
-        judge.chunk(chunk, where)
+            record(report, judging.unreadable(problem, where), evidence)
+            raise conv.stopped(f"RLlib's listener thread dies on such an episode: {problem.reason}") from None
+        record(report, judge.chunk(chunk, where), evidence)
         steps += chunk.steps
-    report.passed("rllink-client.episode.fields", actual=f"{len(episodes)} episodes in {kind} with every key")
-    report.passed("rllink-client.episode.shape", actual=f"{len(episodes)} episodes in {kind} with matching lengths")
+    record(report, judging.episodes_read(kind, len(episodes)))
     return steps
 
 
-def judge_batch(conv: Conversation, judge: Judge, message: dict[str, Any]) -> None:
-    report, want = conv.report, conv.ctx.options.fragment_length
-    steps = judge.steps_since_state
-    report.check(
-        steps == want,
-        "rllink-client.batch.size",
-        expected=f"{want} env steps since the last SET_STATE (the advertised fragment length)",
-        actual=f"{steps} env steps at EPISODES_AND_GET_STATE #{conv.messages}",
-        evidence=conv.transcript,
-    )
-    timesteps = message.get("timesteps")
-    report.check(
-        timesteps == steps and "timesteps" in message,
-        "rllink-client.batch.timesteps",
-        expected=f"timesteps = {steps}",
-        actual=f"timesteps {timesteps!r}" if "timesteps" in message else f"no timesteps (keys {sorted(message)})",
-        evidence=conv.transcript,
-    )
+def judge_batch(conv: Conversation, judge: EpisodeJudge, message: dict[str, Any]) -> None:
+    decisions = judging.batch(message, judge.steps_since_state, conv.ctx.options.fragment_length, conv.messages)
+    record(conv.report, decisions, conv.transcript)
 
 
 async def serve(conv: Conversation, message: dict[str, Any], batches: int) -> None:
     """Answer requests as RLlib does until `batches` EPISODES_AND_GET_STATE have their SET_STATE."""
     ctx, policy = conv.ctx, policy_of(conv.ctx)
-    judge = Judge(conv.report, conv.transcript, ctx.options, conv.dialect, policy)
+    judge = EpisodeJudge(ctx.options, conv.dialect, policy)
     done = 0
     try:
         while True:
@@ -133,8 +99,10 @@ async def serve(conv: Conversation, message: dict[str, Any], batches: int) -> No
             message = await conv.read()
     except NoReply as silent:
         raise conv.stopped(f"the client sent nothing for {silent.timeout:g}s after {done} batches") from None
-    except ClientGone as gone:
-        raise conv.stopped(f"the client closed the connection ({gone}) after {done} of {batches} batches") from None
+    except PeerClosed as gone:
+        raise conv.stopped(
+            f"the client closed the connection ({gone.reason}) after {done} of {batches} batches"
+        ) from None
 
 
 async def next_after_episodes(conv: Conversation) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import pydantic
 
@@ -12,8 +12,11 @@ from checks.listen import ListenOptions
 from checks.rllink.codec import Dialect
 from checks.rllink_client.policy import Policy
 
-if TYPE_CHECKING:
-    from checks.rllink_client.conversation import Conversation
+
+class HeldConnection(Protocol):
+    """An open client connection the run holds (a `Conversation`), closed by the reconnect phase."""
+
+    async def close(self) -> None: ...
 
 
 class RLlinkClientOptions(ListenOptions):
@@ -48,7 +51,7 @@ class RunState:
 
     dialect: Dialect | None = None
     policy: Policy | None = None
-    held: list[Conversation] = field(default_factory=list)  # open connections, closed by the reconnect phase
+    held: list[HeldConnection] = field(default_factory=list)  # open connections, closed by the reconnect phase
 
 
 Ctx = PhaseContext[RLlinkClientOptions, RunState]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 
 from checks.core import NoReply
+from checks.listen import TcpListener
 from checks.rllink_client.conversation import Conversation
 from checks.rllink_client.drive import open_conversation, serve, start_session
 from checks.rllink_client.options import Ctx
@@ -14,9 +15,10 @@ async def reconnect_phase(ctx: Ctx) -> None:
         conv, first = await start_session(ctx, "reconnect")
         await serve(conv, first, 1)
     listener = ctx.listener
+    assert isinstance(listener, TcpListener), "rllink-client listens on TCP (its suite's listener)"
     await listener.stop_listening()  # first, so an instant reconnect is refused as RLlib refuses it
-    for conv in ctx.state.held:
-        await conv.close()
+    for held in ctx.state.held:
+        await held.close()
     ctx.state.held.clear()
     await asyncio.sleep(ctx.options.recycle)
     await listener.listen_again()

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from checks.errors import PeerClosed
 from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode, strict_length
 from checks.rllink.pickle_scan import scan
 from checks.rllink_client.policy import forward, layers_from_state, log_softmax
@@ -33,10 +34,6 @@ from checks.rllink_client.policy import forward, layers_from_state, log_softmax
 EPISODE_LENGTH = 12
 MAX_BATCHES = 10_000
 FRAME_CAP = 64 * 1024 * 1024
-
-
-class ServerGone(Exception):
-    """The server closed the connection."""
 
 
 @dataclass
@@ -172,7 +169,7 @@ class ReferenceClient:
         try:
             await self.writer.drain()
         except (ConnectionError, OSError) as exc:
-            raise ServerGone(str(exc)) from None
+            raise PeerClosed(by="network", reason=str(exc)) from None
 
     async def receive(self, expected: str) -> dict[str, Any]:
         assert self.reader is not None
@@ -180,7 +177,7 @@ class ReferenceClient:
             header = await self.reader.readexactly(HEADER_SIZE)
             body = await self.reader.readexactly(strict_length(header, FRAME_CAP))
         except (asyncio.IncompleteReadError, ConnectionError, OSError) as exc:
-            raise ServerGone(str(exc)) from None
+            raise PeerClosed(by="network", reason=str(exc)) from None
         message = decode_body(body, self.dialect)
         if message["type"] != expected:
             raise ValueError(f"expected {expected}, got {message['type']}")
@@ -236,7 +233,7 @@ class ReferenceClient:
                 await self.handshake()
                 self.handshakes += 1
                 await self.sample()
-            except ServerGone:
+            except PeerClosed:
                 pass
             finally:
                 if self.writer is not None:

@@ -18,7 +18,8 @@ import grpc
 from google.protobuf import unknown_fields
 from google.protobuf.message import Message
 
-from checks.core import NoReply, TargetUnreachable, Transcript, truncate
+from checks.core import Transcript, truncate
+from checks.errors import Closer, NoReply, PeerClosed, TargetUnreachable
 from checks.pinning import address_for, authority
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc
 
@@ -32,25 +33,29 @@ UNPARSABLE = "the target sent bytes that do not parse as the expected message"
 ERROR_CODES = {value: name.removeprefix("ENV_ERROR_CODE_") for name, value in env_pb2.EnvErrorCode.items()}
 
 
-class RpcFailed(Exception):
-    """A unary call ended with a gRPC status other than OK."""
+class GrpcClosed(PeerClosed):
+    """A gRPC call that ended with a status: `status` is grpc's code (`code` its number), `reason` its details."""
 
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"gRPC {code.name}: {truncate(details or '', 160)}")
-        self.code = code
-        self.details = details or ""
+    def __init__(self, status: grpc.StatusCode, details: str, *, by: Closer = "peer") -> None:
+        super().__init__(by=by, code=status.value[0], reason=details or "")
+        self.status = status
 
-
-class StreamEnded(Exception):
-    """The Join stream ended (`code` OK is a clean end, anything else a failure)."""
-
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"the Join stream ended with gRPC {code.name}: {truncate(details or '', 160)}")
-        self.code = code
-        self.details = details or ""
+    def __str__(self) -> str:
+        return f"gRPC {self.status.name}: {truncate(self.reason, 160)}"
 
 
-class OverLimit(StreamEnded):
+class RpcFailed(GrpcClosed):
+    """A unary call (Handshake, Shutdown) ended with a gRPC status other than OK."""
+
+
+class JoinEnded(GrpcClosed):
+    """The Join stream ended (status OK is a clean end, anything else a failure)."""
+
+    def __str__(self) -> str:
+        return f"the Join stream ended with {super().__str__()}"
+
+
+class OverLimit(JoinEnded):
     """The target sent a message larger than the checker's `max_message_bytes`: a limit of ours, not a verdict."""
 
 
@@ -251,8 +256,8 @@ class Endpoint:
             except NoReply:
                 session.cancel()  # free the endpoint's one session slot for whatever comes next
                 raise
-            except StreamEnded as ended:
-                if ended.code is not grpc.StatusCode.FAILED_PRECONDITION or time.monotonic() > deadline:
+            except JoinEnded as ended:
+                if ended.status is not grpc.StatusCode.FAILED_PRECONDITION or time.monotonic() > deadline:
                     raise
                 transcript.note("the session slot is still taken; retrying")
                 await asyncio.sleep(0.15)
@@ -278,7 +283,7 @@ class JoinSession:
         self.unknown: set[int] = set()
         self.timings: list[tuple[str, float]] = []  # (request kind, round-trip seconds)
         self.kinds: dict[str, str] = {}
-        self.ended: StreamEnded | None = None
+        self.ended: JoinEnded | None = None
 
     async def send(self, request: env_pb2.JoinRequest) -> str:
         if not request.request_id:
@@ -353,7 +358,7 @@ class JoinSession:
         if not isinstance(message, env_pb2.JoinResponse):  # grpc hands over None for bytes that do not parse
             self.transcript.note(UNPARSABLE)
             self.call.cancel()
-            raise self._end(grpc.StatusCode.INTERNAL, f"{UNPARSABLE} (the checker cancelled the stream)")
+            raise self._end(grpc.StatusCode.INTERNAL, f"{UNPARSABLE} (the checker cancelled the stream)", "checker")
         self.transcript.received("grpc", message.ByteSize(), summarize_response(message))
         if len(self.answered) < UNKNOWN_FIELD_SAMPLE:
             self.unknown.update(unknown_tags(message))
@@ -366,7 +371,7 @@ class JoinSession:
         self.timings.append((self.kinds[request_id], time.monotonic() - self.sent_at[request_id]))
         self.arrived[request_id] = message
 
-    async def _read_status(self) -> StreamEnded:
+    async def _read_status(self) -> JoinEnded:
         try:
             code = await asyncio.wait_for(self.call.code(), timeout=self.timeout)
             details = await self.call.details()
@@ -374,22 +379,25 @@ class JoinSession:
             code, details = grpc.StatusCode.UNKNOWN, "no status after the end of the stream"
         return self._end(code, details)
 
-    def _end(self, code: grpc.StatusCode, details: str | None) -> StreamEnded:
+    def _end(self, code: grpc.StatusCode, details: str | None, by: Closer = "peer") -> JoinEnded:
         if self.ended is None:
             # gRPC refuses an oversized message locally, before allocating it, and ends the call this way.
             local_limit = code is grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in (details or "")
-            self.ended = (OverLimit if local_limit else StreamEnded)(code, details or "")
+            if local_limit:
+                self.ended = OverLimit(code, details or "", by="checker")
+            else:
+                self.ended = JoinEnded(code, details or "", by=by)
             self.transcript.closed(code.value[0], f"{code.name}: {truncate(details or '', 160)}", "target")
         return self.ended
 
-    async def wait_end(self, timeout: float | None = None) -> StreamEnded:
+    async def wait_end(self, timeout: float | None = None) -> JoinEnded:
         """Read until the stream ends; raises NoReply if it is still open at the deadline."""
         loop = asyncio.get_running_loop()
         end = loop.time() + (self.timeout if timeout is None else timeout)
         for _ in range(64):  # a flood of messages is an answer, not an end
             try:
                 await self._read_one(end - loop.time())
-            except StreamEnded as ended:
+            except JoinEnded as ended:
                 return ended
         raise NoReply("the stream kept sending instead of ending")
 
@@ -399,7 +407,7 @@ class JoinSession:
     def cancel(self) -> None:
         if self.ended is None:
             self.transcript.closed(None, "cancelled by the checker", "checker")
-            self.ended = StreamEnded(grpc.StatusCode.CANCELLED, "cancelled by the checker")
+            self.ended = JoinEnded(grpc.StatusCode.CANCELLED, "cancelled by the checker", by="checker")
         self.call.cancel()
 
     async def close(self, reason: str = "rlconform done") -> None:
@@ -408,6 +416,6 @@ class JoinSession:
             try:
                 await self.request(env_pb2.JoinRequest(close=env_pb2.CloseEnvsRequest(reason=reason)))
                 await self.wait_end(min(self.timeout, 3.0))
-            except (StreamEnded, NoReply):
+            except (JoinEnded, NoReply):
                 pass
         self.cancel()

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from checks.core import truncate
+from checks.errors import Malformed
 from checks.rlmesh.proto import spaces_pb2
 
 DTYPES: dict[int, np.dtype[Any]] = {
@@ -50,7 +51,7 @@ PROTOCOL_MAX_MESSAGE = 256 * 1024 * 1024  # rlmesh's own message limit: one lane
 PRINTABLE = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
-class ContractError(ValueError):
+class ContractError(Malformed):
     """The contract's space cannot be used as declared."""
 
 
@@ -58,7 +59,7 @@ class BeyondChecker(ContractError):
     """A legal space too large for the checker to handle: not judged rather than wrong."""
 
 
-class ValueMismatch(ValueError):
+class ValueMismatch(Malformed):
     """A value does not fit its space (layout or domain)."""
 
 
@@ -117,19 +118,7 @@ def space_from_proto(spec: spaces_pb2.SpaceSpec, path: str = "$", depth: int = 0
     if any(d < 0 for d in shape):
         raise ContractError(f"{path}: negative dimension in shape {list(shape)}")
     if kind in ("dict", "tuple"):
-        if kind == "dict":
-            keys, specs = list(spec.dict.keys), list(spec.dict.spaces)
-            if len(keys) != len(specs):
-                raise ContractError(f"{path}: dict has {len(keys)} keys but {len(specs)} spaces")
-            if len(set(keys)) != len(keys):
-                raise ContractError(f"{path}: dict keys repeat: {[truncate(k, 40) for k in keys[:8]]}")
-        else:
-            specs = list(spec.tuple.spaces)
-            keys = [str(i) for i in range(len(specs))]
-        children = [
-            (key, space_from_proto(sub, f"{path}.{key}", depth + 1)) for key, sub in zip(keys, specs, strict=False)
-        ]
-        return Space(kind, shape, children=children)
+        return _composite(spec, kind, shape, path, depth)
     if spec.dtype not in DTYPES:
         raise ContractError(f"{path}: unknown or unspecified dtype {spec.dtype}")
     dtype = DTYPES[spec.dtype]
@@ -141,26 +130,56 @@ def space_from_proto(spec: spaces_pb2.SpaceSpec, path: str = "$", depth: int = 0
         )
     if space.numel > MAX_ELEMENTS:
         raise BeyondChecker(f"{path}: {space.numel} elements per lane is beyond the checker's limit")
-    if kind == "box":
-        space.low, space.high = _box_bounds(spec.box, dtype, shape, path)
-    elif kind == "discrete":
-        space.n, space.start = int(spec.discrete.n), int(spec.discrete.start)
-        if space.n <= 0:
-            raise ContractError(f"{path}: Discrete n={space.n} must be positive")
-        _representable(dtype, space.start, space.start + space.n - 1, path, "Discrete")
-    elif kind == "multi_discrete":
-        space.nvec = tuple(int(v) for v in spec.multi_discrete.nvec)
-        if any(v <= 0 for v in space.nvec) or len(space.nvec) != space.numel:
-            raise ContractError(f"{path}: MultiDiscrete nvec {list(space.nvec)[:8]} does not fit shape {list(shape)}")
-        _representable(dtype, 0, max(space.nvec, default=1) - 1, path, "MultiDiscrete")
-    elif kind == "text":
-        text = spec.text
-        space.min_length, space.max_length, space.charset = int(text.min_length), int(text.max_length), text.charset
-        if not 0 <= space.min_length <= space.max_length:
-            raise ContractError(f"{path}: Text lengths {space.min_length}..{space.max_length} are not 0 <= min <= max")
-        if space.min_length > PROTOCOL_MAX_MESSAGE:
-            raise ContractError(f"{path}: Text min_length {space.min_length} is beyond the protocol's message limit")
+    _LEAF_READERS.get(kind, _no_parameters)(space, spec, path)
     return space
+
+
+def _composite(spec: spaces_pb2.SpaceSpec, kind: str, shape: tuple[int, ...], path: str, depth: int) -> Space:
+    if kind == "dict":
+        keys, specs = list(spec.dict.keys), list(spec.dict.spaces)
+        if len(keys) != len(specs):
+            raise ContractError(f"{path}: dict has {len(keys)} keys but {len(specs)} spaces")
+        if len(set(keys)) != len(keys):
+            raise ContractError(f"{path}: dict keys repeat: {[truncate(k, 40) for k in keys[:8]]}")
+    else:
+        specs = list(spec.tuple.spaces)
+        keys = [str(i) for i in range(len(specs))]
+    children = [(key, space_from_proto(sub, f"{path}.{key}", depth + 1)) for key, sub in zip(keys, specs, strict=False)]
+    return Space(kind, shape, children=children)
+
+
+def _no_parameters(space: Space, spec: spaces_pb2.SpaceSpec, path: str) -> None:
+    """MultiBinary: the shape and dtype say it all."""
+
+
+def _box(space: Space, spec: spaces_pb2.SpaceSpec, path: str) -> None:
+    space.low, space.high = _box_bounds(spec.box, space.leaf_dtype, space.shape, path)
+
+
+def _discrete(space: Space, spec: spaces_pb2.SpaceSpec, path: str) -> None:
+    space.n, space.start = int(spec.discrete.n), int(spec.discrete.start)
+    if space.n <= 0:
+        raise ContractError(f"{path}: Discrete n={space.n} must be positive")
+    _representable(space.leaf_dtype, space.start, space.start + space.n - 1, path, "Discrete")
+
+
+def _multi_discrete(space: Space, spec: spaces_pb2.SpaceSpec, path: str) -> None:
+    space.nvec = tuple(int(v) for v in spec.multi_discrete.nvec)
+    if any(v <= 0 for v in space.nvec) or len(space.nvec) != space.numel:
+        raise ContractError(f"{path}: MultiDiscrete nvec {list(space.nvec)[:8]} does not fit shape {list(space.shape)}")
+    _representable(space.leaf_dtype, 0, max(space.nvec, default=1) - 1, path, "MultiDiscrete")
+
+
+def _text(space: Space, spec: spaces_pb2.SpaceSpec, path: str) -> None:
+    text = spec.text
+    space.min_length, space.max_length, space.charset = int(text.min_length), int(text.max_length), text.charset
+    if not 0 <= space.min_length <= space.max_length:
+        raise ContractError(f"{path}: Text lengths {space.min_length}..{space.max_length} are not 0 <= min <= max")
+    if space.min_length > PROTOCOL_MAX_MESSAGE:
+        raise ContractError(f"{path}: Text min_length {space.min_length} is beyond the protocol's message limit")
+
+
+_LEAF_READERS = {"box": _box, "discrete": _discrete, "multi_discrete": _multi_discrete, "text": _text}
 
 
 def _representable(dtype: np.dtype[Any], low: int, high: int, path: str, kind: str) -> None:

@@ -7,13 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from checks.core import PhaseStopped, Report, Transcript, truncate
-from checks.rlmesh import codec
+from checks.core import PhaseStopped, Report, Transcript
+from checks.decision import record
+from checks.rlmesh import codec, judging
 from checks.rlmesh.client import EDITION, Endpoint, JoinSession, error_text
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.proto import core_pb2, env_pb2, spaces_pb2
-
-WARNING_KEY = "rlmesh.conformance.warning"
 
 
 @dataclass
@@ -120,51 +119,14 @@ def observe(
     report: Report, contract: Contract, value: spaces_pb2.SpaceValue, lanes: int, where: str, evidence: Transcript
 ) -> list[Any] | None:
     """Check one observation's layout and domain; the decoded leaves, or None if undecodable."""
-    try:
-        decoded = codec.decode(contract.obs, value, lanes)
-    except codec.ValueMismatch as exc:
-        report.failed(
-            "rlmesh.v2.obs-layout",
-            expected=f"{contract.obs.describe()} for {lanes} lane(s)",
-            actual=f"{where}: {exc}",
-            evidence=evidence,
-        )
-        return None
-    report.passed("rlmesh.v2.obs-layout", actual=f"{where}: {lanes} lane(s) decoded", evidence=evidence)
-    reason = codec.outside(contract.obs, decoded)
-    report.check(
-        reason is None,
-        "rlmesh.v2.obs-in-space",
-        expected=f"inside {contract.obs.describe()}",
-        actual=f"{where}: {reason}" if reason else f"{where}: inside",
-        evidence=evidence,
-    )
+    decisions, decoded = judging.observation(contract.obs, value, lanes, where)
+    record(report, decisions, evidence)
     return decoded
 
 
 def check_infos(report: Report, infos: spaces_pb2.MetaMap | None, where: str, evidence: Transcript) -> None:
-    """Flag observation conformance warnings the server attached to its infos.
-
-    A multi-lane response may pack per-lane infos as a list under `final_info`
-    (fact sheet 4.5), so the warnings of each lane's entry count as well.
-    """
-    top = codec.map_to_python(infos) if infos is not None else {}
-    per_lane = top.get("final_info")
-    scopes = [top, *(per_lane if isinstance(per_lane, list) else [])]
-    entries = [
-        entry
-        for scope in scopes
-        if isinstance(scope, dict) and isinstance(scope.get(WARNING_KEY), list)
-        for entry in scope[WARNING_KEY]
-    ]
-    observed = [w for w in entries if isinstance(w, dict) and w.get("kind") == "observation"]
-    report.check(
-        not observed,
-        "rlmesh.v2.no-conformance-warning",
-        expected="no observation conformance warning",
-        actual=f"{where}: {truncate(repr(observed), 300)}" if observed else f"{where}: none",
-        evidence=evidence,
-    )
+    """Flag observation conformance warnings the server attached to its infos."""
+    record(report, judging.conformance_warnings(infos, where), evidence)
 
 
 def contract_unchanged(
@@ -177,26 +139,10 @@ def contract_unchanged(
     evidence: Transcript,
 ) -> None:
     """Whether a later Handshake offered the very env_contract of an earlier one, byte for byte."""
-    before = first.env_contract.SerializeToString(deterministic=True)
-    same = again.env_contract.SerializeToString(deterministic=True) == before
-    report.check(
-        same, "rlmesh.h3.contract-stable", expected=expected, actual=identical if same else changed, evidence=evidence
-    )
+    record(report, judging.contract_stable(first, again, expected, identical, changed), evidence)
 
 
 def finish_session(report: Report, session: JoinSession, evidence: Transcript) -> None:
     """Decide request-id echo for a session that is over."""
-    fatal_end = session.ended is not None
-    missing = [] if fatal_end else session.unanswered()
-    problems = []
-    if session.stray:
-        problems.append(f"responses with unknown or repeated ids {[truncate(s, 30) for s in session.stray[:5]]}")
-    if missing:
-        problems.append(f"requests never answered {missing[:5]}")
-    report.check(
-        not problems,
-        "rlmesh.e5.request-id-echo",
-        expected="one response per request, ids echoed",
-        actual="; ".join(problems) or f"{len(session.answered)} responses matched their requests",
-        evidence=evidence,
-    )
+    missing = [] if session.ended is not None else session.unanswered()  # a failed stream leaves requests open
+    record(report, judging.request_id_echo(session.stray, missing, len(session.answered)), evidence)

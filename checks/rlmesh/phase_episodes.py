@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from checks.core import NoReply, PhaseStopped, Report, Transcript, percentile, seconds, truncate
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession, OverLimit, StrayResponse, StreamEnded, summarize_episode
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, StrayResponse, summarize_episode
 from checks.rlmesh.common import (
     Contract,
     check_infos,
@@ -66,7 +66,7 @@ async def episodes_phase(ctx: Ctx) -> None:
             await run_episodes(ctx, contract, session, episodes, t)
         except (OverLimit, StrayResponse) as exc:  # our size limit; a broken echo (rlmesh.e5.request-id-echo)
             raise PhaseStopped(broken_off(exc), t) from None
-        except (StreamEnded, NoReply) as exc:
+        except (JoinEnded, NoReply) as exc:
             report.failed(
                 "rlmesh.s1.answered", expected="a response to every valid request", actual=str(exc), evidence=t
             )
@@ -82,21 +82,30 @@ async def episodes_phase(ctx: Ctx) -> None:
             )
 
 
+@dataclass
+class Tally:
+    """What the episodes phase counts across steps: each lane's episode, ended episodes, pending autoresets."""
+
+    contract: Contract
+    episodes: list[Episode]
+    step_limit: StepLimitWatch
+    finished: list[int] = field(default_factory=list)
+    autoreset_next: set[int] = field(default_factory=set)  # lanes that ended on the previous step under NEXT_STEP
+
+
 async def run_episodes(
     ctx: Ctx, contract: Contract, session: JoinSession, episodes: list[Episode], t: Transcript
 ) -> None:
     report, options = ctx.report, ctx.options
     lanes = contract.num_envs
     watched = lanes_to_exercise(ctx, contract)
-    finished = [0] * lanes
     rng = rng_for(ctx, 1)
-    autoreset_next: set[int] = set()  # lanes that ended on the previous step under NEXT_STEP
-    step_limit = StepLimitWatch.declared_by(contract)
+    tally = Tally(contract, episodes, StepLimitWatch.declared_by(contract), [0] * lanes)
     for step_number in range(1, options.step_budget + 1):
-        if min(finished[lane] for lane in watched) >= options.episodes:
+        if min(tally.finished[lane] for lane in watched) >= options.episodes:
             break
         pushed = [episode.episode_id for episode in episodes]
-        for lane in autoreset_next:
+        for lane in tally.autoreset_next:
             pushed[lane] = ctx.state.episode_ids(1)[0] + f"-lane{lane}"
         response = await session.request(step_request(codec.sample(contract.act, rng, lanes), ids=pushed))
         where = f"step {step_number}"
@@ -114,75 +123,84 @@ async def run_episodes(
         )
         observe(report, contract, body.observation, lanes, where, t)
         check_infos(report, body.infos, where, t)
-        completions: dict[int, list[env_pb2.EpisodeMetadata]] = {}
-        for completed in body.completed_episodes:
-            completions.setdefault(completed.env_index, []).append(completed)
-        for lane in range(lanes):
-            reward, terminated, truncated = (
-                body.rewards[lane],
-                bool(body.terminated_mask[lane]),
-                bool(body.truncated_mask[lane]),
-            )
-            reported = completions.pop(lane, [])
-            if lane in autoreset_next:
-                report.check(
-                    reward == 0 and not terminated and not truncated and not reported,
-                    "rlmesh.s3.autoreset",
-                    expected="NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
-                    actual=f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
-                    f"completions {[summarize_episode(e) for e in reported]}",
-                    evidence=t,
-                )
-                episodes[lane] = Episode(pushed[lane], None)
-                continue
-            episode = episodes[lane]
-            if episode.ended_at is not None:
-                report.check(
-                    (terminated or truncated) and not reported,
-                    "rlmesh.s3.autoreset",
-                    expected="DISABLED: an ended lane stays ended, with no new episode, until reset",
-                    actual=f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
-                    f"completions {[summarize_episode(e) for e in reported]}",
-                    evidence=t,
-                )
-                continue
-            episode.steps += 1
-            episode.total += reward
-            step_limit.stepped(lane, episode.episode_id, episode.steps, terminated or truncated, where)
-            if terminated or truncated:
-                check_completion(report, episode, reported, lane, terminated, truncated, where, t)
-                finished[lane] += 1
-                episode.ended_at = None if contract.next_step else step_number
-            elif reported:
-                report.failed(
-                    "rlmesh.s2.episode-accounting",
-                    expected="no completion for a lane that did not end",
-                    actual=f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}",
-                    evidence=t,
-                )
-        for lane, reported in completions.items():
-            report.failed(
-                "rlmesh.s2.episode-accounting",
-                expected="completions only for lanes of this endpoint",
-                actual=f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}",
-                evidence=t,
-            )
-        autoreset_next = {
-            lane
-            for lane in range(lanes)
-            if contract.next_step
-            and (body.terminated_mask[lane] or body.truncated_mask[lane])
-            and lane not in autoreset_next
-        }
+        judge_step(report, tally, body, pushed, step_number, t)
         if not contract.next_step:
             await reset_ended(ctx, contract, session, episodes, t, step_number)
-    if not any(finished):
+    if not any(tally.finished):
         report.info(
             "rlmesh.s2.episode-accounting",
             actual=f"no lane ended within the step budget of {options.step_budget}",
             evidence=t,
         )
-    judge_step_limit(report, step_limit, options.step_budget, t)
+    judge_step_limit(report, tally.step_limit, options.step_budget, t)
+
+
+def judge_step(
+    report: Report, tally: Tally, body: env_pb2.StepResponse, pushed: list[str], step_number: int, t: Transcript
+) -> None:
+    """Each lane's reward, flags and completions after one step: accounting and autoreset."""
+    contract, episodes, where = tally.contract, tally.episodes, f"step {step_number}"
+    lanes = contract.num_envs
+    completions: dict[int, list[env_pb2.EpisodeMetadata]] = {}
+    for completed in body.completed_episodes:
+        completions.setdefault(completed.env_index, []).append(completed)
+    for lane in range(lanes):
+        reward, terminated, truncated = (
+            body.rewards[lane],
+            bool(body.terminated_mask[lane]),
+            bool(body.truncated_mask[lane]),
+        )
+        reported = completions.pop(lane, [])
+        if lane in tally.autoreset_next:
+            report.check(
+                reward == 0 and not terminated and not truncated and not reported,
+                "rlmesh.s3.autoreset",
+                expected="NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
+                actual=f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
+                f"completions {[summarize_episode(e) for e in reported]}",
+                evidence=t,
+            )
+            episodes[lane] = Episode(pushed[lane], None)
+            continue
+        episode = episodes[lane]
+        if episode.ended_at is not None:
+            report.check(
+                (terminated or truncated) and not reported,
+                "rlmesh.s3.autoreset",
+                expected="DISABLED: an ended lane stays ended, with no new episode, until reset",
+                actual=f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
+                f"completions {[summarize_episode(e) for e in reported]}",
+                evidence=t,
+            )
+            continue
+        episode.steps += 1
+        episode.total += reward
+        tally.step_limit.stepped(lane, episode.episode_id, episode.steps, terminated or truncated, where)
+        if terminated or truncated:
+            check_completion(report, episode, reported, lane, terminated, truncated, where, t)
+            tally.finished[lane] += 1
+            episode.ended_at = None if contract.next_step else step_number
+        elif reported:
+            report.failed(
+                "rlmesh.s2.episode-accounting",
+                expected="no completion for a lane that did not end",
+                actual=f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}",
+                evidence=t,
+            )
+    for lane, reported in completions.items():
+        report.failed(
+            "rlmesh.s2.episode-accounting",
+            expected="completions only for lanes of this endpoint",
+            actual=f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}",
+            evidence=t,
+        )
+    tally.autoreset_next = {
+        lane
+        for lane in range(lanes)
+        if contract.next_step
+        and (body.terminated_mask[lane] or body.truncated_mask[lane])
+        and lane not in tally.autoreset_next
+    }
 
 
 def same_float(a: float, b: float) -> bool:

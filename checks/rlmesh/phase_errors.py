@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import grpc
 import numpy as np
 
 from checks.core import Evidence, NoReply, Report, Transcript, seconds
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession, OverLimit, RpcFailed, StrayResponse, StreamEnded
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, RpcFailed, StrayResponse
 from checks.rlmesh.common import (
     Contract,
     describe,
@@ -68,6 +69,13 @@ async def still_answers(
     return after
 
 
+@dataclass
+class Probed:
+    """The malformed-request session, replaced by a fresh one whenever a probe ends it."""
+
+    session: JoinSession
+
+
 async def errors_phase(ctx: Ctx) -> None:
     report = ctx.report
     async with opened(ctx, "Join: step before reset") as (target, t, contract):
@@ -77,65 +85,16 @@ async def errors_phase(ctx: Ctx) -> None:
         seeds, lanes = seeds_for(ctx, contract.num_envs), contract.num_envs
         valid = codec.sample(contract.act, rng_for(ctx, 30), lanes)
         session, _ = await target.join(t, reset_request(seeds, ctx.state.episode_ids(lanes)))
+        probed = Probed(session)
         try:
-            reference = []
-            for _ in range(2):
-                await session.request(reset_request(seeds, ctx.state.episode_ids(lanes)))
-                reference.append(await session.request(step_request(valid)))
-            deterministic = (
-                kind_of(reference[0]) == kind_of(reference[1]) == "step"
-                and reference[0].step.observation == reference[1].step.observation
-            )
-            for label, request in malformed_actions(contract, rng_for(ctx, 34)):
-                session = await ensure_session(ctx, target, session, contract, t)
-                await session.request(reset_request(seeds, ctx.state.episode_ids(lanes)))
-                response = await session.request(request)
-                refused(report, response, "rlmesh.v3.bad-action-rejected", INVALID_ACTION, label, t)
-                if await fatal_ends(report, session, response, t):
-                    continue
-                after = await still_answers(
-                    report,
-                    session,
-                    valid,
-                    "rlmesh.e2.session-usable",
-                    "a step response",
-                    f"valid step after {label}",
-                    t,
-                )
-                if deterministic and kind_of(after) == "step" and kind_of(response) == "error":
-                    same = after.step.observation == reference[0].step.observation
-                    report.check(
-                        same,
-                        "rlmesh.v3.state-unchanged",
-                        expected="the observation of a replay without the bad action",
-                        actual=f"after {label}: " + ("unchanged" if same else "the env state moved"),
-                        evidence=t,
-                    )
-            if not deterministic:
-                report.info(
-                    "rlmesh.v3.state-unchanged",
-                    actual="the env is not deterministic under a seed; not judged",
-                    evidence=t,
-                )
-            session = await bad_indices(ctx, target, session, contract, t)
-            session = await ensure_session(ctx, target, session, contract, t)
-            response = await session.request(env_pb2.JoinRequest())
-            refused(report, response, "rlmesh.e2.empty-request", UNSUPPORTED, "empty JoinRequest", t)
-            if not await fatal_ends(report, session, response, t):
-                await still_answers(
-                    report,
-                    session,
-                    valid,
-                    "rlmesh.e2.empty-request",
-                    "the stream still answers a step",
-                    "step after the empty request",
-                    t,
-                )
-            session = await ensure_session(ctx, target, session, contract, t)
-            await step_timeout(ctx, session, contract, valid, t)
-            session = await ensure_session(ctx, target, session, contract, t)
-            await second_join(ctx, target, session, valid, t)
-        except (StreamEnded, NoReply) as exc:
+            await bad_actions(ctx, target, probed, contract, valid, t)
+            probed.session = await bad_indices(ctx, target, probed.session, contract, t)
+            await empty_request(ctx, target, probed, contract, valid, t)
+            probed.session = await ensure_session(ctx, target, probed.session, contract, t)
+            await step_timeout(ctx, probed.session, contract, valid, t)
+            probed.session = await ensure_session(ctx, target, probed.session, contract, t)
+            await second_join(ctx, target, probed.session, valid, t)
+        except (JoinEnded, NoReply) as exc:
             why = (
                 "a message exceeded the max_message_bytes option"
                 if isinstance(exc, OverLimit)
@@ -143,27 +102,91 @@ async def errors_phase(ctx: Ctx) -> None:
             )
             report.error("rlmesh.e2.session-usable", f"{why}: {exc}", t)
         finally:
-            finish_session(report, session, t)
-            await session.close()
+            finish_session(report, probed.session, t)
+            await probed.session.close()
+        await survives(ctx, target, seeds, lanes)
 
-        t = report.transcript("Handshake and Join after the probes")
-        try:
-            await target.handshake(t)
-            fresh, response = await target.join(t, reset_request(seeds, ctx.state.episode_ids(lanes)))
-        except (RpcFailed, StreamEnded, NoReply) as exc:
-            report.failed(
-                "rlmesh.e1.survives", expected="a Handshake and an answer on a new Join", actual=str(exc), evidence=t
-            )
-            return
-        answered = kind_of(response) in ("reset", "error")  # an error answers too: the endpoint is alive
-        report.check(
-            answered,
-            "rlmesh.e1.survives",
-            expected="a Handshake and an answer on a new Join",
-            actual=f"new session's reset: {describe(response)}",
-            evidence=t,
+
+async def bad_actions(
+    ctx: Ctx, target: Endpoint, probed: Probed, contract: Contract, valid: spaces_pb2.SpaceValue, t: Transcript
+) -> None:
+    """Each malformed action is refused recoverably, the session stays usable and (if seeded replay is exact) the
+    env state does not move."""
+    report, lanes = ctx.report, contract.num_envs
+    seeds = seeds_for(ctx, lanes)
+    reference = []
+    for _ in range(2):
+        await probed.session.request(reset_request(seeds, ctx.state.episode_ids(lanes)))
+        reference.append(await probed.session.request(step_request(valid)))
+    deterministic = (
+        kind_of(reference[0]) == kind_of(reference[1]) == "step"
+        and reference[0].step.observation == reference[1].step.observation
+    )
+    for label, request in malformed_actions(contract, rng_for(ctx, 34)):
+        probed.session = session = await ensure_session(ctx, target, probed.session, contract, t)
+        await session.request(reset_request(seeds, ctx.state.episode_ids(lanes)))
+        response = await session.request(request)
+        refused(report, response, "rlmesh.v3.bad-action-rejected", INVALID_ACTION, label, t)
+        if await fatal_ends(report, session, response, t):
+            continue
+        after = await still_answers(
+            report, session, valid, "rlmesh.e2.session-usable", "a step response", f"valid step after {label}", t
         )
-        await fresh.close()
+        if deterministic and kind_of(after) == "step" and kind_of(response) == "error":
+            same = after.step.observation == reference[0].step.observation
+            report.check(
+                same,
+                "rlmesh.v3.state-unchanged",
+                expected="the observation of a replay without the bad action",
+                actual=f"after {label}: " + ("unchanged" if same else "the env state moved"),
+                evidence=t,
+            )
+    if not deterministic:
+        report.info(
+            "rlmesh.v3.state-unchanged", actual="the env is not deterministic under a seed; not judged", evidence=t
+        )
+
+
+async def empty_request(
+    ctx: Ctx, target: Endpoint, probed: Probed, contract: Contract, valid: spaces_pb2.SpaceValue, t: Transcript
+) -> None:
+    report = ctx.report
+    probed.session = session = await ensure_session(ctx, target, probed.session, contract, t)
+    response = await session.request(env_pb2.JoinRequest())
+    refused(report, response, "rlmesh.e2.empty-request", UNSUPPORTED, "empty JoinRequest", t)
+    if not await fatal_ends(report, session, response, t):
+        await still_answers(
+            report,
+            session,
+            valid,
+            "rlmesh.e2.empty-request",
+            "the stream still answers a step",
+            "step after the empty request",
+            t,
+        )
+
+
+async def survives(ctx: Ctx, target: Endpoint, seeds: list[int], lanes: int) -> None:
+    """After every probe, the endpoint still handshakes and answers a new Join."""
+    report = ctx.report
+    t = report.transcript("Handshake and Join after the probes")
+    try:
+        await target.handshake(t)
+        fresh, response = await target.join(t, reset_request(seeds, ctx.state.episode_ids(lanes)))
+    except (RpcFailed, JoinEnded, NoReply) as exc:
+        report.failed(
+            "rlmesh.e1.survives", expected="a Handshake and an answer on a new Join", actual=str(exc), evidence=t
+        )
+        return
+    answered = kind_of(response) in ("reset", "error")  # an error answers too: the endpoint is alive
+    report.check(
+        answered,
+        "rlmesh.e1.survives",
+        expected="a Handshake and an answer on a new Join",
+        actual=f"new session's reset: {describe(response)}",
+        evidence=t,
+    )
+    await fresh.close()
 
 
 async def step_before_reset(ctx: Ctx, target: Endpoint, contract: Contract, t: Transcript) -> None:
@@ -273,12 +296,12 @@ async def second_join(
             evidence=[t, t2],
         )
         other.cancel()
-    except StreamEnded as ended:
+    except JoinEnded as ended:
         report.check(
-            ended.code is grpc.StatusCode.FAILED_PRECONDITION,
+            ended.status is grpc.StatusCode.FAILED_PRECONDITION,
             "rlmesh.e4.single-session",
             expected="gRPC FAILED_PRECONDITION",
-            actual=f"second Join ended with gRPC {ended.code.name}",
+            actual=f"second Join ended with gRPC {ended.status.name}",
             evidence=[t, t2],
         )
     await still_answers(

@@ -6,7 +6,7 @@ import grpc
 
 from checks.core import NoReply, PhaseStopped, Transcript
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession, StreamEnded, summarize_episode
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, summarize_episode
 from checks.rlmesh.common import (
     Contract,
     contract_unchanged,
@@ -127,8 +127,8 @@ async def close(ctx: Ctx, seeded: Seeded, contract: Contract) -> None:
     all_truncated = all(e.truncated for e in finals)
     try:
         end_status = await session.wait_end()
-        end = f"the stream ended with gRPC {end_status.code.name}"
-        clean = end_status.code is grpc.StatusCode.OK
+        end = f"the stream ended with gRPC {end_status.status.name}"
+        clean = end_status.status is grpc.StatusCode.OK
     except NoReply:
         end, clean = "the stream stayed open after the close response", False
         session.cancel()
@@ -158,7 +158,7 @@ async def reopen(ctx: Ctx, target: Endpoint, contract: Contract, seeds: list[int
     t = report.transcript("Join: a new session after Close")
     try:
         session, response = await target.join(t, reset_request(seeds, ctx.state.episode_ids(lanes)))
-    except StreamEnded as exc:
+    except JoinEnded as exc:
         report.failed("rlmesh.c1.reopen", expected="a new session", actual=str(exc), evidence=t)
         return
     report.check(

@@ -40,7 +40,7 @@ async def shutdown_phase(ctx: Ctx) -> None:
             try:
                 await target.handshake(t, unavailable_is_unreachable=False)
             except RpcFailed as exc:
-                gone = exc.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+                gone = exc.status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
                 report.check(
                     gone,
                     "rlmesh.c2.shutdown",

@@ -32,7 +32,9 @@ async def fatal_ends(report: Report, session: JoinSession, response: env_pb2.Joi
         return False
     try:
         ended = await session.wait_end()
-        report.passed("rlmesh.e2.fatal-ends-stream", actual=f"the stream ended with gRPC {ended.code.name}", evidence=t)
+        report.passed(
+            "rlmesh.e2.fatal-ends-stream", actual=f"the stream ended with gRPC {ended.status.name}", evidence=t
+        )
     except NoReply:
         report.failed(
             "rlmesh.e2.fatal-ends-stream",

@@ -17,7 +17,7 @@ import grpc
 
 from checks.core import NoReply, PhaseStopped, Report, Transcript
 from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinSession, OverLimit, RpcFailed, StrayResponse, StreamEnded
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, RpcFailed, StrayResponse
 from checks.rlmesh.common import (
     Contract,
     describe,
@@ -30,7 +30,7 @@ from checks.rlmesh.common import (
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.proto import env_pb2
 
-BROKEN_OFF = (codec.ValueMismatch, StreamEnded, NoReply)  # what ends a session's exchanges early
+BROKEN_OFF = (codec.ValueMismatch, JoinEnded, NoReply)  # what ends a session's exchanges early
 
 
 def unanswered(report: Report, actual: str, evidence: Transcript) -> PhaseStopped:
@@ -48,7 +48,7 @@ def broken_off(exc: Exception) -> str:
     return str(exc)
 
 
-def opening_failed(report: Report, exc: RpcFailed | StreamEnded | NoReply) -> PhaseStopped:
+def opening_failed(report: Report, exc: RpcFailed | JoinEnded | NoReply) -> PhaseStopped:
     """What a Handshake or a valid request that failed outside any session's own handling proves."""
     mine = [t for t in report.transcripts.values() if t.phase == report.phase]
     evidence = mine[-1] if mine else report.transcript("opening exchange")
@@ -62,7 +62,7 @@ def opening_failed(report: Report, exc: RpcFailed | StreamEnded | NoReply) -> Ph
             evidence=evidence,
         )
         return PhaseStopped(str(exc), evidence)
-    if isinstance(exc, StreamEnded) and exc.code is grpc.StatusCode.FAILED_PRECONDITION:
+    if isinstance(exc, JoinEnded) and exc.status is grpc.StatusCode.FAILED_PRECONDITION:
         # Join retries a refusal while the previous session winds down, so this one outlasted that.
         report.failed(
             "rlmesh.c1.reopen",
@@ -82,7 +82,7 @@ async def phase_endpoint(ctx: Ctx) -> AsyncIterator[Endpoint]:
     async with Endpoint(ctx.url, ctx.timeout, ctx.options.max_message_bytes) as target:
         try:
             yield target
-        except (RpcFailed, StreamEnded, NoReply) as exc:
+        except (RpcFailed, JoinEnded, NoReply) as exc:
             raise opening_failed(ctx.report, exc) from None
 
 

@@ -12,7 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.session.client import Reply, SessionClient
+from checks.http_client import Reply
+from checks.session.routes import SessionClient
 from checks.session.stream import assembled_completion
 
 SCHEDULE = (
@@ -119,7 +120,7 @@ async def run_schedule(
             request["stream"] = True
         reply = await client.chat(sid, request)
         if event in streamed and reply.status == 200 and reply.content_type.startswith("text/event-stream"):
-            reply.body = assembled_completion(reply.raw)
+            reply.body, reply.is_json = assembled_completion(reply.raw), True
         snapshot = await client.get(sid)
         run.steps.append(Step(event, request, reply, snapshot))
         if reply.status != 200 or not isinstance(reply.body, dict):

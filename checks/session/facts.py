@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.session.client import Reply, SessionClient
+from checks.http_client import Reply
 from checks.session.options import Ctx
+from checks.session.routes import SessionClient
 
 
 def client(ctx: Ctx, label: str) -> SessionClient:

@@ -6,9 +6,9 @@ import asyncio
 import secrets
 from typing import Any
 
-from checks.session.client import SessionClient
 from checks.session.facts import base_request, client, records_of, tree_mode
 from checks.session.options import Ctx
+from checks.session.routes import SessionClient
 from checks.session.witness import Witness, check_witnessed
 
 

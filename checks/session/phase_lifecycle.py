@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from checks.core import PhaseStopped
-from checks.session.client import Reply
+from checks.http_client import Reply
 from checks.session.facts import client
 from checks.session.judging import HEX32
 from checks.session.options import Ctx

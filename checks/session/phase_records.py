@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.core import PhaseStopped
+from checks.core import PhaseStopped, Report, Transcript
 from checks.session.agent import SCHEDULE, Step, run_schedule
 from checks.session.facts import base_request, client, metadata_of, records_of
 from checks.session.judging import (
@@ -38,8 +38,13 @@ async def records_phase(ctx: Ctx) -> None:
             )
             raise PhaseStopped(f"turn {bad.event} failed", http.transcript)
         await http.delete(sid)
-    steps, snapshot = run.steps, run.steps[-1].snapshot
-    records = records_of(snapshot)
+    records = records_of(run.steps[-1].snapshot)
+    _judge_calls(report, http.transcript, run.steps, records)
+    _judge_tokens_and_fields(report, http.transcript, run.steps, records)
+
+
+def _judge_calls(report: Report, evidence: Transcript, steps: list[Step], records: list[dict[str, Any]]) -> None:
+    """SS-04 and SS-05: one record per call, each holding its reply."""
     problems = envelope_problems(records)
     recorded_ids = [(r.get("response") or {}).get("id") for r in records]
     unrecorded = next((s for s in steps if (s.reply.body or {}).get("id") not in recorded_ids), steps[-1])
@@ -50,7 +55,7 @@ async def records_phase(ctx: Ctx) -> None:
         expected=f"{len(steps)} records (one per call, the streamed one too), path /v1/chat/completions, "
         "status 200, ordered timestamps",
         actual=f"{len(records)} records; {'; '.join(problems) or 'envelopes as expected'}",
-        evidence=http.transcript,
+        evidence=evidence,
         witness=Witness(unrecorded.reply, records, f"the {len(records)} records after {steps[-1].event}"),
     )
     for step, record in zip(steps, records, strict=False):
@@ -61,9 +66,16 @@ async def records_phase(ctx: Ctx) -> None:
             "session.ss05.record-matches-reply",
             expected=f"the record of {step.event} holds the reply's id, message and the messages sent",
             actual="; ".join(mismatch) or "as expected",
-            evidence=http.transcript,
+            evidence=evidence,
             witness=Witness(step.reply, record),
         )
+
+
+def _judge_tokens_and_fields(
+    report: Report, evidence: Transcript, steps: list[Step], records: list[dict[str, Any]]
+) -> None:
+    """SS-06, SS-07 and SS-14: token ids, the forced request fields and the stream, tool call ids."""
+    snapshot = steps[-1].snapshot
     tito = tito_problems(records, metadata_of(snapshot))
     check_witnessed(
         report,
@@ -72,7 +84,7 @@ async def records_phase(ctx: Ctx) -> None:
         expected="prefix-stable token ids across records, logprob counts equal completion_tokens, "
         "accumulated ids = last record's",
         actual="; ".join(tito) or "as expected",
-        evidence=http.transcript,
+        evidence=evidence,
         witness=Witness(
             steps[-1].reply,
             {"last record": records[-1] if records else None, "metadata": metadata_of(snapshot)},
@@ -92,7 +104,7 @@ async def records_phase(ctx: Ctx) -> None:
         "stream:true gives SSE ending in [DONE]",
         actual=f"{'; '.join(forced) or 'recorded requests as expected'}; "
         f"streamed call: {streamed.reply.content_type!r}, {stream_info}",
-        evidence=http.transcript,
+        evidence=evidence,
         witness=witness_of(steps, records, shown),
     )
     ids = tool_id_problems(records)
@@ -103,7 +115,7 @@ async def records_phase(ctx: Ctx) -> None:
         "session.ss14.tool-call-ids",
         expected="each recorded tool message's tool_call_id names a call of the previous recorded reply",
         actual="; ".join(ids) or "as expected",
-        evidence=http.transcript,
+        evidence=evidence,
         witness=witness_of(steps, records, citing),
     )
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from checks.core import PhaseStopped
+from checks.http_client import Reply
 from checks.session.agent import SCHEDULE, run_schedule
-from checks.session.client import Reply
 from checks.session.facts import base_request, client, metadata_of, output_logprobs, records_of
 from checks.session.options import Ctx
 from checks.session.samples import EMPTY_REASONS, SamplesFormatError, WireSample, decode_samples

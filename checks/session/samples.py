@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from safetensors.numpy import load, save
 
+from checks.errors import Malformed
+
 META_KEY = "_samples_meta"
 DTYPES = {
     "tokens": np.dtype("int64"),
@@ -21,8 +23,8 @@ REQUIRED = ("tokens", "loss_mask", "rollout_log_probs")
 EMPTY_REASONS = (None, "no_records", "all_truncated")
 
 
-class SamplesFormatError(ValueError):
-    pass
+class SamplesFormatError(Malformed):
+    """A samples blob that is not the safetensors layout the format pins (`reason` says what is off)."""
 
 
 @dataclass

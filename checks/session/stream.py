@@ -5,17 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from checks.http_client import parse_sse
+
 
 def sse_payloads(raw: bytes) -> tuple[list[str], bool]:
-    """The data payloads before `[DONE]`, and whether `[DONE]` came."""
-    payloads: list[str] = []
-    for event in raw.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n\n"):
-        data = "\n".join(line[5:].lstrip(" ") for line in event.split("\n") if line.startswith("data:"))
-        if data.strip() == "[DONE]":
-            return payloads, True
-        if data:
-            payloads.append(data)
-    return payloads, False
+    """The data payloads before `[DONE]`, and whether `[DONE]` came (read with the one SSE parser)."""
+    events = parse_sse(raw.decode("utf-8", errors="replace"))
+    return events.payloads, events.done
 
 
 def assembled_completion(raw: bytes) -> dict[str, Any]:

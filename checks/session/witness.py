@@ -14,7 +14,7 @@ from typing import Any
 
 from checks.core import Report, Transcript, summarize, truncate
 from checks.evidence import SUMMARY_LIMIT
-from checks.session.client import Reply
+from checks.http_client import Reply
 
 BODY_CAP = 8000  # characters of each body the side-by-side transcript keeps
 

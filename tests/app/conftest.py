@@ -69,9 +69,10 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def fake_kind(monkeypatch: pytest.MonkeyPatch) -> str:
     """Registers the `fake` kind (tests/app/fakesuite.py) for this test."""
-    from checks.registry import KINDS
+    from checks.registry import RECORDS
+    from tests.app.fakesuite import RECORD
 
-    monkeypatch.setitem(KINDS, "fake", "tests.app.fakesuite:SUITE")
+    monkeypatch.setitem(RECORDS, "fake", RECORD)
     return "fake"
 
 

@@ -11,6 +11,7 @@ import asyncio
 from pydantic import Field, SecretStr
 
 from checks.core import Catalogue, Phase, PhaseContext, Suite, SuiteOptions
+from checks.registry import Absent, KindRecord
 
 CATALOGUE = Catalogue()
 CATALOGUE.must("fake.1.greets", "The target greets first.")
@@ -81,7 +82,16 @@ SUITE = Suite(
 )
 
 
-def register() -> None:
-    from checks.registry import KINDS
+def suite_only_record(name: str, suite: str) -> KindRecord:
+    """A record for a test kind: a suite and nothing else."""
+    absent = Absent("a test kind")
+    return KindRecord(name, (), suite, absent, absent, absent, absent)
 
-    KINDS["fake"] = "tests.app.fakesuite:SUITE"
+
+RECORD = suite_only_record("fake", "tests.app.fakesuite:SUITE")
+
+
+def register() -> None:
+    from checks.registry import RECORDS
+
+    RECORDS["fake"] = RECORD

@@ -20,7 +20,7 @@ from websockets.asyncio.server import serve
 
 from checks.plugrl.reference import REUSE_FEATURE, ReferenceServer
 from tests.app.conftest import QUICK_PLUGRL as QUICK
-from tests.zoo.plugrl_core import ZooServer
+from tests.zoo.plugrl_server.core import ZooServer
 
 pytestmark = pytest.mark.browser
 

@@ -231,7 +231,7 @@ def test_a_harness_error_message_never_carries_the_targets_secret(
     async def failing_suite(suite, url, options, *args, **kwargs):
         raise RuntimeError(f"could not authenticate with token={options.token.get_secret_value()}")
 
-    monkeypatch.setattr("app.runner.run_suite", failing_suite)
+    monkeypatch.setattr("app.executor.run_suite", failing_suite)
     make_target(client, "leaky", fake_kind, URL, options={"token": "hunter2-secret"})
     run = wait_for_run(client, client.post("/api/v1/targets/leaky/runs", json={}).json()["id"])
     assert run["outcome"] == "error"
@@ -249,10 +249,11 @@ def test_no_response_may_be_framed_by_another_site(client: TestClient, path: str
 def test_options_of_a_kind_this_server_cannot_load_are_all_masked(
     client: TestClient, fake_kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from checks.registry import KINDS
+    from checks.registry import RECORDS
+    from tests.app.fakesuite import suite_only_record
 
     # A kind whose package is missing here (or that an upgrade renamed): its secrets cannot be told apart.
-    monkeypatch.setitem(KINDS, "vanished", "tests.app.no_such_module:SUITE")
+    monkeypatch.setitem(RECORDS, "vanished", suite_only_record("vanished", "tests.app.no_such_module:SUITE"))
     engine = client.app.state.engine
     with Session(engine) as session:
         session.add(Target(name="old", kind="vanished", url=URL, options={"api_token": "hunter2-secret", "n": 3}))

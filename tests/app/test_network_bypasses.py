@@ -16,9 +16,9 @@ from app import webhooks
 from app.main import create_app
 from app.netpolicy import NetworkRefused, check_host
 from checks.core import Transcript
+from checks.http_client import HttpClient as HttpProbe
 from checks.http_options import HttpOptions
-from checks.openai.client import ChatClient
-from checks.openenv.http_probe import HttpProbe
+from checks.openai.facts import ChatClient
 from checks.pinning import pinned
 from tests.app.conftest import QUICK_PLUGRL
 from tests.app.helpers import make_target, service_settings, wait_for_run

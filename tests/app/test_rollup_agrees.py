@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from tests.app.conftest import QUICK_PLUGRL, BackgroundLoop
 from tests.app.helpers import make_target, wait_for_run
-from tests.zoo.plugrl_core import ZooServer
+from tests.zoo.plugrl_server.core import ZooServer
 
 
 class ClosesOnFirstInfer(ZooServer):

@@ -16,7 +16,7 @@ from app.demo import demo_name
 from app.main import create_app
 from app.models import ClauseResultRow, Target, TargetCreate
 from app.netpolicy import NetworkRefused, check_host
-from checks.registry import DEMO_SERVERS
+from checks.registry import demo_kinds
 from tests.app.helpers import make_target, service_settings, wait_for_run, wait_until
 
 URL = "ws://127.0.0.1:9"
@@ -81,7 +81,7 @@ def test_demo_target_is_registered_then_repointed(tmp_path: Path) -> None:
         assert (run["status"], run["outcome"]) == ("finished", "pass"), run
     with TestClient(create_app(settings)) as client:
         targets = {t["name"]: t for t in client.get("/api/v1/targets").json()}
-        assert set(targets) == {demo_name(kind) for kind in DEMO_SERVERS}
+        assert set(targets) == {demo_name(kind) for kind in demo_kinds()}
         for name, server in client.app.state.demo.items():
             assert targets[name]["url"] == server.url
 
@@ -95,7 +95,7 @@ def test_every_demo_target_passes_as_a_newcomer_runs_it(tmp_path: Path) -> None:
         started = [client.post(f"/api/v1/targets/{name}/runs", json={}).json() for name in names]
         ended = {name: wait_for_run(client, run["id"], timeout=240) for name, run in zip(names, started, strict=True)}
     failing = {name: (run["outcome"], run["message"]) for name, run in ended.items() if run["outcome"] != "pass"}
-    assert not failing and len(names) == len(DEMO_SERVERS), failing
+    assert not failing and len(names) == len(demo_kinds()), failing
 
 
 def test_demo_runs_whatever_the_network_policy_allows(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_demo_runs_whatever_the_network_policy_allows(tmp_path: Path) -> None:
     settings = service_settings(f"sqlite:///{tmp_path / 'demo.db'}", demo=True, allowed_networks=["10.0.0.0/8"])
     with TestClient(create_app(settings)) as client:
         names = {target["name"] for target in client.get("/api/v1/targets").json()}
-        assert names == {demo_name(kind) for kind in DEMO_SERVERS}
+        assert names == {demo_name(kind) for kind in demo_kinds()}
         started = client.post("/api/v1/targets/demo/runs", json={"options": {"patience": 0.2}}).json()
         run = wait_for_run(client, started["id"], timeout=60)
         assert (run["status"], run["outcome"]) == ("finished", "pass"), run

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-import app.runner
-from app.crud import redact_url
+import app.executor
+from app.redaction import redact_url
 from app.settings import Settings
 from tests.app.helpers import make_target, service_settings, wait_for_run
 
@@ -24,13 +24,13 @@ def settings(database_url: str) -> Settings:
 def connected_to(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The URLs the runner handed to the suite."""
     urls: list[str] = []
-    real = app.runner.run_suite
+    real = app.executor.run_suite
 
     async def recording(suite, url, *args, **kwargs):
         urls.append(url)
         return await real(suite, url, *args, **kwargs)
 
-    monkeypatch.setattr(app.runner, "run_suite", recording)
+    monkeypatch.setattr(app.executor, "run_suite", recording)
     return urls
 
 

@@ -235,7 +235,8 @@ async def test_wire_client_reports_a_refused_port_as_unreachable():
 
 
 async def test_wire_client_records_a_handshake_redirect_instead_of_following_it():
-    from checks.wire import HandshakeFailed, open_websocket
+    from checks.errors import Refused
+    from checks.wire import open_websocket
 
     followed: list[bytes] = []
 
@@ -256,7 +257,7 @@ async def test_wire_client_records_a_handshake_redirect_instead_of_following_it(
         port = redirector.sockets[0].getsockname()[1]
         report = Report(catalogue)
         transcript = report.transcript("redirected")
-        with pytest.raises(HandshakeFailed, match="302"):
+        with pytest.raises(Refused, match="302"):
             await open_websocket(f"ws://127.0.0.1:{port}", transcript, timeout=2)
         assert followed == []
         assert any("302" in frame.summary for frame in transcript.frames)
@@ -392,3 +393,105 @@ async def test_what_a_phase_leaves_after_a_failure_is_not_judged_rather_than_und
     report = await run_suite(suite, "ws://127.0.0.1:1")
     left = report.results[("first", "toy.4.after-stop")]
     assert left.verdict is Verdict.INFO and left.actual == "not judged: toy.4.first failed earlier in this phase"
+
+
+# ---------------------------------------------------------------- teardown
+
+
+class HeldConnection:
+    """Per-run state holding a connection its phases share, as rllink's does."""
+
+    def __init__(self) -> None:
+        self.transcript = None
+        self.closed_with: list[object] = []
+        self.close_started = asyncio.Event()
+
+
+async def phase_open_shared(ctx: PhaseContext[SuiteOptions, HeldConnection]) -> None:
+    ctx.state.transcript = ctx.report.transcript("shared connection")
+    ctx.state.transcript.sent("binary", 3, "hello")
+    ctx.report.passed("toy.4.first")
+    if ctx.options.timeout > 50:  # the cancellation test: hold the run open until cancelled
+        await asyncio.sleep(3600)
+
+
+def teardown_suite(close_state) -> Suite:
+    return Suite(
+        kind="toy",
+        title="Toy",
+        url_schemes=("ws",),
+        options_model=SuiteOptions,
+        phases=(Phase("open", phase_open_shared, ("toy.4.first",), budget=100.0),),
+        catalogue=catalogue,
+        new_state=HeldConnection,
+        close_state=close_state,
+    )
+
+
+async def close_held(state: HeldConnection) -> None:
+    state.close_started.set()
+    state.closed_with.append(state)
+    if state.transcript is not None:
+        state.transcript.closed(1000, "run over", "checker")
+
+
+async def test_close_state_is_awaited_at_the_end_of_a_run_and_the_close_reaches_the_sink():
+    sink = ListSink()
+    report = await run_suite(teardown_suite(close_held), "ws://127.0.0.1:1", sink=sink)
+    transcript = report.transcripts[1]
+    assert transcript.closed_by == "checker" and transcript.close_code == 1000
+    assert sink.events[-1] == ("transcript", 1)  # sent again after the phase ended, with the close
+    assert verdicts(report) == {"toy.4.first": Verdict.PASS}
+
+
+async def test_close_state_is_awaited_when_the_run_is_cancelled():
+    states: list[HeldConnection] = []
+
+    async def close(state: HeldConnection) -> None:
+        states.append(state)
+        await close_held(state)
+
+    run = asyncio.ensure_future(run_suite(teardown_suite(close), "ws://127.0.0.1:1", {"timeout": 60}))
+    await asyncio.sleep(0.05)
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert len(states) == 1 and states[0].transcript is not None and states[0].transcript.closed_by == "checker"
+
+
+async def test_close_state_is_awaited_when_the_run_fails_outside_a_phase():
+    closed: list[HeldConnection] = []
+
+    class BrokenSink(ListSink):
+        def phase(self, name: str, state: str) -> None:
+            if state == "done":
+                raise RuntimeError("the sink broke")
+
+    async def close(state: HeldConnection) -> None:
+        closed.append(state)
+
+    with pytest.raises(RuntimeError, match="the sink broke"):
+        await run_suite(teardown_suite(close), "ws://127.0.0.1:1", sink=BrokenSink())
+    assert len(closed) == 1
+
+
+async def test_a_close_that_hangs_or_raises_is_bounded_and_keeps_the_report(monkeypatch):
+    import checks.suite
+
+    monkeypatch.setattr(checks.suite, "TEARDOWN_DEADLINE", 0.1)
+
+    async def hang(state: HeldConnection) -> None:
+        await asyncio.sleep(3600)
+
+    async def fail(state: HeldConnection) -> None:
+        raise OSError("already gone")
+
+    for close in (hang, fail):
+        report = await asyncio.wait_for(run_suite(teardown_suite(close), "ws://127.0.0.1:1"), timeout=5)
+        assert verdicts(report) == {"toy.4.first": Verdict.PASS}
+
+
+def test_a_run_that_does_not_listen_has_no_listener():
+    ctx = PhaseContext("ws://127.0.0.1:1", SuiteOptions(), Report(catalogue), None)
+    with pytest.raises(RuntimeError, match="does not listen"):
+        ctx.listener  # noqa: B018

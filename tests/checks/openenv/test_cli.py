@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.checks.openenv import envs
 from tests.checks.openenv.serving import serve_in_thread
-from tests.zoo import openenv_flat_envelope
+from tests.zoo.openenv import flat_envelope
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -48,7 +48,7 @@ def test_cli_exits_0_against_a_conforming_server(tmp_path):
 
 
 def test_cli_exits_1_against_a_broken_server(tmp_path):
-    with serve_in_thread(openenv_flat_envelope.make_app()) as url:
+    with serve_in_thread(flat_envelope.make_app()) as url:
         done = run_cli(url, envs.QUIZ_OPTIONS, tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "FAIL  openenv.ws.envelope" in done.stdout

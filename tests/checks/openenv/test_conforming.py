@@ -8,7 +8,7 @@ from checks.core import Verdict
 from tests.checks.openenv import envs
 from tests.checks.openenv.helpers import check, verdict_of, verdicts
 from tests.checks.openenv.serving import serve_in_thread
-from tests.zoo.openenv_handmade import Quirks, build_app
+from tests.zoo.openenv.handmade import Quirks, build_app
 
 
 def big_integer_rewarded_app():

@@ -9,8 +9,8 @@ from checks.registry import get_suite
 from tests.checks.openenv.envs import QUIZ_OPTIONS
 from tests.checks.openenv.helpers import check, verdicts
 from tests.checks.openenv.serving import serve_in_thread
-from tests.zoo import openenv_slow_reset
-from tests.zoo.openenv_handmade import Quirks, build_app
+from tests.zoo.openenv import slow_reset
+from tests.zoo.openenv.handmade import Quirks, build_app
 
 # Room beyond one timeout and a second per phase: the few HTTP requests, and a loaded machine.
 SLACK_SECONDS = 10.0
@@ -47,10 +47,10 @@ async def test_without_a_session_endpoint_the_session_clauses_are_errors_pointin
 
 async def test_a_reply_later_than_the_timeout_loses_its_session_and_stops_each_phase_there():
     suite = get_suite("openenv")
-    options = {**QUIZ_OPTIONS, **openenv_slow_reset.OPTIONS}
+    options = {**QUIZ_OPTIONS, **slow_reset.OPTIONS}
     timeout = suite.parse_options(options).timeout
-    assert openenv_slow_reset.RESET_DELAY > 2 * timeout  # late enough to have shifted every later frame
-    with serve_in_thread(openenv_slow_reset.make_app()) as url:
+    assert slow_reset.RESET_DELAY > 2 * timeout  # late enough to have shifted every later frame
+    with serve_in_thread(slow_reset.make_app()) as url:
         started = time.monotonic()
         report = await check(url, options)
         elapsed = time.monotonic() - started

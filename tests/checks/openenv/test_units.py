@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from checks.http_client import Reply as HttpReply
 from checks.openenv.action_values import UNEXPECTED_KEY, invalid_actions, property_actions, valid_action
-from checks.openenv.http_probe import HttpReply
 from checks.openenv.judging import (
     code_problem,
     envelope_problem,

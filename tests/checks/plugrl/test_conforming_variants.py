@@ -1,7 +1,7 @@
 """Conforming servers that differ in what SPEC lets them choose all pass, with no fail, warn or error.
 
 Each variant is the zoo's core server with no fault, set up (or, in
-`tests/zoo/plugrl_variants.py`, subclassed) the way a real server may
+`tests/zoo/plugrl_server/variants.py`, subclassed) the way a real server may
 legitimately differ: batching across connections, no features, empty
 metadata, other action dtypes and shapes, extra keys, pings, late metadata,
 a slow policy, a run that stops, policies the row check cannot judge (by row
@@ -20,9 +20,9 @@ from websockets.asyncio.client import connect
 from checks.core import Outcome, Verdict, run_suite
 from checks.plugrl.probe import infer_message
 from checks.plugrl.suite import SUITE
-from tests.zoo.plugrl_core import ZooServer, running
-from tests.zoo.plugrl_messages import pack, unpack
-from tests.zoo.plugrl_variants import (
+from tests.zoo.plugrl_server.core import ZooServer, running
+from tests.zoo.plugrl_server.messages import pack, unpack
+from tests.zoo.plugrl_server.variants import (
     AcceptsIntegerMask,
     ConstantPolicy,
     ExtraActionKeys,

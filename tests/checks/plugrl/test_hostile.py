@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import resource
 import sys
 import time
 import tracemalloc
@@ -18,12 +17,13 @@ from checks.evidence import CutText, summarize
 from checks.plugrl.codec import STR_CAP, CodecError, unpack
 from checks.plugrl.suite import SUITE
 from checks.wire import WRITE_BACKLOG_LIMIT, open_websocket
-from tests.zoo.plugrl_hostile import HOSTILE, NASTY_TEXT
+from tests.zoo.plugrl_server.hostile import HOSTILE, NASTY_TEXT
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 TIMEOUT = 1.0
 RSS_GROWTH_LIMIT_MB = 300  # a bound on the checker, not a speed target
+CHILD_STARTUP = 30.0  # seconds a child python may take to import the checker, over the check's own deadline
 
 # The clause each attack must be reported under, and the verdicts allowed for it.
 EXPECTED = {
@@ -45,8 +45,22 @@ EXPECTED = {
 }
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+async def check_in_own_process(url: str, deadline: float) -> dict:
+    """The exchange phase in a child process (hostile_check.py): its results and its own peak RSS."""
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "tests.checks.plugrl.hostile_check", url, str(TIMEOUT), str(deadline)),
+        cwd=REPO_ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), timeout=deadline + CHILD_STARTUP)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.returncode == 0, f"exit {process.returncode}\n{stderr.decode()}"
+    return json.loads(stdout)
 
 
 def test_every_hostile_server_has_an_expectation():
@@ -54,19 +68,19 @@ def test_every_hostile_server_has_an_expectation():
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-async def test_hostile_server_gets_a_verdict_with_bounded_memory(name, tcp_server_factory, run_check):
+async def test_hostile_server_gets_a_verdict_with_bounded_memory(name, tcp_server_factory):
     url = await tcp_server_factory(HOSTILE[name])
-    before = peak_rss_mb()
     deadline = SUITE.phase("exchange").budget * TIMEOUT + 1
-    report = await asyncio.wait_for(run_check(url, phases=["exchange"], timeout=TIMEOUT), timeout=deadline + 5)
-    growth = peak_rss_mb() - before
+    checked = await check_in_own_process(url, deadline + 5)
+    growth = checked["peak_mb"] - checked["before_mb"]
 
     clause, allowed = EXPECTED[name]
-    result = report.results[("exchange", clause)]
-    assert result.verdict in allowed, result.to_dict()
-    assert report.outcome() in (Outcome.FAIL, Outcome.ERROR)
-    assert not [r for r in report.results.values() if "harness error" in r.actual]
-    assert all(len(r.actual) <= 700 for r in report.results.values())
+    results = {(r["phase"], r["clause_id"]): r for r in checked["results"]}
+    result = results[("exchange", clause)]
+    assert Verdict(result["verdict"]) in allowed, result
+    assert Outcome(checked["outcome"]) in (Outcome.FAIL, Outcome.ERROR)
+    assert not [r for r in results.values() if "harness error" in r["actual"]]
+    assert all(len(r["actual"]) <= 700 for r in results.values())
     assert growth < RSS_GROWTH_LIMIT_MB, f"peak RSS grew by {growth:.0f} MB"
 
 

@@ -18,8 +18,8 @@ import pytest
 
 from checks.core import MISSED_VERDICT, Gate, Level, Outcome, Report, Verdict, run_suite, worst
 from checks.plugrl.suite import SUITE
-from tests.zoo.plugrl_broken import ZOO, ZooEntry
-from tests.zoo.plugrl_core import running
+from tests.zoo.plugrl_server.catalogue import ZOO, PlugRLServerEntry
+from tests.zoo.plugrl_server.core import running
 
 # Short deadlines: a zoo server answers in milliseconds unless its fault is silence.
 ZOO_OPTIONS: dict[str, Any] = {"timeout": 2.0, "patience": 0.3}
@@ -27,7 +27,7 @@ CLI_TIMEOUT = 60.0
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-async def check_zoo_server(entry: ZooEntry, url: str) -> Report:
+async def check_zoo_server(entry: PlugRLServerEntry, url: str) -> Report:
     phases = list(entry.phases) if entry.phases else None
     return await run_suite(SUITE, url, {**ZOO_OPTIONS, **entry.options}, phases)
 
@@ -61,7 +61,7 @@ def test_every_entry_names_catalogued_clauses_and_phases():
 
 def test_the_zoo_holds_distinct_faults():
     assert len(ZOO) >= 24
-    assert len({entry.factory for entry in ZOO.values()}) == len(ZOO)
+    assert len({entry.start for entry in ZOO.values()}) == len(ZOO)
 
 
 def test_every_must_and_should_clause_is_proved_detectable_by_some_entry():
@@ -73,7 +73,7 @@ def test_every_must_and_should_clause_is_proved_detectable_by_some_entry():
 @pytest.mark.parametrize("name", list(ZOO))
 async def test_zoo_server_is_flagged_with_its_clause_only(name: str):
     entry = ZOO[name]
-    async with running(entry.factory, **entry.server_options) as server:
+    async with running(entry.start, **entry.server_options) as server:
         report = await check_zoo_server(entry, server.url)
     verdicts = verdicts_by_clause(report)
     level = SUITE.catalogue[entry.clause].level
@@ -134,7 +134,7 @@ async def cli_check(url: str, *args: str) -> tuple[int | None, str, str]:
 @pytest.mark.parametrize("name", list(CLI_CASES))
 async def test_cli_exits_1_and_names_the_clause(name: str):
     entry = ZOO[name]
-    async with running(entry.factory, **entry.server_options) as server:
+    async with running(entry.start, **entry.server_options) as server:
         code, output, errors = await cli_check(server.url, *CLI_CASES[name])
     assert code == 1, f"exit {code}\n{output}\n{errors}"
     assert entry.clause in output

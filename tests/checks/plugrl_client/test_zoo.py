@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from checks.core import Outcome, Verdict
+from checks.core import Outcome
 from checks.plugrl_client.reference import ReferenceClient
 from tests.checks.plugrl_client.conftest import Grade
-from tests.zoo import plugrl_client_lifecycle, plugrl_client_probe, plugrl_client_transport
-
-ZOO: list[type[ReferenceClient]] = [
-    value
-    for module in (plugrl_client_transport, plugrl_client_probe, plugrl_client_lifecycle)
-    for value in vars(module).values()
-    if isinstance(value, type) and issubclass(value, ReferenceClient) and value is not ReferenceClient
-]
+from tests.zoo.plugrl_client.catalogue import ZOO
 
 
 def test_zoo_is_big_enough() -> None:
@@ -29,14 +22,12 @@ async def test_reference_client_passes(grade_client: Grade) -> None:
     assert any(r.clause_id == "plugrl-client.10.1.reuse-used" and r.verdict == "pass" for r in report.results.values())
 
 
-@pytest.mark.parametrize("client", ZOO, ids=lambda c: c.__name__)
-async def test_zoo_client_fails_its_clause(grade_client: Grade, client: type[ReferenceClient]) -> None:
-    clause: str = client.clause  # type: ignore[attr-defined]
-    phase: str = client.phase  # type: ignore[attr-defined]
-    verdict = Verdict(getattr(client, "verdict", "fail"))
-    report = await grade_client(client, phases=[phase], sessions=getattr(client, "sessions", 6))
-    verdicts = {r.verdict for r in report.results.values() if r.clause_id == clause}
-    assert verdict in verdicts, [
+@pytest.mark.parametrize("name", list(ZOO))
+async def test_zoo_client_fails_its_clause(grade_client: Grade, name: str) -> None:
+    entry = ZOO[name]
+    report = await grade_client(entry.start, phases=list(entry.phases or ()), sessions=entry.sessions)
+    verdicts = {r.verdict for r in report.results.values() if r.clause_id == entry.clause}
+    assert entry.verdict in verdicts, [
         (r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict != "pass"
     ]
 

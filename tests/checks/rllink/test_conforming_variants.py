@@ -1,6 +1,6 @@
 """Conforming RLlink servers that differ where the protocol lets them pass: no fail and no error.
 
-`tests/zoo/rllink_variants.py` holds them. RLlib's stale-state race is the one
+`tests/zoo/rllink/variants.py` holds them. RLlib's stale-state race is the one
 that may warn: a repeated weights_seq_no breaks the SHOULD-level strict +1
 sequence, never the MUST that it does not decrease, so the default gate passes
 and only the strict gate fails.
@@ -16,8 +16,8 @@ from checks.core import Gate, Outcome, Verdict, run_suite
 from checks.rllink.codec import Dialect
 from checks.rllink.reference import ReferenceServer
 from checks.rllink.suite import SUITE
-from tests.zoo.rllink_broken import ZOO_OPTIONS, running
-from tests.zoo.rllink_variants import NonAsciiJson, SlowTrainer, StaleStateRace, StrictHeader
+from tests.zoo.rllink.catalogue import ZOO_OPTIONS, running
+from tests.zoo.rllink.variants import NonAsciiJson, SlowTrainer, StaleStateRace, StrictHeader
 
 VARIANT_OPTIONS: dict[str, Any] = {**ZOO_OPTIONS, "batches": 3}
 

@@ -17,13 +17,13 @@ import pytest
 
 from checks.core import MISSED_VERDICT, Gate, Level, Outcome, Report, Verdict, run_suite, worst
 from checks.rllink.suite import SUITE
-from tests.zoo.rllink_broken import ZOO, ZOO_OPTIONS, ZooEntry, running
+from tests.zoo.rllink.catalogue import ZOO, ZOO_OPTIONS, RLlinkServerEntry, running
 
 CLI_TIMEOUT = 60.0
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
-async def check_zoo_server(entry: ZooEntry, url: str) -> Report:
+async def check_zoo_server(entry: RLlinkServerEntry, url: str) -> Report:
     phases = list(entry.phases) if entry.phases else None
     return await run_suite(SUITE, url, {**ZOO_OPTIONS, **entry.options}, phases, include_optional=entry.until_stop)
 
@@ -56,7 +56,7 @@ def test_every_entry_names_catalogued_clauses_and_phases():
 
 def test_the_zoo_holds_distinct_faults_in_both_dialects():
     assert len(ZOO) >= 20
-    assert len({entry.factory for entry in ZOO.values()}) == len(ZOO)
+    assert len({entry.start for entry in ZOO.values()}) == len(ZOO)
     assert {entry.dialect for entry in ZOO.values()} == {"json", "msgpack"}
 
 
@@ -69,7 +69,7 @@ def test_every_must_and_should_clause_is_proved_detectable_by_some_entry():
 @pytest.mark.parametrize("name", list(ZOO))
 async def test_zoo_server_is_flagged_with_its_clause_only(name: str):
     entry = ZOO[name]
-    async with running(entry.factory, entry.dialect) as server:
+    async with running(entry.start, entry.dialect) as server:
         report = await check_zoo_server(entry, server.url)
     verdicts = verdicts_by_clause(report)
     missed = MISSED_VERDICT[SUITE.catalogue[entry.clause].level]
@@ -101,7 +101,7 @@ CLI_CASES = {
 async def test_cli_exits_1_and_names_the_clause(name: str):
     entry = ZOO[name]
     options = [arg for key, value in ZOO_OPTIONS.items() if key != "timeout" for arg in ("--option", f"{key}={value}")]
-    async with running(entry.factory, entry.dialect) as server:
+    async with running(entry.start, entry.dialect) as server:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",

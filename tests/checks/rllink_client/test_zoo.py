@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from checks.core import Outcome, Verdict
+from checks.core import Outcome
 from checks.rllink_client.reference import ReferenceClient
 from tests.checks.rllink_client.conftest import Grade
-from tests.zoo import rllink_client_broken
-
-ZOO: list[type[ReferenceClient]] = [
-    value
-    for value in vars(rllink_client_broken).values()
-    if isinstance(value, type) and issubclass(value, ReferenceClient) and value is not ReferenceClient
-]
+from tests.zoo.rllink_client.catalogue import ZOO
 
 
 def test_zoo_is_big_enough() -> None:
@@ -31,14 +25,12 @@ async def test_reference_client_passes(grade_client: Grade, dialect: str) -> Non
     assert ("rllink-client.chunk.continuity" in passed) is (dialect == "msgpack")
 
 
-@pytest.mark.parametrize("client", ZOO, ids=lambda c: c.__name__)
-async def test_zoo_client_fails_its_clause(grade_client: Grade, client: type[ReferenceClient]) -> None:
-    clause: str = client.clause  # type: ignore[attr-defined]
-    phase: str = client.phase  # type: ignore[attr-defined]
-    verdict = Verdict(getattr(client, "verdict", "fail"))
-    report = await grade_client(client, phases=[phase], dialect=getattr(client, "dialect", "json"))
-    verdicts = {r.verdict for r in report.results.values() if r.clause_id == clause}
-    assert verdict in verdicts, [
+@pytest.mark.parametrize("name", list(ZOO))
+async def test_zoo_client_fails_its_clause(grade_client: Grade, name: str) -> None:
+    entry = ZOO[name]
+    report = await grade_client(entry.start, phases=list(entry.phases or ()), dialect=entry.dialect)
+    verdicts = {r.verdict for r in report.results.values() if r.clause_id == entry.clause}
+    assert entry.verdict in verdicts, [
         (r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict != "pass"
     ]
 

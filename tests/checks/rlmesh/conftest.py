@@ -16,14 +16,14 @@ START_TIMEOUT = 30.0
 
 
 class ServedEnv:
-    """`python -m tests.zoo.rlmesh_envs NAME` on a free loopback port, killed on close."""
+    """`python -m tests.zoo.rlmesh.envs NAME` on a free loopback port, killed on close."""
 
     def __init__(self, name: str, *flags: str, step_delay: float | None = None) -> None:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         if step_delay is not None:
             env["RLMESH_TEST_STEP_DELAY"] = str(step_delay)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.zoo.rlmesh_envs", name, *flags],
+            [sys.executable, "-m", "tests.zoo.rlmesh.envs", name, *flags],
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

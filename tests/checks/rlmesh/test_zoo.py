@@ -1,8 +1,8 @@
 """Broken rlmesh servers, each flagged with its exact clause and nothing unrelated.
 
 Two kinds: gymnasium envs with bugs served by the real `rlmesh` server
-(tests/zoo/rlmesh_envs.py), and faults the package cannot produce, from the
-hand-written grpcio server on our own protos (tests/zoo/rlmesh_handmade.py).
+(tests/zoo/rlmesh/envs.py), and faults the package cannot produce, from the
+hand-written grpcio server on our own protos (tests/zoo/rlmesh/handmade.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 from checks.core import Verdict, run_suite
 from checks.rlmesh import client
 from checks.rlmesh.suite import SUITE
-from tests.zoo import rlmesh_handmade
+from tests.zoo.rlmesh import handmade as rlmesh_handmade
+from tests.zoo.rlmesh.catalogue import ZOO
 
 OPTIONS = {"timeout": 3.0}
 
@@ -38,9 +39,9 @@ async def test_handmade_server_without_faults_passes_everything():
     assert "rlmesh.l2.lanes-overlap" in clauses_with(report, Verdict.PASS)
 
 
-@pytest.mark.parametrize("fault", sorted(rlmesh_handmade.FAULTS))
+@pytest.mark.parametrize("fault", sorted(name for name, entry in ZOO.items() if not entry.served))
 async def test_handmade_fault_is_flagged_with_its_clause(fault, monkeypatch):
-    expected = rlmesh_handmade.FAULTS[fault]
+    expected = ZOO[fault].clause
     if fault == "slot-leak":  # each later phase waits out the slot before giving up: keep that short
         monkeypatch.setattr(client, "JOIN_SLOT_WAIT", 0.3)
     # Lane overlap and step deadlines are judged only when a lane step is slow enough to measure.
@@ -51,15 +52,9 @@ async def test_handmade_fault_is_flagged_with_its_clause(fault, monkeypatch):
     finally:
         await server.stop(0)
     flagged = clauses_with(report, Verdict.FAIL) | clauses_with(report, Verdict.WARN)
-    assert flagged == {expected} | HANDMADE_CONSEQUENCES.get(fault, set()), failures(report)
+    assert flagged == {expected} | ZOO[fault].knock_on, failures(report)
     missed = Verdict.FAIL if SUITE.catalogue[expected].level == "MUST" else Verdict.WARN
     assert expected in clauses_with(report, missed)
-
-
-# fault -> failures that follow from the same bug, besides its own clause
-HANDMADE_CONSEQUENCES = {
-    "answers-after-timeout": {"rlmesh.e5.request-id-echo"},  # two answers for one request id
-}
 
 
 @pytest.mark.parametrize("variant", sorted(rlmesh_handmade.VARIANTS))
@@ -111,23 +106,10 @@ async def test_an_oversized_reply_is_not_judged_rather_than_failed():
     assert {"rlmesh.h1.compatible", "rlmesh.h1.spaces"} <= clauses_with(report, Verdict.PASS)
 
 
-# env name -> (the clause it must fail or warn, failures that follow from the same bug)
-SERVED_ZOO = {
-    "obs-out-of-bounds": ("rlmesh.v2.obs-in-space", set()),
-    "nan-reward": ("rlmesh.s1.reward-finite", set()),
-    "ignores-seed": ("rlmesh.s4.seeded-replay", {"rlmesh.s4.seed-all-lanes", "rlmesh.l1.partial-reset"}),
-    "info-not-a-map": ("rlmesh.s1.answered", set()),
-    "nan-observation": ("rlmesh.s1.answered", set()),
-    "render-raises": ("rlmesh.r1.render", set()),
-    "undeclared-render-mode": ("rlmesh.h1.render-mode-declared", set()),
-    "never-ends": ("rlmesh.s2.step-limit", set()),
-}
-
-
-@pytest.mark.parametrize("name", sorted(SERVED_ZOO))
+@pytest.mark.parametrize("name", sorted(name for name, entry in ZOO.items() if entry.served))
 async def test_broken_env_on_the_real_server_is_flagged(name, serve_env):
-    expected, consequences = SERVED_ZOO[name]
-    served = serve_env(name, step_delay=0)
+    expected, consequences = ZOO[name].clause, ZOO[name].knock_on
+    served = serve_env(ZOO[name].start, step_delay=0)
     report = await run_suite(SUITE, served.address, OPTIONS)
     flagged = next(
         r for r in report.results.values() if r.clause_id == expected and r.verdict in (Verdict.FAIL, Verdict.WARN)

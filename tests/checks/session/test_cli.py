@@ -14,7 +14,7 @@ import pytest
 
 from checks.session.backend import Backend
 from checks.session.reference import SessionServer, serve_app
-from tests.zoo.session_servers import ZOO
+from tests.zoo.session_server.catalogue import ZOO
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -47,12 +47,12 @@ def check(url: str) -> subprocess.CompletedProcess[str]:
     "name", ["short-session-ids", "records-keep-stream", "deep-rollback-accepted", "float32-samples"]
 )
 def test_a_broken_server_exits_1_naming_its_clause(name):
-    server_class, tree, clause = ZOO[name]
-    with served(server_class(tree)) as url:  # type: ignore[arg-type]
+    entry = ZOO[name]
+    with served(entry.start(entry.tree)) as url:
         result = check(url)
     fail_lines = [line for line in result.stdout.splitlines() if "FAIL" in line]
     assert result.returncode == 1, result.stdout + result.stderr
-    assert any(clause in line for line in fail_lines), result.stdout
+    assert any(entry.clause in line for line in fail_lines), result.stdout
 
 
 @pytest.mark.parametrize("tree", ["v1", "v2"])

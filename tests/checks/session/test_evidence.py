@@ -6,7 +6,7 @@ import pytest
 
 from checks.core import Report, Verdict, run_suite
 from checks.session.suite import SUITE
-from tests.zoo.session_servers import ZOO, start
+from tests.zoo.session_server.catalogue import ZOO, start
 
 
 def side_by_side_shown(report: Report, clause: str) -> list[str]:
@@ -46,7 +46,7 @@ def side_by_side_shown(report: Report, clause: str) -> list[str]:
     ],
 )
 async def test_failing_clause_shows_request_reply_and_record(name, phases):
-    _, _, clause = ZOO[name]
+    clause = ZOO[name].clause
     running = await start(name)
     try:
         report = await run_suite(SUITE, running.url, {"timeout": 5}, phases)

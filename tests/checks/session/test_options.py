@@ -9,8 +9,8 @@ from app.main import create_app
 from checks.core import Transcript
 from checks.http_options import HttpOptions
 from checks.openai.options import OpenAIChatOptions
-from checks.session.client import SessionClient
 from checks.session.options import SessionOptions
+from checks.session.routes import SessionClient
 from tests.app.helpers import service_settings
 
 

@@ -6,8 +6,8 @@ import pytest
 from checks.core import Outcome, Transcript, run_suite
 from checks.session.agent import run_schedule
 from checks.session.backend import token_logprob
-from checks.session.client import SessionClient
 from checks.session.reference import start_reference_server
+from checks.session.routes import SessionClient
 from checks.session.samples import decode_samples
 from checks.session.suite import SUITE
 

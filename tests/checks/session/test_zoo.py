@@ -5,14 +5,14 @@ import pytest
 from checks.core import Outcome, Verdict, run_suite
 from checks.session.suite import SUITE
 from tests.checks.session.test_evidence import side_by_side_shown
-from tests.zoo.session_servers import ZOO, start
+from tests.zoo.session_server.catalogue import ZOO, start
 
 SS_PHASES = ["health", "lifecycle", "records", "failures", "retry", "concurrency", "samples"]
 
 
 @pytest.mark.parametrize("name", list(ZOO))
 async def test_zoo_entry_fails_its_clause(name):
-    _, _, clause = ZOO[name]
+    clause = ZOO[name].clause
     running = await start(name)
     try:
         report = await run_suite(SUITE, running.url, {"timeout": 5}, SS_PHASES)

@@ -1,0 +1,356 @@
+"""What a run decides, written as it is decided: its clause results, transcripts, progress and end.
+
+`RunRecorder` is the `checks.core.Sink` of one run attempt. It hands every
+decided clause and transcript to the process's `GroupWriter`, which commits
+what all the runs decided meanwhile in one transaction (off the event loop),
+so progress is live and a crash loses nothing already written. Every write
+is fenced on the attempt's lease (`app.leases`). `EndWriter` records a run's
+end in one transaction with what goes with it: the attempt's end, the
+`on_end` hook (webhooks), pruning of old runs and the metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete, func, update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app import crud, leases
+from app.listening import Announcing, answered
+from app.metrics import Metrics
+from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
+from app.redaction import scrub
+from app.textsafe import storable
+from checks.core import ClauseResult, Outcome, RolledUp, Transcript, roll_up, truncate, verdict_counts
+
+
+def _run_counts(session: Session, run_id: int) -> dict[str, int]:
+    """Clauses per rolled-up verdict (zeros left out): progress and counts count clauses, not phase results."""
+    rows = session.exec(
+        select(ClauseResultRow.clause_id, ClauseResultRow.verdict)
+        .where(ClauseResultRow.run_id == run_id)
+        .order_by(col(ClauseResultRow.id))
+    ).all()
+    counts = verdict_counts(roll_up(rows, lambda row: (row[0], row[1])))
+    return {verdict: n for verdict, n in counts.items() if n}
+
+
+def transcript_row(session: Session, run_id: int, data: dict[str, Any]) -> TranscriptRow:
+    """The stored row of a transcript (`Transcript.to_dict()`), created or updated."""
+    row = session.exec(
+        select(TranscriptRow).where(TranscriptRow.run_id == run_id, TranscriptRow.number == data["id"])
+    ).first() or TranscriptRow(run_id=run_id, number=data["id"], phase=data["phase"][:64], label="")
+    row.label = truncate(data["label"], 400)
+    row.frames = data["frames"]
+    row.dropped = data["dropped"]
+    row.close_code = data["close_code"]
+    row.close_reason = data["close_reason"]
+    row.closed_by = (data["closed_by"] or None) and data["closed_by"][:16]
+    return row
+
+
+def _result_row(session: Session, run_id: int, data: dict[str, Any]) -> ClauseResultRow:
+    """The stored row of a clause result (`ClauseResult.to_dict()`), created or updated."""
+    row = session.exec(
+        select(ClauseResultRow).where(
+            ClauseResultRow.run_id == run_id,
+            ClauseResultRow.phase == data["phase"],
+            ClauseResultRow.clause_id == data["clause_id"],
+        )
+    ).first() or ClauseResultRow(
+        run_id=run_id, phase=data["phase"], clause_id=data["clause_id"], level=data["level"], verdict=""
+    )
+    row.level = data["level"]
+    row.verdict = data["verdict"]
+    row.expected = data["expected"]
+    row.actual = data["actual"]
+    row.duration = data["duration"]
+    row.checks = data["checks"]
+    row.transcript_ids = data["transcript_ids"]
+    row.decided_at = utcnow()
+    return row
+
+
+@dataclass
+class Batch:
+    """What one run decided since its last write, fenced on the attempt that decided it."""
+
+    run_id: int
+    attempt: int
+    results: list[dict[str, Any]]
+    transcripts: list[dict[str, Any]]
+    phase: str | None
+    finished_phases: list[str]
+    secrets: Sequence[str] = ()
+    announcement: dict[str, Any] | None = None
+
+
+def _write_one(session: Session, batch: Batch) -> None:
+    """Upsert results by (run, phase, clause) and transcripts by (run, number); update progress; no commit."""
+    if not leases.holds(session, batch.run_id, batch.attempt):
+        raise leases.LeaseLost(f"run {batch.run_id}: attempt {batch.attempt} no longer holds it")
+    results, transcripts = batch.results, batch.transcripts
+    if batch.secrets:
+        results, transcripts = scrub(results, batch.secrets), scrub(transcripts, batch.secrets)
+    results, transcripts = storable(results), storable(transcripts)
+    for data in transcripts:
+        session.add(transcript_row(session, batch.run_id, data))
+    for data in results:
+        session.add(_result_row(session, batch.run_id, data))
+    session.flush()
+    counts = _run_counts(session, batch.run_id)
+    values: dict[str, Any] = {"counts": counts, "decided_clauses": sum(counts.values())}
+    if batch.phase is not None:
+        values["current_phase"] = batch.phase
+    if batch.announcement is not None:
+        values["announcement"] = batch.announcement
+    if batch.finished_phases:
+        run = session.get(Run, batch.run_id)
+        done = list(run.finished_phases) if run is not None else []
+        values["finished_phases"] = done + [name for name in batch.finished_phases if name not in done]
+    session.exec(update(Run).where(col(Run.id) == batch.run_id).values(**values))
+
+
+def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseException]:
+    """Commit every batch in one transaction (a group commit); returns the errors by run id.
+
+    When the group fails, each batch is written alone, so one run whose lease
+    was lost (or whose data the database refuses) costs only that run.
+    """
+    try:
+        with Session(engine) as session:
+            for batch in batches:
+                _write_one(session, batch)
+            session.commit()
+        return {}
+    except Exception:
+        if len(batches) == 1:
+            raise
+    errors: dict[int, BaseException] = {}
+    for batch in batches:
+        try:
+            with Session(engine) as session:
+                _write_one(session, batch)
+                session.commit()
+        except Exception as exc:
+            errors[batch.run_id] = exc
+    return errors
+
+
+class GroupWriter:
+    """One writer for all the runs of a process: whatever they decided meanwhile goes in one commit.
+
+    A commit per clause per run on a single SQLite writer serialized the runs
+    behind each other; grouping keeps each decided clause durable within
+    milliseconds while the number of commits no longer grows with the runs.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._dirty: set[RunRecorder] = set()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def mark(self, recorder: RunRecorder) -> None:
+        self._dirty.add(recorder)
+        self._wake.set()
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._loop(), name="group-writer")
+
+    async def _loop(self) -> None:
+        while self._dirty:
+            await self._wake.wait()
+            self._wake.clear()
+            recorders, self._dirty = list(self._dirty), set()
+            taken = [(recorder, recorder.take()) for recorder in recorders]
+            batches = [batch for _, batch in taken if batch is not None]
+            try:
+                errors = await asyncio.to_thread(write_batches, self.engine, batches) if batches else {}
+            except Exception as exc:
+                errors = {batch.run_id: exc for batch in batches}
+            for recorder, batch in taken:
+                recorder.written(batch, errors.get(recorder.run_id))
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+class RunRecorder:
+    """A `checks.core.Sink` that persists what a run decides as soon as it is decided.
+
+    Sink calls arrive on the event loop; they keep the data and mark the
+    recorder dirty for the group writer. Transcript numbers are shifted past
+    those an earlier attempt of the run kept. `close()` waits until all of it
+    is written and raises what writing raised (`LeaseLost` when the attempt lost the run).
+    """
+
+    def __init__(
+        self,
+        writer: GroupWriter,
+        run_id: int,
+        attempt: int,
+        secrets: Sequence[str] = (),
+        transcript_offset: int = 0,
+    ) -> None:
+        self.writer = writer
+        self.run_id, self.attempt = run_id, attempt
+        self.secrets = list(secrets)
+        self.offset = transcript_offset
+        self.error: BaseException | None = None
+        self._results: dict[tuple[str, str], dict[str, Any]] = {}
+        self._transcripts: dict[int, dict[str, Any]] = {}
+        self._phase: str | None = None
+        self._finished: list[str] = []
+        self.announcing: Announcing | None = None  # listen-mode runs only
+        self._announcement: dict[str, Any] | None = None  # the newest, while the run waits on it
+        self._unwritten_announcement = False
+        self._pending = 0  # changes not yet committed
+        self._flushed = asyncio.Event()
+        self._flushed.set()
+
+    def announce(self, url: str, message: str) -> None:
+        if self.announcing is None:
+            return
+        self._announcement = self.announcing.stored(url, message)
+        self._unwritten_announcement = True
+        self._changed()
+
+    def _moved_on(self) -> None:
+        """Whatever the run records next means it stopped waiting on its announcement."""
+        if self._announcement is not None and self._announcement["waiting"]:
+            self._announcement = answered(self._announcement)
+            self._unwritten_announcement = True
+
+    def _changed(self) -> None:
+        self._pending += 1
+        self._flushed.clear()
+        self.writer.mark(self)
+
+    def result(self, result: ClauseResult) -> None:
+        self._moved_on()
+        data = result.to_dict()
+        data["transcript_ids"] = [number + self.offset for number in data["transcript_ids"]]
+        self._results[(result.phase, result.clause_id)] = data
+        self._changed()
+
+    def transcript(self, transcript: Transcript) -> None:
+        self._moved_on()
+        data = transcript.to_dict()
+        data["id"] += self.offset
+        self._transcripts[data["id"]] = data
+        self._changed()
+
+    def phase(self, name: str, state: str) -> None:
+        self._moved_on()
+        if state == "running":
+            self._phase = name
+        elif state == "done":
+            self._finished.append(name)
+        self._changed()
+
+    def take(self) -> Batch | None:
+        """What to write next (called by the group writer), or None when nothing changed."""
+        pending, self._pending = self._pending, 0
+        if not pending or self.error is not None:
+            return None
+        batch = Batch(
+            self.run_id,
+            self.attempt,
+            list(self._results.values()),
+            list(self._transcripts.values()),
+            self._phase,
+            self._finished,
+            self.secrets,
+            self._announcement if self._unwritten_announcement else None,
+        )
+        self._results, self._transcripts, self._phase, self._finished = {}, {}, None, []
+        self._unwritten_announcement = False
+        return batch
+
+    def written(self, batch: Batch | None, error: BaseException | None) -> None:
+        if error is not None and self.error is None:
+            self.error = error
+        if not self._pending or self.error is not None:
+            self._flushed.set()
+
+    async def close(self) -> None:
+        """Wait until everything decided so far is committed; raises what writing raised."""
+        await asyncio.shield(self._flushed.wait())
+        if self.error is not None:
+            raise self.error
+
+
+def prepare_attempt(engine: Engine, run_id: int, attempt: int) -> int:
+    """Drop what earlier attempts left of unfinished phases; returns the highest transcript number kept."""
+    with Session(engine) as session:
+        if not leases.holds(session, run_id, attempt):
+            raise leases.LeaseLost(f"run {run_id}: attempt {attempt} no longer holds it")
+        run = session.get(Run, run_id)
+        done = list(run.finished_phases) if run is not None else []
+        if attempt > 1:
+            session.exec(
+                delete(ClauseResultRow).where(
+                    col(ClauseResultRow.run_id) == run_id, col(ClauseResultRow.phase).not_in(done)
+                )
+            )
+            session.exec(
+                delete(TranscriptRow).where(col(TranscriptRow.run_id) == run_id, col(TranscriptRow.phase).not_in(done))
+            )
+        highest = session.exec(select(func.max(TranscriptRow.number)).where(TranscriptRow.run_id == run_id)).one()
+        session.commit()
+        return int(highest or 0)
+
+
+def stored_clauses(engine: Engine, run_id: int) -> list[RolledUp[ClauseResultRow]]:
+    """Every clause the run holds, across its attempts, rolled up over its phases."""
+    with Session(engine) as session:
+        rows = session.exec(
+            select(ClauseResultRow).where(ClauseResultRow.run_id == run_id).order_by(col(ClauseResultRow.id))
+        ).all()
+        session.expunge_all()
+    return roll_up(rows, lambda row: (row.clause_id, row.verdict))
+
+
+@dataclass
+class EndWriter:
+    """Writes a run's end, in the transaction that also ends the attempt, prunes old runs and counts it."""
+
+    engine: Engine
+    retention_runs: int = 500
+    metrics: Metrics = field(default_factory=Metrics)
+    on_end: Callable[[Session, Run], object] | None = None  # inside the transaction that ends a run
+
+    def write(
+        self, run_id: int, attempt: int, status: RunStatus, outcome: Outcome | None, message: str, elapsed: float
+    ) -> None:
+        with Session(self.engine) as session:
+            run = session.exec(select(Run).where(Run.id == run_id).with_for_update()).first()
+            if run is None:
+                return
+            if run.status in ENDED_STATUSES:  # cancelled by another path meanwhile: keep that
+                status, outcome, message = run.status, run.outcome, run.message
+            elif run.attempts != attempt:  # another attempt took over: it records the end
+                return
+            counts = _run_counts(session, run_id)
+            run.status, run.outcome, run.message = status, outcome, storable(message)
+            run.counts, run.decided_clauses = counts, sum(counts.values())
+            if status is RunStatus.FINISHED:
+                run.total_clauses = run.decided_clauses
+            run.current_phase, run.lease_until = None, None
+            run.finished_at = run.finished_at or utcnow()
+            session.add(run)
+            leases.end_attempt(session, run_id, attempt, str(run.status))
+            session.flush()
+            if self.on_end is not None:
+                self.on_end(session, run)
+            # In the same transaction, so whoever sees the run ended sees the pruning and the metrics too.
+            crud.prune_runs(session, run.target_id, self.retention_runs, commit=False)
+            self.metrics.run_ended(run.status, outcome, elapsed, Counter(counts))
+            session.commit()

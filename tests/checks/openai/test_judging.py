@@ -1,0 +1,206 @@
+"""The openai-chat judges on recorded replies: no server, no report, decisions with expected and actual."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from checks.http_client import Reply, StreamReply, parse_sse
+from checks.openai import judging
+from checks.openai.requests import TOOLS, UNICODE_TEXT
+from checks.openai.shapes import error_shape_problem, schema_problems
+from checks.openai.sse import assembled, stream_format_problems
+
+
+def completion(content: str = "Hello.", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
+        **extra,
+    }
+
+
+def reply(body: Any, status: int = 200, headers: list[tuple[str, str]] | None = None) -> Reply:
+    text = json.dumps(body)
+    default = [("content-type", "application/json"), ("content-length", str(len(text)))]
+    shown = default if headers is None else headers
+    return Reply(status, "application/json", text, body, True, headers=shown, raw_size=len(text))
+
+
+def stream_of(*chunks: Any, done: bool = True) -> StreamReply:
+    text = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + ("data: [DONE]\n\n" if done else "")
+    return StreamReply(200, "text/event-stream", events=parse_sse(text))
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+
+
+def test_a_chat_completion_holds_the_shape_and_reply_rules():
+    good = reply(completion())
+    assert judging.chat_shape(good).held
+    decisions = judging.reply_rules(good, max_tokens=16, honours_max_tokens=True)
+    assert [d.clause_id for d in decisions] == [
+        "openai.chat.finish-reason",
+        "openai.usage.consistent",
+        "openai.usage.within-max-tokens",
+        "openai.http.hygiene",
+    ]
+    assert all(d.held for d in decisions)
+
+
+def test_a_plain_text_content_type_misses_the_chat_shape():
+    bad = reply(completion())
+    bad.content_type = "text/plain"
+    decision = judging.chat_shape(bad)
+    assert decision.held is False and "content-type 'text/plain'" in decision.actual
+
+
+def test_usage_that_does_not_add_up_is_named():
+    body = completion(usage={"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 9})
+    usage = judging.reply_rules(reply(body), max_tokens=None, honours_max_tokens=True)[1]
+    assert usage.held is False and usage.actual == "total_tokens 9 != 5 + 2"
+
+
+def test_max_tokens_is_left_to_the_phase_when_not_honoured():
+    decisions = judging.reply_rules(reply(completion()), max_tokens=1, honours_max_tokens=False)
+    assert "openai.usage.within-max-tokens" not in [d.clause_id for d in decisions]
+    assert judging.max_tokens_compared(reply(completion()), 1)
+
+
+def test_hygiene_finds_a_wrong_content_length_and_repeated_headers():
+    headers = [("content-type", "application/json"), ("content-type", "text/plain"), ("content-length", "3")]
+    problems = judging.hygiene_problems(reply(completion(), headers=headers))
+    assert problems[0] == "2 content-type headers" and problems[1].startswith("content-length 3 but")
+
+
+def test_n_two_passes_with_two_indices_or_a_json_refusal():
+    two = completion()
+    two["choices"].append({**two["choices"][0], "index": 1})
+    assert judging.two_choices(reply(two)).held
+    assert judging.two_choices(reply({"error": {"message": "no"}}, status=400)).held
+    assert judging.two_choices(reply(completion())).held is False
+
+
+def test_unicode_is_judged_on_the_echo_only_for_an_echoing_target():
+    assert judging.unicode_round_trip(reply(completion(UNICODE_TEXT)), echoing=True).held
+    assert judging.unicode_round_trip(reply(completion("other")), echoing=False).held
+    assert judging.unicode_round_trip(reply(completion("other")), echoing=True).held is False
+    assert judging.unicode_round_trip(reply(completion("bad \ufffd")), echoing=False).held is False
+
+
+def tool_reply(arguments: str, finish: str = "tool_calls", call_id: str = "call_1") -> Reply:
+    call = {"id": call_id, "type": "function", "function": {"name": "get_weather", "arguments": arguments}}
+    body = completion()
+    body["choices"][0] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+        "finish_reason": finish,
+    }
+    return reply(body)
+
+
+def test_a_tool_call_is_judged_against_the_offered_schema():
+    assert judging.tool_call_shape(tool_reply('{"city": "Paris"}'), TOOLS).held
+    broken = judging.tool_call_shape(tool_reply('{"city": '), TOOLS)
+    assert broken.held is False and "not valid JSON" in broken.actual
+
+
+def test_a_truncated_call_passes_with_length_or_complete_arguments():
+    assert judging.truncated_call(tool_reply('{"ci', finish="length")).held
+    assert judging.truncated_call(tool_reply('{"city": "Paris"}')).held
+    assert judging.truncated_call(tool_reply('{"ci')).held is False
+
+
+def test_an_unknown_call_id_is_refused_or_noted_as_lenient():
+    assert judging.unknown_call_id(reply({"error": {}}, status=400), strict=True).held
+    assert judging.unknown_call_id(reply(completion()), strict=False).held is None
+    assert judging.unknown_call_id(reply(completion()), strict=True).held is False
+
+
+def test_an_invalid_request_refused_with_a_200_is_lenient_only_when_allowed():
+    accepted = judging.invalid_refused(reply(completion()), "n 0", lenient_ok=True, strict=False, error_shape="openai")
+    assert [d.held for d in accepted] == [None]
+    refused = reply({"error": {"message": "bad", "type": "invalid_request_error", "param": "n", "code": None}}, 422)
+    decisions = judging.invalid_refused(refused, "n 0", lenient_ok=True, strict=True, error_shape="openai")
+    assert [(d.clause_id, d.held) for d in decisions] == [
+        ("openai.errors.rejects-invalid", True),
+        ("openai.errors.status-400", False),
+        ("openai.errors.shape", True),
+    ]
+
+
+def test_error_shapes():
+    assert error_shape_problem({"error": "no"}, "miles") == ""
+    assert error_shape_problem({"error": "no"}, "openai").startswith("the body is not")
+    assert error_shape_problem({"error": {"message": "m", "type": "t"}}, "openai") == "error lacks param or code"
+
+
+def test_schema_problems_name_missing_extra_and_mistyped_arguments():
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+        "additionalProperties": False,
+    }
+    assert schema_problems({"city": "Paris"}, schema) == []
+    assert schema_problems({"town": 1}, schema) == ["required 'city' missing", "unexpected argument 'town'"]
+    assert schema_problems({"city": 3}, schema) == ["'city' is not a string"]
+    assert schema_problems([], schema) == ["the arguments are not a JSON object"]
+
+
+def test_a_well_formed_stream_assembles_to_the_json_reply():
+    stream = stream_of(
+        chunk({"role": "assistant", "content": "Hel"}),
+        chunk({"content": "lo."}, "stop"),
+        {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [], "usage": {}},
+    )
+    assert stream_format_problems(stream) == []
+    assert judging.stream_format(stream, "text").held
+    assert judging.usage_chunk(stream, asked=True).held
+    assert judging.usage_chunk(stream, asked=False).held is False
+    assert assembled(stream) == {"content": "Hello.", "tool_calls": [], "finish_reason": "stop"}
+    json_reply = reply(completion("Hello."))
+    assert judging.stream_equivalent(json_reply, stream, json_reply, "text").held
+
+
+def test_a_stream_without_done_or_role_is_named():
+    problems = stream_format_problems(stream_of(chunk({"content": "x"}, "stop"), done=False))
+    assert problems == ["the first delta has role None", "no data: [DONE]"]
+
+
+def test_two_json_replies_that_differ_leave_the_stream_unjudged():
+    stream = stream_of(chunk({"role": "assistant", "content": "a"}, "stop"))
+    noted = judging.stream_equivalent(reply(completion("a")), stream, reply(completion("b")), "text")
+    assert noted.held is None and noted.judged
+    failed = judging.stream_equivalent(reply({}, status=500), stream, reply(completion()), "text")
+    assert not failed.judged and failed.actual.startswith("text: the JSON replies failed")
+
+
+def test_parallel_answers_catch_a_swapped_nonce():
+    codes = ["n0000000001", "n0000000002"]
+    replies = [reply(completion(f"say {codes[1]}", id="a")), reply(completion(f"say {codes[0]}", id="b"))]
+    decision = judging.parallel_answers(codes, replies, echoing=True)
+    assert decision.held is False and "carries ['n0000000002']" in decision.actual
+
+
+def test_repeats_that_diverge_are_shown():
+    replies = [reply(completion("a")), reply(completion("a")), reply(completion("b"))]
+    diverged, rate = judging.divergence(replies)
+    assert diverged == [2] and rate == "1/3 repeats diverged from the first"
+    decisions = judging.repeats_identical(replies, ("openai.determinism.repeat",))
+    assert decisions[0].held is False
+    assert decisions[0].actual.startswith("1/3 repeats diverged from the first; repeat 2:")
+
+
+def test_context_overflow_accepts_a_refusal_or_a_length_cut():
+    cut = completion()
+    cut["choices"][0]["finish_reason"] = "length"
+    assert judging.context_overflow(reply(cut), 100).held
+    assert judging.context_overflow(reply({"error": {}}, status=400), 100).held
+    assert judging.context_overflow(reply(completion()), 100).held is False

@@ -1,0 +1,56 @@
+"""Markers set by where a test is, so a run can select with `-m "not realpeer and not slow"`.
+
+Markers only select: a plain `pytest` still runs everything.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+# Test files that drive a third-party implementation of a protocol, and which one.
+REAL_PEER_FILES = {
+    "tests/checks/rllink/test_rllib.py": "RLlib (RLCONFORM_RLLIB_PYTHON)",
+    "tests/checks/rllink_client/test_rllib_client.py": "RLlib (RLCONFORM_RLLIB_PYTHON)",
+    "tests/checks/rlmesh/test_real_peers.py": "the rlmesh package's server",
+    "tests/checks/openenv/test_conforming.py": "openenv-core's server",
+    "tests/checks/openenv/test_cli.py": "openenv-core's server",
+    "tests/checks/openenv/test_zoo.py": "openenv-core's server",
+    "tests/checks/parity/test_env_scripts.py": "openenv-core's and the rlmesh package's servers",
+}
+# Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
+REAL_PEER_FIXTURES = {"serve_env", "cartpole", "lanes", "vector"}
+# (test file, words in the test's name) for files that test a real peer alongside their own.
+REAL_PEER_TESTS = {("tests/checks/openai/test_peers.py", "llmock")}
+
+# Tests measured at over about ten seconds (`--durations=30`), by file and name: a name without
+# parameters marks every case, one with them (`name[case]`) only that case.
+SLOW_TESTS = {
+    ("tests/checks/plugrl/test_hostile.py", "test_cli_until_stop_ends_well_within_its_deadlines"),
+    ("tests/checks/session/test_cli.py", "test_a_broken_server_exits_1_naming_its_clause"),
+    ("tests/checks/session/test_cli.py", "test_the_reference_exits_0"),
+    ("tests/checks/openenv/test_zoo.py", "test_broken_server_is_flagged_with_its_clause[slow-reset]"),
+    (
+        "tests/checks/openenv/test_robustness.py",
+        "test_a_reply_later_than_the_timeout_loses_its_session_and_stops_each_phase_there",
+    ),
+}
+
+
+def _where(item: pytest.Item) -> tuple[str, str]:
+    path = item.nodeid.split("::", 1)[0]
+    return path, getattr(item, "originalname", item.name)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path, name = _where(item)
+        fixtures = set(getattr(item, "fixturenames", ()))
+        real_peer = (
+            path in REAL_PEER_FILES
+            or fixtures & REAL_PEER_FIXTURES
+            or any(path == where and word in name for where, word in REAL_PEER_TESTS)
+        )
+        if real_peer:
+            item.add_marker(pytest.mark.realpeer)
+        if (path, name) in SLOW_TESTS or (path, item.name) in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

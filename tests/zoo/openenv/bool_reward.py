@@ -1,0 +1,19 @@
+"""An env that scores with booleans: the /ws frame carries reward true, not a number.
+
+Broken clause: openenv.ws.reward.
+"""
+
+from __future__ import annotations
+
+from tests.checks.openenv.envs import QuizEnv, quiz_app
+
+
+class BooleanRewardQuizEnv(QuizEnv):
+    def step(self, action, timeout_s=None, **kwargs):
+        observation = super().step(action, timeout_s, **kwargs)
+        observation.reward = bool(observation.reward)
+        return observation
+
+
+def make_app():
+    return quiz_app(BooleanRewardQuizEnv)

@@ -1,0 +1,118 @@
+"""The OpenEnv zoo: servers that conform except for ONE fault each.
+
+Each module serves one: most are openenv-core's own server over a broken env
+(`tests/checks/openenv/envs.py`), the rest the hand-written server in
+`handmade.py` with one quirk. `start` is the module's `make_app`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from checks.core import Verdict
+from tests.zoo.entry import ZooEntry
+from tests.zoo.openenv import (
+    app_heartbeat,
+    bool_reward,
+    capacity_one,
+    close_reply,
+    closes_on_unknown_type,
+    counts_refused_steps,
+    crashes_on_odd_action,
+    dies_on_binary,
+    flat_envelope,
+    greets_on_connect,
+    health_500,
+    ignores_episode_id,
+    ignores_seed,
+    ignores_task_id,
+    leaky_sessions,
+    mcp_500,
+    mcp_not_jsonrpc,
+    mcp_other_code,
+    never_done,
+    no_capacity_reached,
+    nondeterministic,
+    schema_drift,
+    serial_sessions,
+    session_elsewhere,
+    shared_rng,
+    skips_seed_zero,
+    slot_leak,
+    slow_metadata,
+    slow_reset,
+    stale_step_count,
+    step_count_off,
+    wrong_validation_code,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenEnvEntry(ZooEntry):
+    """A broken OpenEnv server; `start()` is its ASGI app."""
+
+    verdict: Verdict = Verdict.FAIL  # WARN: a SHOULD, which passes the run and fails only the strict gate
+    named: str | None = None  # the finding names the culprit, e.g. the refused property
+    run_as_process: bool = False  # served by `python -m` its module: the checker's hostile input may end it
+
+
+ZOO: dict[str, OpenEnvEntry] = {
+    "app-heartbeat": OpenEnvEntry(app_heartbeat.make_app, "openenv.ws.unprompted"),
+    "bool-reward": OpenEnvEntry(bool_reward.make_app, "openenv.ws.reward"),
+    "capacity-one": OpenEnvEntry(capacity_one.make_app, "openenv.capacity.group", options={"group_size": 5}),
+    "close-reply": OpenEnvEntry(close_reply.make_app, "openenv.close.clean"),
+    "closes-on-unknown-type": OpenEnvEntry(closes_on_unknown_type.make_app, "openenv.errors.unknown-type"),
+    "counts-refused-steps": OpenEnvEntry(
+        counts_refused_steps.make_app, "openenv.action.not-executed", knock_on=frozenset({"openenv.state.step-count"})
+    ),
+    "crashes-on-odd-action": OpenEnvEntry(
+        crashes_on_odd_action.make_app,
+        "openenv.action.rejected",
+        knock_on=frozenset({"openenv.http.invalid-action"}),
+        options={"actions": [{"answer": "paris"}, {"answer": 0}]},
+    ),
+    "dies-on-binary": OpenEnvEntry(
+        dies_on_binary.make_app,
+        "openenv.survive.hostile",
+        knock_on=frozenset({"openenv.survive.clean-end"}),
+        run_as_process=True,
+    ),
+    "flat-envelope": OpenEnvEntry(flat_envelope.make_app, "openenv.ws.envelope"),
+    "greets-on-connect": OpenEnvEntry(greets_on_connect.make_app, "openenv.ws.unprompted", options={"group_size": 3}),
+    "health-500": OpenEnvEntry(health_500.make_app, "openenv.discover.health"),
+    "ignores-episode-id": OpenEnvEntry(ignores_episode_id.make_app, "openenv.state.episode-id"),
+    "ignores-seed": OpenEnvEntry(ignores_seed.make_app, "openenv.reset.seed"),
+    "ignores-task-id": OpenEnvEntry(ignores_task_id.make_app, "openenv.reset.task-id"),
+    "leaky-sessions": OpenEnvEntry(leaky_sessions.make_app, "openenv.isolation.sessions"),
+    "mcp-500": OpenEnvEntry(mcp_500.make_app, "openenv.mcp.error-object"),
+    "mcp-not-jsonrpc": OpenEnvEntry(mcp_not_jsonrpc.make_app, "openenv.mcp.error-object"),
+    "mcp-other-code": OpenEnvEntry(mcp_other_code.make_app, "openenv.mcp.error-code", verdict=Verdict.WARN),
+    "never-done": OpenEnvEntry(
+        never_done.make_app, "openenv.termination.within-budget", options={"expected_reward": None, "max_steps": 6}
+    ),
+    "no-capacity-reached": OpenEnvEntry(
+        no_capacity_reached.make_app, "openenv.capacity.reached", options={"group_size": 2}
+    ),
+    "nondeterministic": OpenEnvEntry(
+        nondeterministic.make_app,
+        "openenv.determinism.sequential",
+        knock_on=frozenset({"openenv.determinism.group", "openenv.reset.seed-replay"}),
+    ),
+    "schema-drift": OpenEnvEntry(schema_drift.make_app, "openenv.schema.action-accepted", named="'hint'"),
+    "serial-sessions": OpenEnvEntry(
+        serial_sessions.make_app, "openenv.concurrency.overlap", options={"group_size": 5}, verdict=Verdict.WARN
+    ),
+    "session-elsewhere": OpenEnvEntry(
+        session_elsewhere.make_app, "openenv.ws.handshake", knock_on=frozenset({"openenv.capacity.group"})
+    ),
+    "shared-rng": OpenEnvEntry(
+        shared_rng.make_app, "openenv.determinism.group", knock_on=frozenset({"openenv.isolation.sessions"})
+    ),
+    "skips-seed-zero": OpenEnvEntry(skips_seed_zero.make_app, "openenv.reset.seed-replay"),
+    "slot-leak": OpenEnvEntry(slot_leak.make_app, "openenv.close.frees-slot", options={"group_size": 3}),
+    "slow-metadata": OpenEnvEntry(slow_metadata.make_app, "openenv.discover.metadata", options={"timeout": 2.0}),
+    "slow-reset": OpenEnvEntry(slow_reset.make_app, "openenv.ws.reply-in-time", options=slow_reset.OPTIONS),
+    "stale-step-count": OpenEnvEntry(stale_step_count.make_app, "openenv.state.step-count"),
+    "step-count-off": OpenEnvEntry(step_count_off.make_app, "openenv.state.step-count"),
+    "wrong-validation-code": OpenEnvEntry(wrong_validation_code.make_app, "openenv.action.rejected"),
+}

@@ -1,0 +1,336 @@
+"""A hand-written OpenEnv-speaking quiz server over FastAPI, with switches for breaking it.
+
+openenv-core cannot be made to send a flattened envelope, a wrong error code
+or no CAPACITY_REACHED, so the zoo entries that need those are this server
+with one quirk switched on. With no quirk it conforms (the tests check that
+too, so every zoo finding comes from its quirk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+TASKS = {"t1": ("capital of France?", "paris"), "t2": ("2+2?", "4")}
+
+
+class QuizAction(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: str = Field(min_length=1, max_length=64)
+    confidence: int = Field(50, ge=0, le=100)
+
+
+class AdvertisedQuizAction(QuizAction):
+    """What /schema shows under the `advertise_hint` quirk: one optional member more than /ws accepts."""
+
+    hint: str | None = Field(None, max_length=32)
+
+
+class QuizObservation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    done: bool = False
+    reward: float | None = None
+    prompt: str = ""
+    feedback: str = ""
+    nonce: float = 0.0
+
+
+class QuizState(BaseModel):
+    episode_id: str | None = None
+    step_count: int = Field(0, ge=0)
+
+
+@dataclass(frozen=True)
+class Quirks:
+    flat_envelope: bool = False  # observation fields straight in data
+    validation_code: str = "VALIDATION_ERROR"  # the code sent for a refused action
+    capacity: int = 8
+    capacity_frame: bool = True  # False: close with 1013 and no CAPACITY_REACHED frame
+    free_slot_on_disconnect: bool = True  # False: only a close message frees the slot
+    health_status: int = 200
+    reply_to_close: bool = False  # answer a close message with a frame before closing
+    first_step_count: int = 0  # what step_count says right after a reset
+    close_on_unknown_type: bool = False  # end the session with 1011 on an unknown type
+    exit_on_binary: bool = False  # the whole process exits on a binary frame
+    keep_step_count: bool = False  # a reset leaves step_count where the last episode left it
+    reseed_if_truthy: bool = False  # `if seed:` skips seed 0, so the RNG runs on from the last episode
+    idle_heartbeat: float | None = None  # seconds of silence after which an application "heartbeat" goes out
+    greeting: bool = False  # a "hello" frame as soon as the socket opens
+    integer_rewards: bool = False  # rewards 1 and 0 instead of 1.0 and 0.0 (legal: JSON numbers)
+    feedback_padding: int = 0  # characters added to every step's feedback (legal: large observations)
+    slow_metadata: bool = False  # /metadata trickles a byte every 0.2 s and never finishes
+    metadata_body: str | None = None  # the raw JSON text /metadata answers with
+    count_refused_steps: bool = False  # step_count goes up before the action is validated
+    ws_path: str = "/ws"  # where the session endpoint is served
+    ws_reset_delay: float = 0.0  # seconds a /ws reset takes before its reply (the session waits meanwhile)
+    mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
+    advertise_hint: bool = False  # /schema.action lists an optional `hint` that /ws refuses
+    mcp: str | None = None  # POST /mcp: None (not served), "jsonrpc", "crash", "plain" or "other-code"
+
+
+class Episode:
+    def __init__(self, quirks: Quirks) -> None:
+        self.quirks = quirks
+        self.task, self.rng = "t1", random.Random(0)
+        self.state = QuizState(episode_id="fresh", step_count=quirks.first_step_count)
+
+    def reset(self, data: dict[str, Any]) -> QuizObservation:
+        task = data.get("task_id", "t1")
+        self.task = task if task in TASKS else "t1"
+        seed = data.get("seed")
+        if seed or not self.quirks.reseed_if_truthy:
+            self.rng = random.Random(seed if isinstance(seed, int) else 0)
+        kept = self.state.step_count if self.quirks.keep_step_count else self.quirks.first_step_count
+        self.state = QuizState(episode_id=str(data.get("episode_id") or "episode"), step_count=kept)
+        return QuizObservation(prompt=TASKS[self.task][0])
+
+    def step(self, action: QuizAction) -> QuizObservation:
+        if action.answer == "boom":
+            raise RuntimeError("simulated env crash")
+        self.state.step_count += 1
+        correct = action.answer.strip().lower() == TASKS[self.task][1]
+        feedback = ("correct" if correct else "wrong") + "." * self.quirks.feedback_padding
+        return QuizObservation(
+            prompt="", feedback=feedback, nonce=self.rng.random(), done=True, reward=1.0 if correct else 0.0
+        )
+
+
+def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
+    fields = observation.model_dump(exclude={"done", "reward"})
+    reward = observation.reward
+    if quirks.integer_rewards and reward is not None:
+        reward = int(reward)
+    if quirks.flat_envelope:
+        return {**fields, "reward": reward, "done": observation.done}
+    return {"observation": fields, "reward": reward, "done": observation.done}
+
+
+def error(code: str, message: str, **extra: Any) -> str:
+    return json.dumps({"type": "error", "data": {"message": message, "code": code, **extra}})
+
+
+def build_app(quirks: Quirks = Quirks()) -> FastAPI:
+    app = FastAPI(title="handmade quiz", version="1.0.0")
+    add_http_routes(app, quirks)
+    app.websocket(quirks.ws_path)(ws_endpoint(quirks))
+    return app
+
+
+def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
+    @app.get("/health")
+    def health(response: Response) -> dict[str, str]:
+        response.status_code = quirks.health_status
+        return {"status": "healthy" if quirks.health_status == 200 else "unhealthy"}
+
+    @app.get("/metadata")
+    def metadata() -> Any:
+        if quirks.slow_metadata:
+            return StreamingResponse(trickle(), media_type="application/json")
+        if quirks.metadata_body is not None:
+            return Response(quirks.metadata_body, media_type="application/json")
+        return {"name": "HandmadeQuiz", "description": "a quiz served without openenv-core"}
+
+    @app.get("/schema")
+    def schema() -> dict[str, Any]:
+        return {
+            "action": (AdvertisedQuizAction if quirks.advertise_hint else QuizAction).model_json_schema(),
+            "observation": QuizObservation.model_json_schema(),
+            "state": QuizState.model_json_schema(),
+        }
+
+    if quirks.mcp is not None:
+        app.post("/mcp")(mcp_endpoint(quirks.mcp))
+
+    @app.post("/reset")
+    def http_reset(body: dict[str, Any]) -> dict[str, Any]:
+        return {**envelope(Episode(quirks).reset(body), Quirks()), "reward": None}
+
+    @app.post("/step")
+    def http_step(body: dict[str, Any], response: Response) -> dict[str, Any]:
+        try:
+            action = QuizAction.model_validate(body.get("action"))
+        except ValidationError as exc:
+            response.status_code = 422
+            return {"detail": json.loads(exc.json())}
+        episode = Episode(quirks)
+        episode.reset({})
+        return envelope(episode.step(action), Quirks())
+
+    @app.get("/state")
+    def http_state() -> dict[str, Any]:
+        return Episode(quirks).state.model_dump()
+
+
+class EndSession(Exception):
+    """The session ends here; `close_code` None means the socket was already dealt with."""
+
+    def __init__(self, close_code: int | None) -> None:
+        super().__init__(close_code)
+        self.close_code = close_code
+
+
+def ws_endpoint(quirks: Quirks) -> Any:
+    slots = {"active": 0}
+
+    async def ws(websocket: WebSocket) -> None:
+        await websocket.accept()
+        if slots["active"] >= quirks.capacity:
+            await refuse_at_capacity(websocket, quirks, slots["active"])
+            return
+        slots["active"] += 1
+        holds_slot = True  # until a close message or hostile input ends the session here
+        try:
+            episode = Episode(quirks)
+            if quirks.greeting:
+                await websocket.send_text(json.dumps({"type": "hello", "data": {"server": "handmade quiz"}}))
+            try:
+                while True:
+                    reply = await answer_frame(websocket, episode, quirks)
+                    if reply is not None:
+                        await websocket.send_text(reply)
+            except EndSession as end:
+                if end.close_code is None:
+                    return
+            slots["active"] -= 1
+            holds_slot = False
+            await websocket.close(1000)
+        except Exception:  # the client went away (or sent something the socket layer refused)
+            if holds_slot and quirks.free_slot_on_disconnect:
+                slots["active"] -= 1
+
+    return ws
+
+
+async def refuse_at_capacity(websocket: WebSocket, quirks: Quirks, active: int) -> None:
+    if quirks.capacity_frame:
+        await websocket.send_text(
+            error("CAPACITY_REACHED", "at capacity", active_sessions=active, max_sessions=quirks.capacity)
+        )
+        await websocket.close(1000)
+    else:
+        await websocket.close(1013)
+
+
+async def answer_frame(websocket: WebSocket, episode: Episode, quirks: Quirks) -> str | None:
+    """The reply to the client's next frame (None: nothing to send); EndSession when the session ends."""
+    frame = await receive_or_heartbeat(websocket, quirks.idle_heartbeat)
+    if frame["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(frame.get("code", 1000))
+    if frame.get("text") is None:
+        if quirks.exit_on_binary:
+            os._exit(3)
+        await websocket.send_text(error("SESSION_ERROR", "binary frames are not spoken here"))
+        raise EndSession(1000)
+    try:
+        message = json.loads(frame["text"])
+    except ValueError as exc:
+        return error("INVALID_JSON", f"Invalid JSON: {exc}")
+    if not isinstance(message, dict):
+        if quirks.mute_on_non_object:
+            await ignore_until_disconnect(websocket)
+        await websocket.send_text(error("SESSION_ERROR", "a message must be an object"))
+        raise EndSession(1000)
+    return await answer_message(websocket, episode, quirks, message)
+
+
+async def answer_message(websocket: WebSocket, episode: Episode, quirks: Quirks, message: dict[str, Any]) -> str:
+    kind = message.get("type")
+    if kind == "close":
+        if quirks.reply_to_close:
+            await websocket.send_text(json.dumps({"type": "closed", "data": {}}))
+        raise EndSession(1000)
+    if kind == "reset":
+        await asyncio.sleep(quirks.ws_reset_delay)
+        raw_data = message.get("data")
+        data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+        reply: dict[str, Any] | str = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
+    elif kind == "step":
+        reply = answer_step(episode, message.get("data"), quirks)
+    elif kind == "state":
+        reply = {"type": "state", "data": episode.state.model_dump()}
+    elif quirks.close_on_unknown_type:
+        await websocket.close(1011)
+        raise EndSession(None)
+    else:
+        return error("UNKNOWN_TYPE", f"Unknown message type: {kind}")
+    return reply if isinstance(reply, str) else json.dumps(reply)
+
+
+def mcp_endpoint(mode: str) -> Any:
+    """POST /mcp speaking no tools: "jsonrpc" answers bad input as JSON-RPC 2.0 requires, the others do not."""
+
+    async def mcp(request: Request) -> Any:
+        raw = await request.body()
+        if mode == "crash":
+            json.loads(raw)  # unguarded: a body that is not JSON becomes a 500
+            return JSONResponse({"detail": "bad request"}, status_code=400)
+        if mode == "plain":
+            return JSONResponse({"detail": "bad request"}, status_code=400)
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            message, code = None, -32700
+        else:
+            code = -32600 if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" else -32601
+        if mode == "other-code":
+            code = -32603
+        return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": "no such request"}}
+
+    return mcp
+
+
+async def trickle():
+    for _ in range(10_000):
+        yield b" "
+        await asyncio.sleep(0.2)
+
+
+async def receive_or_heartbeat(websocket: WebSocket, idle: float | None) -> dict[str, Any]:
+    """The next client frame; with `idle` set, a heartbeat goes out whenever the client is silent that long."""
+    receiving = asyncio.ensure_future(websocket.receive())
+    while idle is not None:
+        done, _ = await asyncio.wait({receiving}, timeout=idle)
+        if done:
+            break
+        await websocket.send_text(json.dumps({"type": "heartbeat", "data": {}}))
+    return dict(await receiving)
+
+
+async def ignore_until_disconnect(websocket: WebSocket) -> None:
+    while (await websocket.receive())["type"] != "websocket.disconnect":
+        pass
+    raise WebSocketDisconnect(1000)
+
+
+def answer_step(episode: Episode, data: Any, quirks: Quirks) -> dict[str, Any] | str:
+    try:
+        action = QuizAction.model_validate(data)
+    except ValidationError as exc:
+        if quirks.count_refused_steps:
+            episode.state.step_count += 1
+        return error(quirks.validation_code, "Invalid message", errors=json.loads(exc.json()))
+    try:
+        return {"type": "observation", "data": envelope(episode.step(action), quirks)}
+    except Exception as exc:  # the env's own failure, reported and survived
+        return error("EXECUTION_ERROR", str(exc))
+
+
+def serve_forever(app: FastAPI) -> None:
+    """Bind a free 127.0.0.1 port, print it, and serve until killed (for zoo entries run as processes)."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    sys.stdout.flush()
+    uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off")).run(sockets=[sock])
