@@ -314,12 +314,21 @@ class OrsServer:
         task_id = body.get("task_id")
         if task_id is not None:
             if task_id not in self.tasks:
-                return self.event_stream([sse("error", "unknown task_id")])
-            return self.event_stream(self.result_events(task_id))
+                return self.call_stream([self.error_event("unknown task_id")])
+            return self.call_stream(self.result_events(task_id))
         task_id = uuid.uuid4().hex
         running = asyncio.ensure_future(self.run_tool(episode, body["name"], body["input"]))
         self.tasks[task_id] = (running, time.monotonic())
-        return self.event_stream(self.result_events(task_id))
+        return self.call_stream(self.result_events(task_id))
+
+    def call_stream(self, events: Any) -> Response:
+        return self.event_stream(events)
+
+    def task_id_event(self, task_id: str) -> bytes:
+        return sse("task_id", task_id)
+
+    def error_event(self, message: str) -> bytes:
+        return sse("error", message)
 
     def forget_old_results(self) -> None:
         now = time.monotonic()
@@ -328,7 +337,7 @@ class OrsServer:
                 del self.tasks[task_id]
 
     async def result_events(self, task_id: str) -> AsyncIterator[bytes]:
-        yield sse("task_id", task_id)
+        yield self.task_id_event(task_id)
         running = self.tasks[task_id][0]
         while not running.done():
             with contextlib.suppress(TimeoutError):
@@ -338,7 +347,7 @@ class OrsServer:
         try:
             result = running.result()
         except Exception as exc:  # a tool's failure is the stream's error event, whatever it was
-            yield sse("error", str(exc) or type(exc).__name__)
+            yield self.error_event(str(exc) or type(exc).__name__)
             return
         for event in self.encode_result(json.dumps(result)):
             yield event
@@ -348,7 +357,7 @@ class OrsServer:
         pieces = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)] or [""]
         return [sse("chunk", piece) for piece in pieces[:-1]] + [sse("end", pieces[-1])]
 
-    def event_stream(self, events: Any) -> Response:
+    def event_stream(self, events: Any, media_type: str = "text/event-stream; charset=utf-8") -> Response:
         async def each() -> AsyncIterator[bytes]:
             if isinstance(events, list):
                 for event in events:
@@ -358,7 +367,7 @@ class OrsServer:
                     yield event
 
         headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
-        return StreamingResponse(each(), media_type="text/event-stream; charset=utf-8", headers=headers)
+        return StreamingResponse(each(), media_type=media_type, headers=headers)
 
 
 @dataclass
