@@ -24,6 +24,10 @@ async def test_zoo_entry_is_flagged_with_its_clause_only(name):
         await running.close()
     missed = {r.clause_id for r in report.results.values() if r.verdict in MISSED}
     errors = {r.clause_id: r.actual for r in report.results.values() if r.verdict is Verdict.ERROR}
-    assert entry.clause in missed, (name, missed, [r.to_dict() for r in report.results.values() if r.clause_id == entry.clause])
+    assert entry.clause in missed, (
+        name,
+        missed,
+        [r.to_dict() for r in report.results.values() if r.clause_id == entry.clause],
+    )
     assert missed - {entry.clause} - entry.knock_on == set(), (name, missed)
     assert errors == {}, (name, errors)

@@ -52,7 +52,9 @@ class BrokenOrsServer(OrsServer):
 
     async def tools(self, request: Request) -> Response:
         if self.fault == "tools-without-description":
-            return JSONResponse({"tools": [{k: v for k, v in t.items() if k != "description"} for t in reference.TOOLS]})
+            return JSONResponse(
+                {"tools": [{k: v for k, v in t.items() if k != "description"} for t in reference.TOOLS]}
+            )
         return await super().tools(request)
 
     async def splits(self, request: Request) -> Response:
