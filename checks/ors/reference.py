@@ -197,14 +197,14 @@ class OrsServer:
         tasks, index = self.split_tasks(body["split"]), body.get("index")
         if not isinstance(index, int) or not -len(tasks) <= index < len(tasks):
             raise Refusal(400, "Invalid index")
-        return JSONResponse({"task": tasks[index]})
+        return JSONResponse({"task": tasks[index], "env_name": ENV})  # env_name: openreward's client reads it
 
     async def task_range(self, request: Request) -> Response:
         body = await self.split_body(request, {"split", "start", "stop"})
         start, stop = body.get("start"), body.get("stop")
         if not all(bound is None or isinstance(bound, int) for bound in (start, stop)):
             raise Refusal(400, "Invalid index range")
-        return JSONResponse({"tasks": self.split_tasks(body["split"])[start:stop]})
+        return JSONResponse({"tasks": self.split_tasks(body["split"])[start:stop], "env_name": ENV})
 
     # -- sessions
 
