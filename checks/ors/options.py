@@ -50,7 +50,7 @@ class OrsState:
     env: str | None = None
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     split: str | None = None
-    chunked_seen: bool = False  # a call stream of this run carried chunk events (judged where it came)
+    http: Any = None  # the run's one OrsClient (routes.client makes it; routes.close_state closes it)
 
 
 Ctx = PhaseContext[OrsOptions, OrsState]

@@ -6,14 +6,15 @@ read whole (or cut by `until`) and parsed by `judging.parse_stream`.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from checks.errors import PhaseStopped
 from checks.http_client import HttpClient, Reply
 from checks.ors.judging import OrsStream, input_for, parse_stream, sid_of
-from checks.ors.options import Ctx
+from checks.ors.options import Ctx, OrsState
 
 
 class OrsClient(HttpClient):
@@ -60,11 +61,23 @@ class OrsClient(HttpClient):
         return sid
 
 
-def client(ctx: Ctx, label: str) -> OrsClient:
-    """A client for the target with its own transcript in the current phase."""
-    http = OrsClient(ctx.url, ctx.report.transcript(label), ctx.timeout, ctx.options, ensure_ascii=False)
-    http.env = ctx.state.env or ""
-    return http
+@contextlib.asynccontextmanager
+async def client(ctx: Ctx, label: str) -> AsyncIterator[OrsClient]:
+    """The run's one client (made on first use, closed by `close_state`) with a new transcript for this phase.
+
+    One client for the whole run: making an httpx client builds a TLS context, which costs more than
+    a phase's requests against a local server."""
+    if ctx.state.http is None:
+        ctx.state.http = OrsClient(ctx.url, ctx.report.transcript(label), ctx.timeout, ctx.options, ensure_ascii=False)
+    http = ctx.state.http
+    http.transcript, http.timeout, http.env = ctx.report.transcript(label), ctx.timeout, ctx.state.env or ""
+    yield http
+
+
+async def close_state(state: OrsState) -> None:
+    if state.http is not None:
+        await state.http.close()
+        state.http = None
 
 
 async def learn(ctx: Ctx, http: OrsClient) -> None:

@@ -11,6 +11,7 @@ from checks.ors.phase_errors import ERRORS_CLAUSES, errors_phase
 from checks.ors.phase_finished import FINISHED_CLAUSES, finished_phase
 from checks.ors.phase_keepalive import KEEPALIVE_CLAUSES, keepalive_phase, keepalive_waits
 from checks.ors.phase_sessions import SESSIONS_CLAUSES, sessions_phase
+from checks.ors.routes import close_state
 
 PHASES = (
     Phase(
@@ -56,6 +57,7 @@ SUITE = Suite(
     phases=PHASES,
     catalogue=CATALOGUE,
     new_state=OrsState,
+    close_state=close_state,
     spec_version="ORS (openrewardstandard.io, 2026 docs)",
     url_example="http://127.0.0.1:8080",
 )

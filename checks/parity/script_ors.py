@@ -16,7 +16,7 @@ import pydantic
 from checks.core import PhaseContext, Report
 from checks.ors.judging import result_of
 from checks.ors.options import OrsOptions, OrsState
-from checks.ors.routes import client, learn, tool_call
+from checks.ors.routes import client, close_state, learn, tool_call
 from checks.parity.projections import Projection
 from checks.parity.script import NotRecorded, Observed, ParityOptions
 
@@ -56,6 +56,12 @@ class OrsScript:
     async def observe(self, url: str, options: OrsParityOptions, report: Report) -> Observed:
         suite_options = OrsOptions(timeout=options.timeout, env=options.env, split=options.split)
         ctx = PhaseContext(url, suite_options, report, OrsState())
+        try:
+            return await self._observe(ctx, options)
+        finally:
+            await close_state(ctx.state)
+
+    async def _observe(self, ctx: PhaseContext[OrsOptions, OrsState], options: OrsParityOptions) -> Observed:
         async with client(ctx, "parity") as http:
             await learn(ctx, http)
             count = await http.post(f"/{http.env}/num_tasks", {"split": ctx.state.split})
