@@ -58,6 +58,6 @@ SUITE = Suite(
     catalogue=CATALOGUE,
     new_state=OrsState,
     close_state=close_state,
-    spec_version="ORS (openrewardstandard.io, 2026 docs)",
+    spec_version="ORS 2026 (ors-sdk 0.1.0)",
     url_example="http://127.0.0.1:8080",
 )

@@ -40,7 +40,9 @@ def serving(*args: str, cwd: Path | None = None) -> Iterator[str]:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the peer exited: {process.stderr.read().decode()[-2000:] if process.stderr else ''}")
+                raise RuntimeError(
+                    f"the peer exited: {process.stderr.read().decode()[-2000:] if process.stderr else ''}"
+                )
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{url}/health", timeout=1).status_code == 200:
                     break

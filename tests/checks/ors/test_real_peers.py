@@ -10,7 +10,12 @@ from tests.checks.ors.peers import PEERS, needs_peers, scaffold_template, servin
 
 pytestmark = [pytest.mark.realpeer, needs_peers]
 
-SDK_OPTIONS = {"tool": "submit", "big_output_tool": "dump", "big_output_input": {"size": 10_000}, "raising_tool": "boom"}
+SDK_OPTIONS = {
+    "tool": "submit",
+    "big_output_tool": "dump",
+    "big_output_input": {"size": 10_000},
+    "raising_tool": "boom",
+}
 # The faults docs/real-peers.md (## ORS) documents, with the source line that makes each one.
 DOCUMENTED = {
     "openreward-template": {},
@@ -20,7 +25,11 @@ DOC = Path(__file__).resolve().parents[3] / "docs" / "real-peers.md"
 
 
 def faults(report):
-    return {r.clause_id: r.verdict for r in report.results.values() if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)}
+    return {
+        r.clause_id: r.verdict
+        for r in report.results.values()
+        if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)
+    }
 
 
 async def test_openreward_template_server(tmp_path):

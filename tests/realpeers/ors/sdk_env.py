@@ -46,7 +46,9 @@ class ProbeEnv(Environment):
     async def submit(self, params: SubmitParams) -> ToolOutput:
         """Answer the question; ends the episode."""
         right = params.answer == self.task["a"]
-        return ToolOutput(blocks=[TextBlock(type="text", text="right" if right else "wrong")], reward=float(right), finished=True)
+        return ToolOutput(
+            blocks=[TextBlock(type="text", text="right" if right else "wrong")], reward=float(right), finished=True
+        )
 
     @tool
     async def dump(self, params: DumpParams) -> ToolOutput:
