@@ -1,4 +1,4 @@
-"""`rlconform reference-server ors` serves a target that `rlconform check ors URL` passes (exit 0); a zoo entry exits 1."""
+"""`rlconform check ors URL` exits 0 on `rlconform reference-server ors` and 1 on a zoo entry, naming its clause."""
 
 import os
 import subprocess

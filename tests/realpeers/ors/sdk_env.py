@@ -7,9 +7,8 @@ episode with a reward, `dump` answers a text block of `size` characters (over
 
 import sys
 
-from pydantic import BaseModel
-
 from ors import Environment, Server, Split, TextBlock, ToolOutput, tool
+from pydantic import BaseModel
 
 TASKS = {"train": [{"q": "1+1", "a": "2"}, {"q": "2+3", "a": "5"}], "test": [{"q": "3*3", "a": "9"}]}
 
@@ -27,9 +26,9 @@ class EmptyParams(BaseModel):
 
 
 class ProbeEnv(Environment):
-    def __init__(self, task_spec={}, secrets={}):
-        super().__init__(task_spec)
-        self.task = dict(task_spec)
+    def __init__(self, task_spec=None, secrets=None):
+        super().__init__(task_spec or {})
+        self.task = dict(task_spec or {})
 
     @classmethod
     def list_splits(cls):
