@@ -19,8 +19,23 @@ QUICK_OPTIONS = {
 }
 
 
+# The opt-in keep-alive phase alone, with the delays of `servers.SHORT`.
+KEEPALIVE_OPTIONS = {
+    "slow_tool": "sleep",
+    "slow_input": {"seconds": 1.0},
+    "keepalive_gap": 0.6,
+    "idle_expiry": 1.2,
+    "expiry_margin": 0.3,
+    "ping_every": 0.3,
+}
+
+
 def entry(clause: str, *knock_on: str, **options: object) -> ZooEntry:
     return ZooEntry("", clause, knock_on=frozenset(knock_on), options=dict(options))
+
+
+def keepalive_entry(clause: str) -> ZooEntry:
+    return ZooEntry("", clause, options=KEEPALIVE_OPTIONS, phases=("keepalive",))
 
 
 _ZOO = {
@@ -29,6 +44,7 @@ _ZOO = {
     "unknown-env-200": entry("ors.discovery.unknown-env"),
     "tools-without-description": entry("ors.tools.shape"),
     "splits-bad-type": entry("ors.splits.shape"),
+    "tasks-without-env-name": entry("ors.tasks.shape"),
     "invalid-split-200": entry("ors.tasks.invalid-split"),
     "index-api-off": entry("ors.tasks.index-api-consistent"),
     "index-out-of-range-200": entry("ors.tasks.index-out-of-range"),
@@ -44,6 +60,7 @@ _ZOO = {
     "ping-wrong-body": entry("ors.ping.ok"),
     "session-outlives-delete": entry("ors.delete.teardown"),
     "delete-unknown-500": entry("ors.delete.idempotent"),
+    "delete-session-405": entry("ors.delete-session.ok"),
     "call-json-content-type": entry("ors.call.sse-content-type"),
     "first-event-not-task-id": entry("ors.call.first-event-task-id"),
     # Without an end event the ok:false of a refused call cannot be read either.
@@ -64,9 +81,12 @@ _ZOO = {
     "reward-after-finished": entry("ors.finished.after-finished"),
     "errors-without-detail": entry("ors.errors.json-detail"),
     "500-on-bad-body": entry("ors.errors.malformed-body"),
+    "silent-slow-call": keepalive_entry("ors.call.keepalive"),
+    "sessions-never-expire": keepalive_entry("ors.session.idle-expiry"),
+    "pings-do-not-keep-alive": keepalive_entry("ors.ping.keeps-alive"),
 }
 ZOO: dict[str, ZooEntry] = {
-    name: ZooEntry(name, e.clause, knock_on=e.knock_on, options={**QUICK_OPTIONS, **e.options})
+    name: ZooEntry(name, e.clause, knock_on=e.knock_on, options={**QUICK_OPTIONS, **e.options}, phases=e.phases)
     for name, e in _ZOO.items()
 }
 

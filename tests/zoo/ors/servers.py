@@ -18,13 +18,21 @@ from starlette.responses import JSONResponse, Response
 from checks.ors import reference
 from checks.ors.reference import ENV, Episode, OrsServer, Refusal, sse
 
+# The keep-alive faults run with delays short enough for a test: a 1.2 s idle expiry, a ping every 0.2 s.
+SHORT = {"idle_expiry": 1.2, "ping_interval": 0.2}
+SETTINGS: dict[str, dict[str, float]] = {
+    "silent-slow-call": {**SHORT, "ping_interval": 30.0},
+    "sessions-never-expire": {**SHORT, "idle_expiry": 600.0},
+    "pings-do-not-keep-alive": SHORT,
+}
+
 
 class BrokenOrsServer(OrsServer):
     """The reference with `fault` in effect."""
 
-    def __init__(self, fault: str, **kwargs: Any) -> None:
+    def __init__(self, fault: str) -> None:
         self.fault = fault  # before the routes are built: `guarded` reads it
-        super().__init__(**kwargs)
+        super().__init__(**SETTINGS.get(fault, {}))
         self._sids = itertools.count()
         self._asked: set[str] = set()
 
@@ -61,6 +69,12 @@ class BrokenOrsServer(OrsServer):
         if self.fault == "splits-bad-type":
             return JSONResponse([{"name": "train", "type": "dev"}, {"name": "test", "type": "test"}])
         return await super().splits(request)
+
+    async def list_tasks(self, request: Request) -> Response:
+        if self.fault == "tasks-without-env-name":
+            body = await self.split_body(request, {"split"})
+            return JSONResponse({"tasks": self.split_tasks(body["split"])})
+        return await super().list_tasks(request)
 
     def split_tasks(self, split: Any) -> list[dict[str, Any]]:
         if self.fault == "invalid-split-200" and split not in reference.TASKS:
@@ -131,6 +145,10 @@ class BrokenOrsServer(OrsServer):
         return super().live(request)
 
     async def ping(self, request: Request) -> Response:
+        if self.fault == "pings-do-not-keep-alive":
+            episode = self.episodes.get(request.headers.get("x-session-id", "").strip())
+            if episode is not None and time.monotonic() - episode.last_active <= self.idle_expiry:
+                return JSONResponse({"status": "ok"})  # answers without counting as activity
         if self.fault == "ping-wrong-body":
             try:
                 self.live(request)
@@ -147,6 +165,11 @@ class BrokenOrsServer(OrsServer):
             if sid and sid not in self.episodes:
                 return self.refuse(500, "KeyError: no such session")
         return await super().delete(request)
+
+    async def delete_session(self, request: Request) -> Response:
+        if self.fault == "delete-session-405":
+            return self.refuse(405, "Method Not Allowed")
+        return await super().delete_session(request)
 
     # -- errors
 
