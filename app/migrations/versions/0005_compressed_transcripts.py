@@ -42,7 +42,9 @@ def _copy(source: str, target: sa.ColumnClause[Any], convert: Any) -> None:
         ).all()
         if not rows:
             return
-        statement = sa.update(table).where(table.c.id == sa.bindparam("row_id")).values({target.name: sa.bindparam("value")})
+        statement = (
+            sa.update(table).where(table.c.id == sa.bindparam("row_id")).values({target.name: sa.bindparam("value")})
+        )
         connection.execute(statement, [{"row_id": row_id, "value": convert(value)} for row_id, value in rows])
         last = rows[-1][0]
 
