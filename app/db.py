@@ -111,8 +111,11 @@ def release_free_pages(engine: Engine, max_pages: int = 0) -> int:
     with engine.connect() as connection:
         free = int(connection.exec_driver_sql("PRAGMA freelist_count").scalar() or 0)
         if free:
-            connection.exec_driver_sql(f"PRAGMA incremental_vacuum({int(max_pages)})").all()
+            raw = connection.connection.driver_connection
+            assert raw is not None
             connection.commit()
+            # As a script: the pragma frees one page per step, and a plain execute steps it only once.
+            raw.executescript(f"PRAGMA incremental_vacuum({int(max_pages)});")
         return free if not max_pages else min(free, max_pages)
 
 
