@@ -247,12 +247,12 @@ class ClauseResultRow(SQLModel, table=True):
 
     __tablename__ = "clause_result"
     __table_args__ = (
+        # Every read names the run, so this one index (run first) serves them all and the foreign key.
         UniqueConstraint("run_id", "phase", "clause_id", name="uq_clause_result_run_phase_clause"),
-        Index("ix_clause_result_clause_run", "clause_id", "run_id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = Field(foreign_key="run.id", index=True)
+    run_id: int = Field(foreign_key="run.id")
     phase: str = Field(max_length=64)
     clause_id: str = Field(max_length=128)
     level: str = Field(max_length=8)
@@ -286,10 +286,10 @@ class TranscriptRow(SQLModel, table=True):
     """
 
     __tablename__ = "transcript"
-    __table_args__ = (UniqueConstraint("run_id", "number", name="uq_transcript_run_number"),)
+    __table_args__ = (UniqueConstraint("run_id", "number", name="uq_transcript_run_number"),)  # also the run's index
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = Field(foreign_key="run.id", index=True)
+    run_id: int = Field(foreign_key="run.id")
     number: int
     phase: str = Field(max_length=64)
     label: str = Field(max_length=512)

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import update
+from sqlalchemy import delete, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -54,22 +54,31 @@ def runs_to_summarise(session: Session, target_id: int, whole_passing: int) -> l
 
 
 def summarise_runs(session: Session, run_ids: list[int]) -> int:
-    """Turn the whole transcripts of `run_ids` into summaries (no commit); returns how many transcripts."""
+    """Turn the whole transcripts of `run_ids` into summaries (no commit); returns how many transcripts.
+
+    Each is deleted and written anew rather than updated in place: a run's transcripts were written
+    together, so deleting them empties whole pages the database can give back, and the summaries
+    pack densely at the end; shrunk in place they would leave most of every page unused.
+    (Nothing refers to a transcript's row id: results name transcripts by their number in the run.)
+    """
     changed = 0
     for start in range(0, len(run_ids), SUMMARY_BATCH):
         batch = run_ids[start : start + SUMMARY_BATCH]
-        rows = session.exec(
-            select(TranscriptRow.id, TranscriptRow.frames, TranscriptRow.dropped).where(
-                col(TranscriptRow.run_id).in_(batch), col(TranscriptRow.summarised).is_(False)
-            )
+        whole = session.exec(
+            select(TranscriptRow)
+            .where(col(TranscriptRow.run_id).in_(batch), col(TranscriptRow.summarised).is_(False))
+            .order_by(col(TranscriptRow.id))
         ).all()
-        for row_id, frames, dropped in rows:
-            session.exec(
-                update(TranscriptRow)
-                .where(col(TranscriptRow.id) == row_id)
-                .values(frames=[], dropped=dropped + len(frames), summarised=True)
-            )
-        changed += len(rows)
+        summaries = [
+            row.model_dump(exclude={"id"})
+            | {"frames": [], "dropped": row.dropped + len(row.frames), "summarised": True}
+            for row in whole
+        ]
+        if not summaries:
+            continue
+        session.exec(delete(TranscriptRow).where(col(TranscriptRow.id).in_([row.id for row in whole])))
+        session.execute(insert(TranscriptRow), summaries)
+        changed += len(summaries)
     return changed
 
 

@@ -1,8 +1,10 @@
 """Fleet scale: transcripts stored compressed, with a summary mark.
 
 `transcript.frames` turns from JSON into zlib-compressed JSON bytes (`app.models.CompressedJSON`),
-copied row by row in batches; `transcript.summarised` marks a transcript that retention kept as a
-summary (`app.retention`).
+copied in batches; `transcript.summarised` marks a transcript that retention kept as a summary
+(`app.retention`). The indexes on `clause_result` that the unique (run, phase, clause) index makes
+redundant go: every read of clause results names the run, and on a fleet they were a fifth of the
+table's size.
 
 Revision ID: 0005
 Revises: 0004
@@ -58,9 +60,18 @@ def upgrade() -> None:
         batch_op.drop_column("frames")
     with op.batch_alter_table("transcript", schema=None) as batch_op:
         batch_op.alter_column("frames_zlib", new_column_name="frames", existing_type=sa.LargeBinary(), nullable=False)
+        batch_op.drop_index("ix_transcript_run_id")
+    with op.batch_alter_table("clause_result", schema=None) as batch_op:
+        batch_op.drop_index("ix_clause_result_run_id")
+        batch_op.drop_index("ix_clause_result_clause_run")
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("clause_result", schema=None) as batch_op:
+        batch_op.create_index("ix_clause_result_clause_run", ["clause_id", "run_id"], unique=False)
+        batch_op.create_index("ix_clause_result_run_id", ["run_id"], unique=False)
+    with op.batch_alter_table("transcript", schema=None) as batch_op:
+        batch_op.create_index("ix_transcript_run_id", ["run_id"], unique=False)
     with op.batch_alter_table("transcript", schema=None) as batch_op:
         batch_op.add_column(sa.Column("frames_json", sa.JSON(), nullable=True))
     _copy("frames", sa.column("frames_json", sa.JSON), lambda value: json.loads(zlib.decompress(value)))
