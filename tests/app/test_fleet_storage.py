@@ -68,7 +68,9 @@ def test_each_target_gets_its_own_latest_runs_oldest_first(client: TestClient, s
     assert f'href="/runs/{busy_runs[4].id}"' in client.get("/matrix/constructed").text
 
 
-def test_retention_keeps_failing_warning_and_the_latest_passing_transcripts_whole(session: Session) -> None:
+def test_retention_keeps_failing_warning_and_the_latest_passing_transcripts_whole(
+    client: TestClient, session: Session
+) -> None:
     target = add_target(session)
     runs = _runs(session, target, ["pass", "fail", "warn", "pass", "pass", "pass"], transcripts=2)
 
@@ -84,6 +86,9 @@ def test_retention_keeps_failing_warning_and_the_latest_passing_transcripts_whol
                 assert row.frames == [] and row.dropped == len(FRAMES) and row.label.startswith("conn")
             else:
                 assert row.frames == FRAMES and not row.summarised
+    summary = client.get(f"/api/v1/runs/{runs[0].id}/transcripts/1").json()
+    assert summary["summarised"] is True and summary["frames"] == [] and summary["label"] == "conn 1"
+    assert client.get(f"/api/v1/runs/{runs[1].id}/transcripts/1").json()["frames"] == FRAMES
     again = retention.sweep(session.get_bind(), retention_runs=500, whole_passing=2)  # type: ignore[arg-type]
     assert again.transcripts_summarised == 0
 
