@@ -85,6 +85,7 @@ def enable_incremental_vacuum(engine: Engine) -> bool:
             if shutil.disk_usage(Path(path).resolve().parent).free < 2 * size:
                 log.warning("%s: too little free disk to convert to incremental vacuum; left as it is", path)
                 return False
+        log.info("%s: rewriting the file once (VACUUM) so that pruned runs give their space back", path)
         connection.exec_driver_sql("PRAGMA auto_vacuum=INCREMENTAL")
         connection.commit()
         raw = connection.connection.driver_connection
