@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, String, and_, case, cast, func, literal, or_
+from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
 from app.models import (
@@ -330,24 +331,61 @@ def previous_run(session: Session, run: Run) -> Run | None:
 
 Cells = dict[tuple[int, str], dict[str, str]]
 
+# What the overview and the matrix show of a run: they never load its options, phases or message.
+BRIEF_COLUMNS = ("id", "target_id", "status", "outcome", "created_at", "finished_at")
 
-def kind_matrix(session: Session, kind: str) -> tuple[list[tuple[Target, Run | None]], list[str], Cells]:
+
+def latest_runs_per_target(
+    session: Session,
+    limit: int,
+    *,
+    kind: str | None = None,
+    finished_only: bool = False,
+    columns: Sequence[str] = BRIEF_COLUMNS,
+) -> dict[int, list[Any]]:
+    """The last `limit` conformance runs of every target (of `kind`), oldest first: `columns` only.
+
+    One index probe per target over `(target_id, created_at)`, however many runs the fleet holds:
+    a per-target LIMIT (LATERAL on PostgreSQL, a correlated id subquery on SQLite), never a ranking
+    of every run.
+    """
+    picked = [getattr(Run, name) for name in columns]
+    inner = aliased(Run, name="newest")
+    newest = (
+        select(inner.id)
+        .where(inner.target_id == Target.id, ~select(ParityRun.run_id).where(ParityRun.run_id == inner.id).exists())
+        .correlate(Target)
+    )
+    if finished_only:
+        newest = newest.where(inner.status == RunStatus.FINISHED)
+    newest = newest.order_by(col(inner.created_at).desc(), col(inner.id).desc()).limit(max(1, limit))
+    statement: Any
+    if session.get_bind().dialect.name == "postgresql":
+        lateral = newest.add_columns(*[getattr(inner, name) for name in columns[1:]]).lateral("latest")
+        statement = (
+            select(*[lateral.c[name] for name in ("id", *columns[1:])]).select_from(Target).join(lateral, literal(True))
+        )
+    else:
+        statement = select(*picked).select_from(Target).join(Run, col(Run.id).in_(newest.scalar_subquery()))
+    if kind is not None:
+        statement = statement.where(Target.kind == kind)
+    by_target: dict[int, list[Any]] = {}
+    for row in session.exec(statement):
+        by_target.setdefault(row.target_id, []).append(row)
+    for runs in by_target.values():
+        runs.sort(key=lambda run: (run.created_at, run.id))
+    return by_target
+
+
+def kind_matrix(session: Session, kind: str) -> tuple[list[tuple[Target, Any]], list[str], Cells]:
     """Clauses x targets of one kind, wpt.fyi style: each target's latest finished run, rolled up per clause.
 
-    Returns the (target, its latest finished run or None) columns by name, the clause ids in catalogue
-    order, and the cells keyed by (run id, clause id), from two queries.
+    Returns the (target, its latest finished run's brief row or None) columns by name, the clause ids in
+    catalogue order, and the cells keyed by (run id, clause id), from three queries.
     """
     targets = session.exec(select(Target).where(Target.kind == kind).order_by(col(Target.name))).all()
-    latest_ids = (
-        select(func.max(Run.id))
-        .where(
-            col(Run.target_id).in_([stored_id(t) for t in targets]),
-            Run.status == RunStatus.FINISHED,
-            conformance_runs(),
-        )
-        .group_by(col(Run.target_id))
-    )
-    runs = {run.target_id: run for run in session.exec(select(Run).where(col(Run.id).in_(latest_ids)))}
+    latest = latest_runs_per_target(session, 1, kind=kind, finished_only=True)
+    runs = {target_id: rows[-1] for target_id, rows in latest.items()}
     columns = [(target, runs.get(stored_id(target))) for target in targets]
-    cells = _worst_per_clause(session, _ids(runs.values()))
+    cells = _worst_per_clause(session, [run.id for run in runs.values()])
     return columns, _clause_order(kind, {clause_id for _, clause_id in cells}), cells

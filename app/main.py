@@ -54,6 +54,7 @@ def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner
         listen_host=settings.listen_address,
         listen_ports=settings.listen_ports,
         retention_runs=settings.retention_runs,
+        whole_passing=settings.retention_whole_passing,
         metrics=metrics,
         on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
     )

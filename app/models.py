@@ -7,10 +7,12 @@ Base classes hold the fields users send, `*Create`/`*Update` validate input,
 from __future__ import annotations
 
 import enum
+import json
+import zlib
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, BigInteger, Column, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Column, Index, LargeBinary, String, Text, UniqueConstraint, false
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
@@ -72,6 +74,27 @@ class _EnumColumn(TypeDecorator[enum.StrEnum]):
 
     def process_result_value(self, value: str | None, dialect: Dialect) -> enum.StrEnum | None:
         return None if value is None else self.enum_type(value)
+
+
+class CompressedJSON(TypeDecorator[Any]):
+    """A JSON value stored zlib-compressed: transcripts are most of a fleet's database, and compress ~8x."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> bytes | None:
+        return None if value is None else compress_json(value)
+
+    def process_result_value(self, value: bytes | None, dialect: Dialect) -> Any:
+        return None if value is None else decompress_json(value)
+
+
+def compress_json(value: Any) -> bytes:
+    return zlib.compress(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode(), 6)
+
+
+def decompress_json(data: bytes) -> Any:
+    return json.loads(zlib.decompress(data))
 
 
 class RunStatusColumn(_EnumColumn):
@@ -224,12 +247,12 @@ class ClauseResultRow(SQLModel, table=True):
 
     __tablename__ = "clause_result"
     __table_args__ = (
+        # Every read names the run, so this one index (run first) serves them all and the foreign key.
         UniqueConstraint("run_id", "phase", "clause_id", name="uq_clause_result_run_phase_clause"),
-        Index("ix_clause_result_clause_run", "clause_id", "run_id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = Field(foreign_key="run.id", index=True)
+    run_id: int = Field(foreign_key="run.id")
     phase: str = Field(max_length=64)
     clause_id: str = Field(max_length=128)
     level: str = Field(max_length=8)
@@ -255,18 +278,24 @@ class ClauseResultPublic(SQLModel):
 
 
 class TranscriptRow(SQLModel, table=True):
-    """The frames of one connection; `number` is the report's transcript id within the run."""
+    """The frames of one connection; `number` is the report's transcript id within the run.
+
+    `frames` is stored compressed. A transcript of an older clean passing run is kept as a
+    summary (`summarised`): its label and close, with its frames counted in `dropped`
+    (`app.retention` decides which runs keep theirs whole).
+    """
 
     __tablename__ = "transcript"
-    __table_args__ = (UniqueConstraint("run_id", "number", name="uq_transcript_run_number"),)
+    __table_args__ = (UniqueConstraint("run_id", "number", name="uq_transcript_run_number"),)  # also the run's index
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = Field(foreign_key="run.id", index=True)
+    run_id: int = Field(foreign_key="run.id")
     number: int
     phase: str = Field(max_length=64)
     label: str = Field(max_length=512)
-    frames: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    frames: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(CompressedJSON, nullable=False))
     dropped: int = 0
+    summarised: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=false()))
     close_code: int | None = None
     close_reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     closed_by: str | None = Field(default=None, max_length=16)

@@ -21,7 +21,8 @@ from sqlalchemy import delete, func, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app import crud, leases
+from app import leases, retention
+from app.db import release_free_pages
 from app.listening import Announcing, answered
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
@@ -318,12 +319,16 @@ def stored_clauses(engine: Engine, run_id: int) -> list[RolledUp[ClauseResultRow
     return roll_up(rows, lambda row: (row.clause_id, row.verdict))
 
 
+FREED_PAGES_PER_END = 4096  # a bounded pause at each run's end; the retention sweep returns the rest
+
+
 @dataclass
 class EndWriter:
     """Writes a run's end, in the transaction that also ends the attempt, prunes old runs and counts it."""
 
     engine: Engine
     retention_runs: int = 500
+    whole_passing: int = 20  # clean passing runs per target keeping whole transcripts (`app.retention`)
     metrics: Metrics = field(default_factory=Metrics)
     on_end: Callable[[Session, Run], object] | None = None  # inside the transaction that ends a run
 
@@ -351,6 +356,10 @@ class EndWriter:
             if self.on_end is not None:
                 self.on_end(session, run)
             # In the same transaction, so whoever sees the run ended sees the pruning and the metrics too.
-            crud.prune_runs(session, run.target_id, self.retention_runs, commit=False)
+            pruned, summarised = retention.apply_to_target(
+                session, run.target_id, self.retention_runs, self.whole_passing
+            )
             self.metrics.run_ended(run.status, outcome, elapsed, Counter(counts))
             session.commit()
+        if pruned or summarised:
+            release_free_pages(self.engine, FREED_PAGES_PER_END)

@@ -90,6 +90,7 @@ class Runner(RunBackend):
         listen_host: str = "127.0.0.1",
         listen_ports: Sequence[int] = (0,),
         retention_runs: int = 500,
+        whole_passing: int = 20,
         metrics: Metrics | None = None,
         poll_interval: float = 2.0,
         on_end: Callable[[Session, Run], object] | None = None,
@@ -101,7 +102,9 @@ class Runner(RunBackend):
         self.executor = Executor(
             engine,
             worker=f"{socket.gethostname()}:{os.getpid()}:embedded",
-            ends=EndWriter(engine, retention_runs=retention_runs, metrics=self.metrics, on_end=on_end),
+            ends=EndWriter(
+                engine, retention_runs=retention_runs, whole_passing=whole_passing, metrics=self.metrics, on_end=on_end
+            ),
             reach=Reach(allowed_networks=allowed_networks, listen_host=listen_host, listen_ports=listen_ports),
             # Nothing else executes these runs: the lease only fences writes; start-up interrupts leftovers.
             lease_seconds=3600.0,

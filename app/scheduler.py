@@ -31,7 +31,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from app import crud, leases, webhooks
+from app import crud, leases, retention, webhooks
 from app.models import Run, RunStatus, Schedule, Target, stored_id, utcnow
 from app.settings import Settings
 
@@ -129,6 +129,7 @@ class Scheduler:
         self._tasks = [
             asyncio.create_task(self._every(self.settings.schedule_tick_cron, self._schedules), name="schedules"),
             asyncio.create_task(self._every(self.settings.ops_tick_cron, self._webhooks), name="webhooks"),
+            asyncio.create_task(self._every(self.settings.retention_tick_cron, self._retention), name="retention"),
         ]
 
     async def stop(self) -> None:
@@ -145,6 +146,10 @@ class Scheduler:
         await webhooks.deliver_due(
             self.engine, settings.allowed_networks, settings.webhook_attempts, settings.webhook_backoff
         )
+
+    async def _retention(self, tick: datetime) -> None:
+        settings = self.settings
+        await asyncio.to_thread(retention.sweep, self.engine, settings.retention_runs, settings.retention_whole_passing)
 
     async def _every(self, cron: str, action: Callable[[datetime], Awaitable[None]]) -> None:
         while True:

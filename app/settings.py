@@ -34,6 +34,12 @@ class Settings(BaseSettings):
         description="CIDRs and host names runs may connect to (comma separated); empty allows any.",
     )
     retention_runs: int = Field(500, ge=1, description="Finished runs kept per target; older ones are pruned.")
+    retention_whole_passing: int = Field(
+        20,
+        ge=0,
+        description="Clean passing runs per target whose transcripts are kept whole; older ones keep summaries "
+        "(runs that failed, errored or warned keep theirs whole).",
+    )
     scheduler_interval: float = Field(30.0, gt=0, description="Seconds between checks for scheduled runs.")
     spec_path: Path = Field(SPEC_PATH, description="The SPEC.md that clause pages quote.")
     public_url: str = Field("", description="Base URL of the dashboard for links in notifications.")
@@ -68,10 +74,13 @@ class Settings(BaseSettings):
         "tick of its due time.",
     )
     ops_tick_cron: str = Field("* * * * * */5", description="How often leases and webhooks are looked at.")
+    retention_tick_cron: str = Field(
+        "17 * * * *", description="How often retention is applied to every target, idle ones included."
+    )
     webhook_attempts: int = Field(6, ge=1, description="Deliveries of one notification before giving up.")
     webhook_backoff: float = Field(2.0, gt=0, description="First retry delay in seconds; doubles each time.")
 
-    @field_validator("schedule_tick_cron", "ops_tick_cron", mode="after")
+    @field_validator("schedule_tick_cron", "ops_tick_cron", "retention_tick_cron", mode="after")
     @classmethod
     def _valid_cron(cls, value: str) -> str:
         if not croniter.is_valid(value):

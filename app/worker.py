@@ -28,7 +28,7 @@ from sqlalchemy import delete
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app import leases, scheduler, webhooks
+from app import leases, retention, scheduler, webhooks
 from app.dispatch import EXECUTE_RUN, OPS_QUEUE, conninfo, defer_run
 from app.executor import Executor
 from app.leases import Ending
@@ -55,6 +55,7 @@ def make_executor(settings: Settings, engine: Engine, name: str, metrics: Metric
         ends=EndWriter(
             engine,
             retention_runs=settings.retention_runs,
+            whole_passing=settings.retention_whole_passing,
             metrics=metrics or Metrics(),
             on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
         ),
@@ -106,6 +107,11 @@ def build_app(settings: Settings, engine: Engine, executor: Executor | None, poo
         await webhooks.deliver_due(
             engine, settings.allowed_networks, settings.webhook_attempts, settings.webhook_backoff
         )
+
+    @app.periodic(cron=settings.retention_tick_cron, periodic_id="retention")
+    @app.task(name="apply_retention", queue=OPS_QUEUE)
+    async def apply_retention(timestamp: int) -> None:
+        await asyncio.to_thread(retention.sweep, engine, settings.retention_runs, settings.retention_whole_passing)
 
     return app
 

@@ -23,6 +23,7 @@ class TranscriptPublic(SQLModel):
     label: str
     frames: list[dict[str, Any]]
     dropped: int
+    summarised: bool = False  # kept as a summary by retention: its frames are counted in `dropped`
     close_code: int | None
     close_reason: str | None
     closed_by: str | None

@@ -6,12 +6,11 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from sqlalchemy import func
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from app.deps import SessionDep
-from app.history import conformance_runs
-from app.models import Run, Target, stored_id
+from app.history import latest_runs_per_target
+from app.models import Target, stored_id
 from app.svg import sparkline
 from app.web.templating import templates
 
@@ -20,24 +19,9 @@ router = APIRouter()
 SPARKLINE_RUNS = 20
 
 
-def recent_runs_by_target(session: Session, limit: int) -> dict[int, list[Run]]:
-    """The last `limit` runs of every target, oldest first, from one windowed query."""
-    position = (
-        func.row_number()
-        .over(partition_by=col(Run.target_id), order_by=(col(Run.created_at).desc(), col(Run.id).desc()))
-        .label("position")
-    )
-    ranked = select(Run.id, position).where(conformance_runs()).subquery()
-    statement = (
-        select(Run)
-        .join(ranked, ranked.c.id == Run.id)
-        .where(ranked.c.position <= limit)
-        .order_by(col(Run.created_at), col(Run.id))
-    )
-    by_target: dict[int, list[Run]] = {}
-    for run in session.exec(statement):
-        by_target.setdefault(run.target_id, []).append(run)
-    return by_target
+def recent_runs_by_target(session: Session, limit: int) -> dict[int, list[Any]]:
+    """The last `limit` runs of every target, oldest first: only the columns the page shows, one probe per target."""
+    return latest_runs_per_target(session, limit)
 
 
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)

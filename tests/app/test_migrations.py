@@ -128,3 +128,31 @@ def test_upgrading_a_filled_database_to_each_revision_keeps_every_row(database_u
     assert _counts(database_url) == before
     _upgrade(database_url, "head")
     assert _counts(database_url) == before
+
+
+FRAMES = [
+    {"direction": "sent", "t": 0.0, "size": 12, "kind": "text", "summary": '{"op": "reset"} é'},
+    {"direction": "received", "t": 0.01, "size": 30, "kind": "text", "summary": '{"observation": [1, 2]}'},
+]
+
+
+def test_revision_0005_compresses_every_transcript_and_keeps_its_frames(database_url: str) -> None:
+    """Frames written as JSON at 0004 read back equal through the model after 0005, none marked summarised."""
+    from sqlmodel import Session, select
+
+    from app.models import TranscriptRow
+
+    _upgrade(database_url, "0004")
+    before = _fill(database_url)
+    with make_engine(database_url).begin() as connection:
+        table = sa.Table("transcript", sa.MetaData(), autoload_with=connection)
+        connection.execute(sa.update(table).values(frames=FRAMES))
+    _upgrade(database_url, "0005")
+    assert _counts(database_url) == before
+    with Session(make_engine(database_url)) as session:
+        rows = session.exec(select(TranscriptRow)).all()
+    assert len(rows) == before["transcript"]
+    assert all(row.frames == FRAMES and not row.summarised for row in rows)
+    with make_engine(database_url).connect() as connection:
+        stored = connection.execute(sa.text("SELECT frames FROM transcript")).scalars().all()
+    assert all(isinstance(value, bytes | memoryview) and bytes(value[:1]) == b"\x78" for value in stored)
