@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,7 +114,7 @@ class Ledger:
         catalogue: Catalogue,
         active_only: Iterable[str] = (),
         raised: Iterable[str] = (),
-        clock: Any = time.monotonic,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.clock = clock
         self.opened = clock()
@@ -155,6 +155,15 @@ class Ledger:
                 tally.infos += 1
             elif outcome == "miss":
                 self._violated(connection, tally, expected, actual)
+
+    def judge(self, connection: int, clauses: Iterable[str], judge: Callable[[], Iterable[AnyDecision]]) -> None:
+        """Decide what `judge` returns; when it raises, `error` for `clauses`, the traffic untouched."""
+        try:
+            decisions = list(judge())
+        except Exception as exc:
+            self.error(clauses, f"the judge raised {exc!r}")
+            return
+        self.decide(connection, decisions)
 
     def error(self, clauses: Iterable[str], why: str) -> None:
         """A judge raised: `error` for the clauses it decides, the traffic untouched."""
@@ -224,7 +233,8 @@ def summary_lines(ledger: Ledger, quiet: bool = False) -> list[str]:
             line += f"  ({tally.skip_reason})"
         lines.append(line)
         if tally.first is not None:
-            lines.append(f"      first at {tally.first.at:.3f}s: expected {tally.first.expected}; got {tally.first.actual}")
+            first = tally.first
+            lines.append(f"      first at {first.at:.3f}s: expected {first.expected}; got {first.actual}")
             lines.extend(f"        | {entry}" for entry in tally.first.window)
     lines.append(f"outcome: {ledger.outcome()}")
     return lines

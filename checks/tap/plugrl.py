@@ -11,16 +11,15 @@ timeouts, capacity) is `skip` "needs an active run".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from checks.errors import Refused
 from checks.plugrl import judging as server_judging
 from checks.plugrl.clauses import CATALOGUE as SERVER_CATALOGUE
 from checks.plugrl.codec import CodecError, unpack
-from checks.errors import Refused
 from checks.plugrl.decisions import Decision, check, passed
 from checks.plugrl_client import judging as client_judging
 from checks.plugrl_client.clauses import CATALOGUE as CLIENT_CATALOGUE
@@ -121,12 +120,6 @@ class PlugrlWatcher:
         elif isinstance(item, WsMessage):
             self._message(copy, state, item, ledger)
 
-    def _safely(self, ledger: Ledger, connection: int, clauses: Iterable[str], judge: Callable[[], list[Decision]]) -> None:
-        try:
-            ledger.decide(connection, judge())
-        except Exception as exc:
-            ledger.error(clauses, f"the judge raised {exc!r}")
-
     def _head(self, copy: Copy, state: PlugrlConnection, head: Head, ledger: Ledger) -> None:
         ledger.note(copy.connection, f"{copy.sender}: {head.start}")
         extensions = [v for value in head.values("sec-websocket-extensions") for v in [value.strip()] if v]
@@ -187,14 +180,10 @@ class PlugrlWatcher:
                 ledger.decide(connection, [server_judging.stray_metadata()])
             return
         envs, state.envs = state.envs, None
-        self._safely(
-            ledger, connection, server_judging.ACTION_CLAUSES, lambda: self._action(state, message, envs)
-        )
+        ledger.judge(connection, server_judging.ACTION_CLAUSES, lambda: self._action(state, message, envs))
 
     def _action(self, state: PlugrlConnection, message: dict[str, Any], envs: list[int]) -> list[Decision]:
-        judged = server_judging.action_message(
-            message, envs, server_judging.ANSWERED, state.metadata or {}, state.form
-        )
+        judged = server_judging.action_message(message, envs, server_judging.ANSWERED, state.metadata or {}, state.form)
         state.form = judged.value.form
         for env in envs:
             state.holding[env] = True
@@ -214,9 +203,9 @@ class PlugrlWatcher:
         if not state.order_lost:
             ledger.decide(connection, client_judging.sequence(kind, state.expected, False, []).decisions)
         if kind == "infer":
-            self._safely(ledger, connection, INFER_CLAUSES, lambda: self._infer(state, message))
+            ledger.judge(connection, INFER_CLAUSES, lambda: self._infer(state, message))
         else:
-            self._safely(ledger, connection, FEEDBACK_CLAUSES, lambda: self._feedback(state, message))
+            ledger.judge(connection, FEEDBACK_CLAUSES, lambda: self._feedback(state, message))
 
     def _infer(self, state: PlugrlConnection, message: dict[str, Any]) -> list[Decision]:
         reuse = server_judging.offers(state.metadata or {}, REUSE)
@@ -256,7 +245,11 @@ INFER_CLAUSES = (
     "plugrl-client.10.1.reuse-held-only",
     "plugrl-client.8.one-feedback-per-action",
 )
-FEEDBACK_CLAUSES = ("plugrl-client.5.4.feedback-form", "plugrl-client.5.4.rewards-float32", "plugrl-client.4.3.feedback-envs-held")
+FEEDBACK_CLAUSES = (
+    "plugrl-client.5.4.feedback-form",
+    "plugrl-client.5.4.rewards-float32",
+    "plugrl-client.4.3.feedback-envs-held",
+)
 
 
 def _refusal(head: Head) -> Refused:

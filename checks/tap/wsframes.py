@@ -25,7 +25,7 @@ def unmask(data: bytes, key: bytes) -> bytes:
     words, rest = divmod(len(data), 4)
     head = np.frombuffer(data, dtype=np.uint32, count=words) ^ np.frombuffer(key, dtype=np.uint32)[0]
     tail = bytes(b ^ key[i] for i, b in enumerate(data[words * 4 :]))
-    return head.tobytes() + tail
+    return bytes(head.tobytes()) + tail
 
 
 @dataclass
