@@ -169,9 +169,9 @@ class PlugrlWatcher:
             judged = server_judging.metadata_message(message, server_judging.SPEAKS_FIRST)
             decisions = list(judged.decisions)
             if state.client_spoke is not None:
-                decisions.append(client_judging.metadata_first(state.client_spoke, 0.0).decisions[0])
-            else:
-                decisions.append(passed("plugrl-client.5.1.metadata-first", actual="silent until the metadata"))
+                # Only a frame that reached the tap before the metadata proves the client spoke first;
+                # one after it may still have left the client before the metadata arrived there.
+                decisions += client_judging.metadata_first(state.client_spoke, 0.0).decisions
             ledger.decide(connection, decisions)
             state.metadata = judged.value if judged.value is not None else {}
             return
