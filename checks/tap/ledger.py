@@ -156,14 +156,15 @@ class Ledger:
             elif outcome == "miss":
                 self._violated(connection, tally, expected, actual)
 
-    def judge(self, connection: int, clauses: Iterable[str], judge: Callable[[], Iterable[AnyDecision]]) -> None:
-        """Decide what `judge` returns; when it raises, `error` for `clauses`, the traffic untouched."""
+    def judge(self, connection: int, clauses: Iterable[str], judge: Callable[[], Iterable[AnyDecision]]) -> bool:
+        """Decide what `judge` returns; when it raises, `error` for `clauses` (the traffic untouched) and False."""
         try:
             decisions = list(judge())
         except Exception as exc:
             self.error(clauses, f"the judge raised {exc!r}")
-            return
+            return False
         self.decide(connection, decisions)
+        return True
 
     def error(self, clauses: Iterable[str], why: str) -> None:
         """A judge raised: `error` for the clauses it decides, the traffic untouched."""

@@ -125,7 +125,8 @@ class OpenAIWatcher:
                 ledger.forget(copy.connection)
         elif isinstance(item, HttpMessage) and copy.sender == "client":
             state.requests.append(item)
-            ledger.note(copy.connection, f"client: {item.head.start} ({len(item.body)} bytes)")
+            headers = ", ".join(f"{key}: {value}" for key, value in scrubbed(item.head.headers))
+            ledger.note(copy.connection, f"client: {item.head.start} ({len(item.body)} bytes) {headers}")
         elif isinstance(item, HttpMessage) and state.requests:
             request = state.requests.popleft()
             ledger.note(copy.connection, f"server: {item.head.start} ({len(item.body)} bytes)")

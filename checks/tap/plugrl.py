@@ -165,6 +165,12 @@ class PlugrlWatcher:
         message = framed.value
         if message is None:
             return
+        if state.metadata is None and state.order_lost:  # the first server message may have gone unjudged
+            is_metadata = message.get("message_type") == "metadata" and isinstance(message.get("data"), dict)
+            state.metadata = message["data"] if is_metadata else {}
+            if is_metadata:
+                ledger.decide(connection, server_judging.metadata_fields(state.metadata))
+                return
         if state.metadata is None:
             judged = server_judging.metadata_message(message, server_judging.SPEAKS_FIRST)
             decisions = list(judged.decisions)
@@ -180,7 +186,8 @@ class PlugrlWatcher:
                 ledger.decide(connection, [server_judging.stray_metadata()])
             return
         envs, state.envs = state.envs, None
-        ledger.judge(connection, server_judging.ACTION_CLAUSES, lambda: self._action(state, message, envs))
+        if not ledger.judge(connection, server_judging.ACTION_CLAUSES, lambda: self._action(state, message, envs)):
+            state.order_lost = True  # what the judge would have remembered is gone
 
     def _action(self, state: PlugrlConnection, message: dict[str, Any], envs: list[int]) -> list[Decision]:
         judged = server_judging.action_message(message, envs, server_judging.ANSWERED, state.metadata or {}, state.form)
@@ -203,9 +210,10 @@ class PlugrlWatcher:
         if not state.order_lost:
             ledger.decide(connection, client_judging.sequence(kind, state.expected, False, []).decisions)
         if kind == "infer":
-            ledger.judge(connection, INFER_CLAUSES, lambda: self._infer(state, message))
+            judged = ledger.judge(connection, INFER_CLAUSES, lambda: self._infer(state, message))
         else:
-            ledger.judge(connection, FEEDBACK_CLAUSES, lambda: self._feedback(state, message))
+            judged = ledger.judge(connection, FEEDBACK_CLAUSES, lambda: self._feedback(state, message))
+        state.order_lost = state.order_lost or not judged
 
     def _infer(self, state: PlugrlConnection, message: dict[str, Any]) -> list[Decision]:
         reuse = server_judging.offers(state.metadata or {}, REUSE)

@@ -65,7 +65,7 @@ class TapRun:
     ) -> None:
         self.spec = spec
         self.watcher = spec.watcher()
-        self.queue = queue or CopyQueue()
+        self.queue = queue if queue is not None else CopyQueue()  # an empty queue is falsy
         self.relay = Relay(upstream_address(upstream), self.watcher.readers, self.queue, admit)
         self.upstream = upstream
         self.rollover = rollover or Rollover()
