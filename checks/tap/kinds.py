@@ -42,8 +42,10 @@ TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
 
 def tap_spec(kind: str, options: Mapping[str, str]) -> TapSpec:
     """The tap for `kind` (a full or short name, e.g. plugrl or openai); ValueError when it has none."""
+    # A short name shared by a server and a client kind (plugrl) means the server: a tap's upstream is one.
+    tapped = [name for name in TAP_KINDS if kind in find_record(name).names()]
     try:
-        name = find_record(kind).name
+        name = tapped[0] if tapped else find_record(kind).name
     except LookupError as exc:
         raise ValueError(str(exc)) from None
     if name not in TAP_KINDS:
