@@ -89,11 +89,11 @@ async def _tap(args: argparse.Namespace, spec: TapSpec, host: str, port: int) ->
         bound = await tap.start(host, port)
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot tap {args.upstream} on {args.listen}: {exc}") from None
-    print(f"tap: listening on {host}:{bound}, forwarding to {args.upstream}", flush=True)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM):  # before saying where to connect: a stop may follow at once
         loop.add_signal_handler(signum, stopping.set)
+    print(f"tap: listening on {host}:{bound}, forwarding to {args.upstream}", flush=True)
     deadline = loop.time() + args.duration if args.duration is not None else None
     while not stopping.is_set():
         if deadline is not None and loop.time() >= deadline:
