@@ -11,14 +11,18 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checks.decision import Decision as CommonDecision
-from checks.plugrl.decisions import Decision as PlugrlDecision
 from checks.report import Catalogue
 from checks.verdicts import MISSED_VERDICT, Gate, Level, Outcome, Verdict, outcome_of
 
-AnyDecision = CommonDecision | PlugrlDecision
+if TYPE_CHECKING:  # imported only for its type: loading the tap's CLI loads no kind's package
+    from typing import TypeAlias
+
+    from checks.plugrl.decisions import Decision as PlugrlDecision
+
+    AnyDecision: TypeAlias = CommonDecision | PlugrlDecision
 # Lines of the transcript kept before a violation, and lines added after it.
 WINDOW_BEFORE = 4
 WINDOW_AFTER = 2
@@ -28,7 +32,7 @@ NOT_EXERCISED = "not exercised by the traffic seen"
 
 def outcome_of_decision(decision: AnyDecision) -> tuple[str, str, str, str]:
     """(clause, outcome, expected, actual) with outcome one of pass, miss, info, unsupported, error."""
-    if isinstance(decision, PlugrlDecision):
+    if not isinstance(decision, CommonDecision):  # PlugRL's: its outcome already in these words
         return decision.clause, decision.outcome, decision.expected, decision.actual
     if not decision.judged:
         outcome = "error"
