@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from checks.tap.copies import Copy, CopyQueue
 
-READ_SIZE = 256 * 1024
+READ_SIZE = 1024 * 1024
 
 
 class StreamReader(Protocol):
