@@ -14,6 +14,7 @@ from app.cli.common import UsageError
 from app.cli.parity import add_parser as add_parity_parser
 from app.cli.reference_client import register as register_reference_client
 from app.cli.serve import cmd_serve
+from app.cli.tap import register as register_tap
 from app.cli.worker import add_worker_parser
 from checks.registry import kinds_with, spelled
 
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     reference.set_defaults(handler=None)
 
     register_reference_client(commands)
+    register_tap(commands)
 
     serving = commands.add_parser("serve", help="run the dashboard and API")
     serving.add_argument("--host", help="bind address (RLCONFORM_HOST)")

@@ -5,6 +5,7 @@ import pytest
 from checks.core import Catalogue
 from checks.registry import get_suite, kind_names
 from checks.spec import load_aliases, load_spec, parse_aliases
+from checks.tap.kinds import TAP_KINDS, tap_spec
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,7 @@ def test_every_phase_clause_is_catalogued(kind):
 
 def test_spec_has_no_clause_that_no_suite_reports(spec):
     reported = {clause.id for kind in kind_names() for clause in get_suite(kind).catalogue}
+    reported |= {clause.id for kind in TAP_KINDS for clause in tap_spec(kind, {}).catalogue}  # tap-only clauses
     assert set(spec) - reported == set()
 
 

@@ -1,0 +1,108 @@
+"""`rlconform tap KIND --listen HOST:PORT --upstream URL`: forward live traffic unchanged and judge a copy.
+
+Stops on SIGINT or SIGTERM, or after --duration seconds or --max-messages messages, prints the
+per-clause summary of each window and exits 0 / 1 / 2 like `check`: the worst outcome of any
+window. Client sources are admitted by RLCONFORM_ALLOWED_NETWORKS, as for listen-mode runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+from app.cli.check import check_writable
+from app.cli.common import UsageError, parse_option_pairs
+from app.netpolicy import source_allowed
+from app.settings import get_settings
+from checks.tap.kinds import TAP_KINDS, tap_spec
+from checks.tap.ledger import Ledger, Rollover, summary_lines
+from checks.tap.run import TapRun, TapSpec
+from checks.verdicts import EXIT_CODES, Gate, Outcome
+
+POLL_SECONDS = 0.05
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    tap = commands.add_parser("tap", help="forward a real client's traffic to its server unchanged and judge a copy")
+    tap.add_argument("kind", help=f"the upstream's kind: {', '.join(TAP_KINDS)} (or a short name)")
+    tap.add_argument("--listen", required=True, metavar="HOST:PORT", help="where the client connects (port 0: free)")
+    tap.add_argument("--upstream", required=True, metavar="URL", help="the real server, e.g. ws://10.0.0.5:8000")
+    tap.add_argument("--duration", type=float, help="stop after this many seconds")
+    tap.add_argument("--max-messages", type=int, help="stop after this many messages")
+    tap.add_argument("--roll-seconds", type=float, help="start a new window after this many seconds")
+    tap.add_argument("--roll-messages", type=int, help="start a new window after this many messages")
+    tap.add_argument("--option", action="append", metavar="KEY=VALUE", help="a tap option, e.g. preset=miles-session")
+    tap.add_argument("--strict", action="store_true", help="a SHOULD missed fails too (the strict gate)")
+    tap.add_argument("--json", metavar="FILE", help="also write every window as JSON")
+    tap.add_argument("--quiet", action="store_true", help="leave out clauses the traffic did not decide")
+    tap.set_defaults(handler=cmd_tap)
+
+
+def _listen_address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--listen {text}: give HOST:PORT, e.g. 127.0.0.1:9000")
+    return host.strip("[]"), int(port)
+
+
+def cmd_tap(args: argparse.Namespace) -> int:
+    try:
+        spec = tap_spec(args.kind, parse_option_pairs(list(args.option or [])))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    check_writable(args.json, "--json")
+    host, port = _listen_address(args.listen)
+    gate = Gate.STRICT if args.strict else Gate.DEFAULT
+    windows = asyncio.run(_tap(args, spec, host, port))
+    outcomes = []
+    for number, ledger in enumerate(windows, 1):
+        if len(windows) > 1:
+            print(f"window {number} of {len(windows)}")
+        print("\n".join(summary_lines(ledger, quiet=args.quiet)))
+        outcomes.append(ledger.outcome(gate))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"kind": args.kind, "windows": [w.to_dict() for w in windows]}, indent=2))
+    return EXIT_CODES[worst_outcome(outcomes)]
+
+
+def worst_outcome(outcomes: list[Outcome]) -> Outcome:
+    """A window that failed fails the tap, as a failed clause fails a run; else an errored one errs it."""
+    for outcome in (Outcome.FAIL, Outcome.ERROR):
+        if outcome in outcomes:
+            return outcome
+    return Outcome.PASS
+
+
+async def _tap(args: argparse.Namespace, spec: TapSpec, host: str, port: int) -> list[Ledger]:
+    allowed = get_settings().allowed_networks
+    tap = TapRun(
+        spec,
+        args.upstream,
+        rollover=Rollover(args.roll_seconds, args.roll_messages),
+        admit=lambda source: source_allowed(source, allowed),
+    )
+    try:
+        bound = await tap.start(host, port)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot tap {args.upstream} on {args.listen}: {exc}") from None
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):  # before saying where to connect: a stop may follow at once
+        loop.add_signal_handler(signum, stopping.set)
+    print(f"tap: listening on {host}:{bound}, forwarding to {args.upstream}", flush=True)
+    deadline = loop.time() + args.duration if args.duration is not None else None
+    while not stopping.is_set():
+        if deadline is not None and loop.time() >= deadline:
+            break
+        if args.max_messages is not None and tap.messages() >= args.max_messages:
+            break
+        try:
+            await asyncio.wait_for(stopping.wait(), POLL_SECONDS)
+        except TimeoutError:
+            pass
+    print("tap: stopping", file=sys.stderr, flush=True)
+    return await tap.stop()

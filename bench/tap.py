@@ -1,0 +1,217 @@
+"""What a tap adds to live traffic, measured side by side with a direct connection in one run.
+
+Starts an upstream in a subprocess (a WebSocket echo and an SSE source) and `rlconform tap` in
+another, then alternates blocks direct and tapped from this process:
+
+- small messages: round-trip latency of a 200-byte binary frame echoed (p50 and p99, direct and tapped);
+- big frames: throughput of 2.25 MiB binary frames, each answered with a 2-byte ack;
+- SSE: delay of each chunk of a stream, from the upstream's write (its perf_counter, which is the
+  machine's monotonic clock) to this process's read;
+- judging: PlugRL infer messages a second through the PlugRL watcher's judges on one core, in process.
+
+    python bench/tap.py [--rounds 2000] [--frames 40] [--chunks 500] [--blocks 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from checks.plugrl import messages as plugrl_messages  # noqa: E402
+from checks.plugrl import options as plugrl_options  # noqa: E402
+from checks.plugrl.codec import pack  # noqa: E402
+from checks.tap.copies import Copy  # noqa: E402
+from checks.tap.ledger import Ledger  # noqa: E402
+from checks.tap.plugrl import PlugrlWatcher  # noqa: E402
+from checks.tap.plugrl import spec as plugrl_spec  # noqa: E402
+from checks.tap.wsframes import BINARY, WsMessage  # noqa: E402
+
+BIG = 9 * 1024 * 1024 // 4  # 2.25 MiB
+SSE_GAP = 0.002
+
+
+# ---------------------------------------------------------------- the upstream (run as a subprocess)
+
+
+async def serve_upstream() -> None:
+    from websockets.asyncio.server import ServerConnection, serve
+
+    async def echo(ws: ServerConnection) -> None:
+        async for message in ws:
+            await ws.send(message if len(message) < 1 << 16 else b"ok")
+
+    async def sse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        count = int((await reader.readexactly(8)).decode())
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for _ in range(count):
+            data = f"data: {time.perf_counter_ns()}\n\n".encode()
+            writer.write(b"%x\r\n" % len(data) + data + b"\r\n")
+            await writer.drain()
+            await asyncio.sleep(SSE_GAP)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async with serve(echo, "127.0.0.1", 0, compression=None, max_size=None) as ws_server:
+        sse_server = await asyncio.start_server(sse, "127.0.0.1", 0)
+        ws_port = next(iter(ws_server.sockets)).getsockname()[1]
+        print(ws_port, sse_server.sockets[0].getsockname()[1], flush=True)
+        await asyncio.Event().wait()
+
+
+def start(args: list[str]) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT)})
+    assert process.stdout is not None
+    return process, process.stdout.readline().strip()
+
+
+def start_tap(kind: str, upstream: str) -> tuple[subprocess.Popen[str], int]:
+    process, line = start(
+        [sys.executable, "-m", "app.cli", "tap", kind, "--listen", "127.0.0.1:0", "--upstream", upstream]
+    )
+    return process, int(line.split("127.0.0.1:", 1)[1].split(",", 1)[0])
+
+
+# ---------------------------------------------------------------- the measurements
+
+
+async def latencies(port: int, rounds: int) -> list[float]:
+    from websockets.asyncio.client import connect
+
+    payload = bytes(200)
+    times = []
+    async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) as ws:
+        for _ in range(rounds):
+            started = time.perf_counter()
+            await ws.send(payload)
+            await ws.recv()
+            times.append(time.perf_counter() - started)
+    return times[rounds // 10 :]
+
+
+async def throughput(port: int, frames: int) -> float:
+    from websockets.asyncio.client import connect
+
+    frame = np.random.default_rng(0).bytes(BIG)
+    async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) as ws:
+        started = time.perf_counter()
+        for _ in range(frames):
+            await ws.send(frame)
+            await ws.recv()
+        return frames * BIG / (time.perf_counter() - started) / 2**20
+
+
+async def chunk_delays(port: int, chunks: int) -> list[float]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET /sse HTTP/1.1\r\nHost: x\r\n\r\n" + f"{chunks:08d}".encode())
+    delays = []
+    buffer = b""
+    while True:
+        data = await reader.read(65536)
+        if not data:
+            break
+        now = time.perf_counter_ns()
+        buffer += data
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            if b"data: " in event:
+                delays.append((now - int(event.split(b"data: ")[1])) / 1e9)
+    writer.close()
+    return delays
+
+
+def judging_rate(exchanges: int) -> tuple[float, int]:
+    """Infer messages a second through the PlugRL watcher's judges (with their actions and feedbacks)."""
+    watcher, ledger = PlugrlWatcher(), Ledger(plugrl_spec().catalogue)
+    options = plugrl_options.PlugRLServerOptions()
+    envs = list(range(8))
+    metadata = pack({"message_type": "metadata", "data": {"protocol_version": 1, "action_horizon": 4}})
+    infer = pack(plugrl_messages.infer_message(options, envs))
+    action = pack({"message_type": "action", "data": {"env_ids": np.arange(8), "action": np.zeros((4, 8, 3), "<f4")}})
+    feedback = pack(plugrl_messages.feedback_message(options, envs))
+
+    def copy(sender: str, data: bytes) -> Copy:
+        return Copy(1, sender, WsMessage(BINARY, [(data, b"")], len(data)), len(data), 0.0)
+
+    watcher.judge(copy("server", metadata), ledger)
+    cycle = [copy("client", infer), copy("server", action), copy("client", feedback)]
+    started = time.process_time()
+    for _ in range(exchanges):
+        for item in cycle:
+            watcher.judge(item, ledger)
+    elapsed = time.process_time() - started
+    violated = sum(tally.violated for tally in ledger.tallies.values())
+    return exchanges / elapsed, violated
+
+
+def p(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+async def run(args: argparse.Namespace) -> None:
+    upstream, ports = start([sys.executable, __file__, "--serve-upstream"])
+    ws_port, sse_port = (int(v) for v in ports.split())
+    ws_tap, ws_tap_port = start_tap("plugrl", f"ws://127.0.0.1:{ws_port}")
+    sse_tap, sse_tap_port = start_tap("openai", f"http://127.0.0.1:{sse_port}")
+    try:
+        direct: dict[str, list[float]] = {"lat": [], "mib": [], "sse": []}
+        tapped: dict[str, list[float]] = {"lat": [], "mib": [], "sse": []}
+        for _ in range(args.blocks):
+            for target, port, sse in ((direct, ws_port, sse_port), (tapped, ws_tap_port, sse_tap_port)):
+                target["lat"] += await latencies(port, args.rounds)
+                target["mib"].append(await throughput(port, args.frames))
+                target["sse"] += await chunk_delays(sse, args.chunks)
+    finally:
+        for process in (ws_tap, sse_tap, upstream):
+            process.terminate()
+            process.wait(10)
+    lat_d, lat_t = direct["lat"], tapped["lat"]
+    print(
+        f"small round trip p50: direct {p(lat_d, 50) * 1e6:.0f} us, tapped {p(lat_t, 50) * 1e6:.0f} us, "
+        f"added {(p(lat_t, 50) - p(lat_d, 50)) * 1e6:.0f} us"
+    )
+    print(
+        f"small round trip p99: direct {p(lat_d, 99) * 1e6:.0f} us, tapped {p(lat_t, 99) * 1e6:.0f} us, "
+        f"added {(p(lat_t, 99) - p(lat_d, 99)) * 1e6:.0f} us"
+    )
+    mib_d, mib_t = statistics.median(direct["mib"]), statistics.median(tapped["mib"])
+    print(f"2.25 MiB frames: direct {mib_d:.0f} MiB/s, tapped {mib_t:.0f} MiB/s, ratio {mib_t / mib_d:.2f}")
+    sse_d, sse_t = direct["sse"], tapped["sse"]
+    print(
+        f"SSE chunk delay p50: direct {p(sse_d, 50) * 1e6:.0f} us, tapped {p(sse_t, 50) * 1e6:.0f} us; "
+        f"p99 direct {p(sse_d, 99) * 1e6:.0f} us, tapped {p(sse_t, 99) * 1e6:.0f} us"
+    )
+    rate, violated = judging_rate(args.exchanges)
+    print(
+        f"judging: {rate:.0f} PlugRL infer messages/s on one core (with actions and feedbacks; {violated} violations)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2000)
+    parser.add_argument("--frames", type=int, default=40)
+    parser.add_argument("--chunks", type=int, default=500)
+    parser.add_argument("--blocks", type=int, default=3)
+    parser.add_argument("--exchanges", type=int, default=2000)
+    parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_upstream:
+        asyncio.run(serve_upstream())
+    else:
+        asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    main()

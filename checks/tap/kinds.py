@@ -1,0 +1,53 @@
+"""The kinds a tap can watch, by the registry's kind names, and the options each takes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from checks.registry import find_record
+from checks.tap.run import TapSpec
+
+
+def _plugrl(options: Mapping[str, str]) -> TapSpec:
+    from checks.tap import plugrl
+
+    _no_options("plugrl-server", options)
+    return plugrl.spec()
+
+
+def _openai(options: Mapping[str, str]) -> TapSpec:
+    from checks.openai.options import PRESETS
+    from checks.tap import openai
+
+    unknown = set(options) - {"preset"}
+    if unknown:
+        raise ValueError(f"openai-chat's tap takes only the option preset, not {', '.join(sorted(unknown))}")
+    preset = options.get("preset", "strict-openai")
+    if preset not in PRESETS:
+        raise ValueError(f"preset {preset!r}: one of {', '.join(PRESETS)}")
+    return openai.spec(preset)
+
+
+def _no_options(kind: str, options: Mapping[str, str]) -> None:
+    if options:
+        raise ValueError(f"{kind}'s tap takes no options")
+
+
+# The upstream's kind -> its tap. PlugRL's tap judges the server's and the client's rules at once.
+TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
+    "plugrl-server": _plugrl,
+    "openai-chat": _openai,
+}
+
+
+def tap_spec(kind: str, options: Mapping[str, str]) -> TapSpec:
+    """The tap for `kind` (a full or short name, e.g. plugrl or openai); ValueError when it has none."""
+    # A short name shared by a server and a client kind (plugrl) means the server: a tap's upstream is one.
+    tapped = [name for name in TAP_KINDS if kind in find_record(name).names()]
+    try:
+        name = tapped[0] if tapped else find_record(kind).name
+    except LookupError as exc:
+        raise ValueError(str(exc)) from None
+    if name not in TAP_KINDS:
+        raise ValueError(f"{name} has no tap yet; taps: {', '.join(TAP_KINDS)}")
+    return TAP_KINDS[name](options)

@@ -1,0 +1,185 @@
+"""The openai-chat tap: every chat and model list the client gets, judged by the openai-chat suite's
+own judges (`checks.openai.judging`), and token fidelity across turns (`checks.tap.fidelity`).
+
+A copy can decide the shape of each answer, its finish reasons, usage and headers, a stream's
+format and usage chunk, logprobs where the request asked, and the token fields a router may
+drop. What needs requests of the checker's own making (invalid input, auth, determinism,
+concurrency, limits, tools round trips) is `skip` "needs an active run".
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks.decision import Decision
+from checks.http_client import Reply, StreamReply, parse_sse
+from checks.openai import judging
+from checks.openai.clauses import CATALOGUE as CHAT_CATALOGUE
+from checks.openai.options import PRESETS, Profile
+from checks.openai.shapes import message_of
+from checks.report import Catalogue
+from checks.tap import fidelity
+from checks.tap.copies import Copy
+from checks.tap.http1 import HttpMessage, MessageReader, scrubbed
+from checks.tap.ledger import Ledger
+from checks.tap.relay import Ended, Opened
+from checks.tap.run import TapSpec
+
+FIDELITY_STATEMENTS = {
+    fidelity.EXTEND: "Across the turns of one conversation, where the replies carry token ids, each turn's prompt "
+    "token ids begin with the previous turn's prompt ids followed by its completion ids (MUST under miles-session).",
+    fidelity.IDS_KEPT: "A reply to a request asking for token ids (return_token_ids or return_meta_info) carries "
+    "prompt and completion token ids (MUST under miles-session).",
+    fidelity.LOGPROBS_KEPT: "A reply to a request with logprobs true carries choice 0's logprobs (MUST under "
+    "miles-session).",
+    fidelity.PER_TOKEN: "Where a reply carries logprobs with completion token ids or usage, there is exactly one "
+    "logprob per completion token (MUST under miles-session).",
+}
+REPLY_CLAUSES = (
+    "openai.chat.shape",
+    "openai.chat.finish-reason",
+    "openai.usage.consistent",
+    "openai.usage.within-max-tokens",
+    "openai.http.hygiene",
+    "openai.logprobs.content",
+)
+STREAM_CLAUSES = ("openai.stream.format", "openai.stream.usage-chunk")
+PASSIVE = frozenset({*REPLY_CLAUSES, *STREAM_CLAUSES, "openai.models.list", *fidelity.CLAUSES})
+
+
+def tap_catalogue() -> Catalogue:
+    catalogue = Catalogue()
+    for clause in CHAT_CATALOGUE:
+        catalogue.add(clause.id, clause.level, clause.statement)
+    for clause_id, statement in FIDELITY_STATEMENTS.items():
+        catalogue.should(clause_id, statement)
+    return catalogue
+
+
+class RequestReader(MessageReader):
+    """Reads requests and tells the response reader each one's method (a HEAD's answer has no body)."""
+
+    def __init__(self, responses: MessageReader) -> None:
+        super().__init__(responses=False)
+        self.answers = responses
+
+    def feed(self, data: bytes) -> list[HttpMessage]:
+        found = super().feed(data)
+        for message in found:
+            self.answers.methods.append(message.head.method_path()[0])
+        return found
+
+
+def _json(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def reply_of(request: HttpMessage, response: HttpMessage) -> Reply:
+    method, path = request.head.method_path()
+    content_type = response.head.value("content-type")
+    parsed = _json(response.body) if "json" in content_type else None
+    return Reply(
+        response.head.status(),
+        content_type=content_type,
+        text=response.body.decode("utf-8", "replace"),
+        body=parsed,
+        is_json=parsed is not None,
+        raw=response.body,
+        headers=scrubbed(response.head.headers),
+        raw_size=len(response.body),
+        method=method,
+        path=path,
+        sent=_json(request.body),
+    )
+
+
+@dataclass
+class HttpConnection:
+    requests: deque[HttpMessage] = field(default_factory=deque)
+
+
+class OpenAIWatcher:
+    def __init__(self, profile: Profile) -> None:
+        self.profile = profile
+        self.connections: dict[int, HttpConnection] = {}
+        self.conversations = fidelity.Conversations()
+
+    def readers(self) -> tuple[MessageReader, MessageReader]:
+        responses = MessageReader(responses=True)
+        return RequestReader(responses), responses
+
+    def judge(self, copy: Copy, ledger: Ledger) -> None:
+        state = self.connections.setdefault(copy.connection, HttpConnection())
+        item = copy.item
+        if isinstance(item, Opened):
+            ledger.note(copy.connection, f"connection from {item.source}")
+        elif isinstance(item, Ended):
+            if item.by == "server":
+                self.connections.pop(copy.connection, None)
+                ledger.forget(copy.connection)
+        elif isinstance(item, HttpMessage) and copy.sender == "client":
+            state.requests.append(item)
+            headers = ", ".join(f"{key}: {value}" for key, value in scrubbed(item.head.headers))
+            ledger.note(copy.connection, f"client: {item.head.start} ({len(item.body)} bytes) {headers}")
+        elif isinstance(item, HttpMessage) and state.requests:
+            request = state.requests.popleft()
+            ledger.note(copy.connection, f"server: {item.head.start} ({len(item.body)} bytes)")
+            self._exchange(copy.connection, request, item, ledger)
+
+    def _exchange(self, connection: int, request: HttpMessage, response: HttpMessage, ledger: Ledger) -> None:
+        method, path = request.head.method_path()
+        reply = reply_of(request, response)
+        if method == "GET" and path.split("?")[0].endswith("/models"):
+            ledger.judge(connection, ("openai.models.list",), lambda: [judging.models_listed(reply)])
+            return
+        sent = reply.sent if isinstance(reply.sent, dict) else None
+        if method != "POST" or not path.split("?")[0].endswith("/chat/completions") or sent is None:
+            return
+        if "text/event-stream" in reply.content_type:
+            stream = StreamReply(reply.status, reply.content_type, reply.headers, parse_sse(reply.text))
+            ledger.judge(connection, STREAM_CLAUSES, lambda: self._stream(sent, stream))
+        elif reply.status == 200:
+            ledger.judge(connection, REPLY_CLAUSES, lambda: self._reply(sent, reply))
+            ledger.judge(connection, fidelity.CLAUSES, lambda: self._tokens(sent, reply))
+
+    def _stream(self, sent: dict[str, Any], stream: StreamReply) -> list[Decision]:
+        options = sent.get("stream_options")
+        asked = isinstance(options, dict) and options.get("include_usage") is True
+        return [judging.stream_format(stream, "a streamed chat"), judging.usage_chunk(stream, asked=asked)]
+
+    def _reply(self, sent: dict[str, Any], reply: Reply) -> list[Decision]:
+        decisions = [judging.chat_shape(reply)]
+        if not isinstance(reply.body, dict):
+            return decisions
+        limit = sent.get("max_completion_tokens", sent.get("max_tokens"))
+        max_tokens = limit if type(limit) is int else None
+        decisions += judging.reply_rules(reply, max_tokens=max_tokens, honours_max_tokens=self.profile.max_tokens)
+        top = sent.get("top_logprobs")
+        if sent.get("logprobs") is True and self.profile.logprobs and type(top) is int:
+            decisions.append(judging.logprobs_content(reply, top))
+        return decisions
+
+    def _tokens(self, sent: dict[str, Any], reply: Reply) -> list[Decision]:
+        tokens = fidelity.read_tokens(sent, reply.body)
+        decisions = fidelity.kept(sent, tokens) + fidelity.per_token(tokens)
+        messages = sent.get("messages")
+        if isinstance(messages, list):
+            previous = self.conversations.previous(messages)
+            if previous is not None:
+                decisions += fidelity.extends(previous, tokens)
+            self.conversations.remember(messages, message_of(reply.body), tokens)
+        return decisions
+
+
+def spec(preset: str = "strict-openai") -> TapSpec:
+    catalogue = tap_catalogue()
+    active = frozenset(clause.id for clause in catalogue if clause.id not in PASSIVE)
+    raised = frozenset(fidelity.CLAUSES) if preset == "miles-session" else frozenset()
+    profile = PRESETS[preset]
+    return TapSpec(catalogue, active, raised, lambda: OpenAIWatcher(profile))

@@ -1,0 +1,125 @@
+"""One tap: the relay on the event loop, the judges in a thread, verdicts kept in ledgers rolled over by time or count.
+
+`TapRun.start` binds and returns the URL to give the client; `stop` ends the relay, lets the
+judges finish what is queued and closes the last window. A judge that raises is recorded as
+`error` for the clauses it decides (`Watcher.judge` says which); nothing the judges do reaches
+the connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+from urllib.parse import urlsplit
+
+from checks.report import Catalogue
+from checks.tap.copies import Copy, CopyQueue
+from checks.tap.ledger import Ledger, Rollover
+from checks.tap.relay import Relay, StreamReader
+
+# The judging thread gives the event loop the GIL back this often (seconds): forwarding waits at most this long.
+SWITCH_INTERVAL = 0.0005
+MAX_WINDOWS = 100
+
+
+class Watcher(Protocol):
+    """A kind's judging side: readers for a connection's two directions, and the judge of each copy."""
+
+    def readers(self) -> tuple[StreamReader, StreamReader]: ...
+
+    def judge(self, copy: Copy, ledger: Ledger) -> None: ...
+
+
+@dataclass(frozen=True)
+class TapSpec:
+    """What a kind's tap reports: its clauses, those only an active run decides, and those a profile makes MUST."""
+
+    catalogue: Catalogue
+    active_only: frozenset[str]
+    raised: frozenset[str]
+    watcher: Callable[[], Watcher]
+
+
+def upstream_address(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    if not parts.hostname:
+        raise ValueError(f"no host in the upstream URL {url!r}")
+    default = 443 if parts.scheme in ("https", "wss") else 80
+    return parts.hostname, parts.port or default
+
+
+class TapRun:
+    def __init__(
+        self,
+        spec: TapSpec,
+        upstream: str,
+        *,
+        rollover: Rollover | None = None,
+        queue: CopyQueue | None = None,
+        admit: Callable[[str], bool] = lambda source: True,
+    ) -> None:
+        self.spec = spec
+        self.watcher = spec.watcher()
+        self.queue = queue if queue is not None else CopyQueue()  # an empty queue is falsy
+        self.relay = Relay(upstream_address(upstream), self.watcher.readers, self.queue, admit)
+        self.upstream = upstream
+        self.rollover = rollover or Rollover()
+        self.closed: list[Ledger] = []  # earlier windows, oldest first (at most MAX_WINDOWS)
+        self.ledger = self._new_ledger()
+        self._lock = threading.Lock()  # guards the ledger while the judging thread rolls it
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._judge_loop, name="tap-judges", daemon=True)
+        self._counted = (0, 0)  # relay (messages, unjudged) already assigned to closed windows
+
+    def _new_ledger(self) -> Ledger:
+        return Ledger(self.spec.catalogue, self.spec.active_only, self.spec.raised)
+
+    async def start(self, host: str, port: int) -> int:
+        bound = await self.relay.start(host, port)
+        if sys.getswitchinterval() > SWITCH_INTERVAL:
+            sys.setswitchinterval(SWITCH_INTERVAL)
+        self._thread.start()
+        return bound
+
+    def messages(self) -> int:
+        return self.relay.stats.messages
+
+    async def stop(self, drain_seconds: float = 5.0) -> list[Ledger]:
+        """Stop relaying, judge what is queued (up to `drain_seconds`), close the window; every window."""
+        await self.relay.close()
+        deadline = time.monotonic() + drain_seconds
+        while len(self.queue) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self._stopping.set()
+        await asyncio.to_thread(self._thread.join, drain_seconds)
+        with self._lock:
+            self._settle(self.ledger)
+            return [*self.closed, self.ledger]
+
+    def _settle(self, ledger: Ledger) -> None:
+        """Give `ledger` the relay's counts since the last window closed."""
+        stats = self.relay.stats
+        messages, unjudged = self._counted
+        ledger.messages = stats.messages - messages
+        ledger.unjudged = stats.unjudged - unjudged
+        ledger.connections = max(ledger.connections, stats.connections)
+        self._counted = (stats.messages, stats.unjudged)
+
+    def _judge_loop(self) -> None:
+        while not (self._stopping.is_set() and not len(self.queue)):
+            copy = self.queue.take(0.05)
+            with self._lock:
+                if copy is not None:
+                    self.ledger.judged_messages += 1
+                    self.watcher.judge(copy, self.ledger)
+                self.ledger.messages = self.relay.stats.messages - self._counted[0]
+                if self.rollover.due(self.ledger):
+                    self._settle(self.ledger)
+                    self.closed = [*self.closed, self.ledger][-MAX_WINDOWS:]
+                    self.ledger = self._new_ledger()
+                    self.ledger.logs = self.closed[-1].logs

@@ -1,0 +1,118 @@
+"""Reading a copy of one direction of a WebSocket connection: the HTTP upgrade head, then RFC 6455 frames.
+
+The relay forwards the bytes first and hands the same bytes here afterwards, so nothing read
+here delays them. The reader only finds frame boundaries and gathers payloads; unmasking and
+decoding wait for the judging thread (`WsMessage.payload`).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from checks.tap.http1 import Head, parse_head
+
+HEAD_LIMIT = 64 * 1024
+TEXT, BINARY, CLOSE, PING, PONG, CONTINUATION = 1, 2, 8, 9, 10, 0
+
+
+def unmask(data: bytes, key: bytes) -> bytes:
+    """RFC 6455 5.3: XOR with the 4-byte key, whole words at a time."""
+    if not key or not data:
+        return data
+    words, rest = divmod(len(data), 4)
+    head = np.frombuffer(data, dtype=np.uint32, count=words) ^ np.frombuffer(key, dtype=np.uint32)[0]
+    tail = bytes(b ^ key[i] for i, b in enumerate(data[words * 4 :]))
+    return bytes(head.tobytes()) + tail
+
+
+@dataclass
+class WsMessage:
+    """One message (its fragments joined) or control frame, as sent; `payload()` unmasks it."""
+
+    opcode: int
+    parts: list[tuple[bytes, bytes]] = field(default_factory=list)  # (raw payload, mask key)
+    size: int = 0
+
+    def payload(self) -> bytes:
+        return b"".join(unmask(raw, key) for raw, key in self.parts)
+
+    def close_code(self) -> tuple[int | None, str]:
+        data = self.payload()
+        if len(data) < 2:
+            return None, ""
+        return struct.unpack("!H", data[:2])[0], data[2:].decode("utf-8", "replace")
+
+
+@dataclass
+class FrameReader:
+    """Feed it one direction's bytes in order; it returns the head once, then each complete message."""
+
+    head: Head | None = None
+    broken: str = ""  # why the stream stopped being readable as WebSocket (the bytes still flow)
+    _buffer: bytearray = field(default_factory=bytearray)
+    _message: WsMessage | None = None
+
+    def feed(self, data: bytes) -> list[Head | WsMessage]:
+        if self.broken:
+            return []
+        self._buffer += data
+        found: list[Head | WsMessage] = []
+        if self.head is None:
+            end = self._buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self._buffer) > HEAD_LIMIT:
+                    self.broken = "no end of the HTTP head within 64 KiB"
+                return found
+            self.head = parse_head(bytes(self._buffer[: end + 4]))
+            del self._buffer[: end + 4]
+            found.append(self.head)
+        while (frame := self._next_frame()) is not None:
+            found.append(frame)
+        return found
+
+    def _next_frame(self) -> WsMessage | None:
+        """The next complete message or control frame in the buffer, if there is one."""
+        while True:
+            buffer = self._buffer
+            if len(buffer) < 2:
+                return None
+            first, second = buffer[0], buffer[1]
+            length, offset = second & 0x7F, 2
+            if length == 126:
+                if len(buffer) < 4:
+                    return None
+                length, offset = struct.unpack_from("!H", buffer, 2)[0], 4
+            elif length == 127:
+                if len(buffer) < 10:
+                    return None
+                length, offset = struct.unpack_from("!Q", buffer, 2)[0], 10
+            key = b""
+            if second & 0x80:
+                if len(buffer) < offset + 4:
+                    return None
+                key, offset = bytes(buffer[offset : offset + 4]), offset + 4
+            if len(buffer) < offset + length:
+                return None
+            raw = bytes(buffer[offset : offset + length])
+            del buffer[: offset + length]
+            done = self._take(first & 0x0F, bool(first & 0x80), raw, key)
+            if done is not None:
+                return done
+
+    def _take(self, opcode: int, fin: bool, raw: bytes, key: bytes) -> WsMessage | None:
+        if opcode >= CLOSE:  # control frames come whole, between fragments too
+            return WsMessage(opcode, [(raw, key)], len(raw))
+        if opcode != CONTINUATION:
+            self._message = WsMessage(opcode)
+        if self._message is None:
+            self.broken = "a continuation frame with no message to continue"
+            return None
+        self._message.parts.append((raw, key))
+        self._message.size += len(raw)
+        if not fin:
+            return None
+        message, self._message = self._message, None
+        return message
