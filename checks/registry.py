@@ -100,9 +100,9 @@ RECORDS: dict[str, KindRecord] = _record_table(
             name="openenv",
             aliases=(),
             suite="checks.openenv.suite:SUITE",
-            reference_server=Absent("none in the package: tests run openenv-core's own server and the zoo"),
+            reference_server="checks.openenv.reference:main",
             reference_client=Absent(NO_CLIENT_PEER),
-            demo_server=Absent("no in-process reference server to run"),
+            demo_server="checks.openenv.reference:start_demo_server",
             parity_script="checks.parity.script_openenv:SCRIPT",
         ),
         KindRecord(
