@@ -109,9 +109,9 @@ RECORDS: dict[str, KindRecord] = _record_table(
             name="rlmesh",
             aliases=(),
             suite="checks.rlmesh.suite:SUITE",
-            reference_server=Absent("none in the package: tests run the rlmesh package's own server"),
+            reference_server="checks.rlmesh.reference:main",
             reference_client=Absent(NO_CLIENT_PEER),
-            demo_server=Absent("no in-process reference server to run"),
+            demo_server="checks.rlmesh.reference:start_demo_server",
             parity_script="checks.parity.script_rlmesh:SCRIPT",
         ),
         KindRecord(

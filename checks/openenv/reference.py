@@ -97,7 +97,10 @@ class QuizEpisode:
         self.state.step_count += 1
         correct = action.answer.strip().lower() == TASKS[self.task][1]
         return QuizObservation(
-            feedback="correct" if correct else "wrong", nonce=self.rng.random(), done=True, reward=1.0 if correct else 0.0
+            feedback="correct" if correct else "wrong",
+            nonce=self.rng.random(),
+            done=True,
+            reward=1.0 if correct else 0.0,
         )
 
 
@@ -218,7 +221,9 @@ def answer_message(episode: QuizEpisode, message: dict[str, Any]) -> str:
     if kind == "close":
         raise EndSession
     if kind == "reset":
-        return json.dumps({"type": "observation", "data": envelope(episode.reset(data if isinstance(data, dict) else {}))})
+        return json.dumps(
+            {"type": "observation", "data": envelope(episode.reset(data if isinstance(data, dict) else {}))}
+        )
     if kind == "step":
         return answer_step(episode, data)
     if kind == "state":
