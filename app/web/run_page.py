@@ -16,6 +16,7 @@ from app.listening import announcement_view
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.parity_runs import parity_of
 from app.web.guard import WriteGuard
+from app.web.reference_client import reference_clients
 from app.web.templating import VERDICT_ORDER, templates
 from checks.core import RolledUp, RootCause, Verdict, roll_up, root_causes
 from checks.registry import find_suite
@@ -178,6 +179,7 @@ def run_page(
         previous=previous_run(session, run),
         baseline=last_passing_run(session, target, before=run) if target else None,
         nav="targets",
+        client_started=reference_clients(request).started_for(run.id or 0),
     )
     return templates.TemplateResponse(request, "run.html", context)
 
@@ -188,6 +190,7 @@ def run_matrix(
 ) -> HTMLResponse:
     """The matrix partial alone, for the page's live-progress script."""
     context = matrix_context(session, run, verdict, phase)
+    context["client_started"] = reference_clients(request).started_for(run.id or 0)
     return templates.TemplateResponse(request, "_run_matrix.html", context)
 
 

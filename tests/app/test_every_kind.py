@@ -1,0 +1,64 @@
+"""Every kind can be tried from the dashboard and passes: a server kind through its demo target, a client
+kind through the run page's "Run the reference client" button against the listening run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from app.demo import demo_name
+from app.main import create_app
+from checks.registry import RECORDS
+from tests.app.helpers import service_settings, wait_for_run, wait_until
+
+# Quicker options for a client kind's target (a run waits out reconnect windows and restarts otherwise).
+QUICK_CLIENT_OPTIONS: dict[str, dict[str, Any]] = {
+    "plugrl-client": {"steps": 6, "reconnect_window": 0.4, "timeout": 3.0, "connect_deadline": 60.0},
+    "rllink-client": {"timeout": 5.0, "connect_deadline": 60.0},
+}
+
+
+def start_client_run(client: TestClient, kind: str) -> int:
+    """A target of client kind `kind`, a run of it, and the page's button pressed once it listens."""
+    name = f"try-{kind}"
+    options = QUICK_CLIENT_OPTIONS.get(kind, {})
+    created = client.post("/api/v1/targets", json={"name": name, "kind": kind, "options": options})
+    assert created.status_code == 201, created.text
+    run_id = int(client.post(f"/api/v1/targets/{name}/runs", json={}).json()["id"])
+    page: dict[str, str] = {}
+
+    def offers_the_button() -> bool:
+        page["html"] = client.get(f"/runs/{run_id}").text
+        return 'id="run-reference-client"' in page["html"]
+
+    wait_until(offers_the_button, timeout=30, what=f"the {kind} run page offering the reference client")
+    action = re.search(r'<form method="post" action="([^"]+)"[^>]*>\s*<button[^>]*id="run-reference-client"', page["html"])
+    assert action is not None and action.group(1) == f"/runs/{run_id}/reference-client"
+    pressed = client.post(action.group(1), follow_redirects=False)
+    assert pressed.status_code == 303
+    assert 'id="reference-client-started"' in client.get(f"/runs/{run_id}").text
+    # A second press while it runs starts no second client.
+    assert client.post(action.group(1), follow_redirects=False).status_code == 303
+    return run_id
+
+
+def test_every_kind_can_be_tried_from_the_dashboard_and_passes(tmp_path: Path) -> None:
+    settings = service_settings(f"sqlite:///{tmp_path / 'demo.db'}", demo=True)
+    with TestClient(create_app(settings)) as client:
+        demos = client.app.state.demo or {}
+        started: dict[str, int] = {}
+        for record in RECORDS.values():
+            if record.has("demo_server"):
+                name = demo_name(record.name)
+                assert name in demos, f"{record.name} has a demo server but no demo target"
+                started[record.name] = int(client.post(f"/api/v1/targets/{name}/runs", json={}).json()["id"])
+            else:
+                assert record.has("reference_client"), f"{record.name} can be tried neither by demo nor client"
+                started[record.name] = start_client_run(client, record.name)
+        ended = {kind: wait_for_run(client, run_id, timeout=240) for kind, run_id in started.items()}
+    failing = {kind: (run["outcome"], run["message"]) for kind, run in ended.items() if run["outcome"] != "pass"}
+    assert not failing, failing
+    assert len(ended) == len(RECORDS) >= 8
