@@ -35,7 +35,8 @@ def start_client_run(client: TestClient, kind: str) -> int:
         return 'id="run-reference-client"' in page["html"]
 
     wait_until(offers_the_button, timeout=30, what=f"the {kind} run page offering the reference client")
-    action = re.search(r'<form method="post" action="([^"]+)"[^>]*>\s*<button[^>]*id="run-reference-client"', page["html"])
+    button_form = r'<form method="post" action="([^"]+)"[^>]*>\s*<button[^>]*id="run-reference-client"'
+    action = re.search(button_form, page["html"])
     assert action is not None and action.group(1) == f"/runs/{run_id}/reference-client"
     pressed = client.post(action.group(1), follow_redirects=False)
     assert pressed.status_code == 303
