@@ -11,7 +11,7 @@ from sqlmodel import col, select
 
 from app.deps import SessionDep
 from app.history import kind_matrix
-from app.models import DB_INT_MAX, ENDED_STATUSES, Run, RunStatus, Target
+from app.models import DB_INT_MAX, ENDED_STATUSES, ParityRun, Run, RunStatus, Target
 from app.web.templating import templates
 from checks.core import Outcome
 from checks.registry import find_suite, kind_names
@@ -20,6 +20,9 @@ router = APIRouter()
 
 PAGE_SIZE = 50
 TRIGGERS = ("browser", "api", "ci", "schedule")
+RUN_TYPES = ("conformance", "parity")
+# What a parity comparison found, as its own words: a parity run is not a conformance pass or fail.
+COMPARISONS = ("identical", "divergent", "undecided")
 
 
 @router.get("/runs", response_class=HTMLResponse, include_in_schema=False)
@@ -31,22 +34,37 @@ def runs_page(
     status_filter: Annotated[str, Query(alias="status")] = "",
     outcome_filter: Annotated[str, Query(alias="outcome")] = "",
     trigger: str = "",
+    run_type: Annotated[str, Query(alias="type")] = "",
+    comparison: str = "",
     before: Annotated[int | None, Query(ge=0, le=DB_INT_MAX + 1)] = None,
 ) -> HTMLResponse:
     # The filter form sends empty values for "all"; unknown ones read as "all" too.
     status = RunStatus(status_filter) if status_filter in set(RunStatus) else None
     outcome = Outcome(outcome_filter) if outcome_filter in set(Outcome) else None
-    statement = select(Run, Target.name).join(Target, col(Target.id) == Run.target_id)
+    comparison = comparison if comparison in COMPARISONS else ""
+    # An outcome is a conformance verdict and a comparison a parity one: each filter implies its type.
+    run_type = "conformance" if outcome else "parity" if comparison else run_type if run_type in RUN_TYPES else ""
+    statement = (
+        select(Run, Target.name, ParityRun)
+        .join(Target, col(Target.id) == Run.target_id)
+        .join(ParityRun, col(ParityRun.run_id) == Run.id, isouter=True)
+    )
     if target:
         statement = statement.where(Target.name == target)
     if kind:
         statement = statement.where(Run.kind == kind)
+    if run_type == "conformance":
+        statement = statement.where(col(ParityRun.run_id).is_(None))
+    elif run_type == "parity":
+        statement = statement.where(col(ParityRun.run_id).is_not(None))
     if outcome is not None:
         statement = statement.where(Run.outcome == outcome)
+    if comparison:
+        statement = statement.where(ParityRun.verdict == comparison)
     if trigger:
         statement = statement.where(Run.trigger == trigger)
-    active: list[tuple[Run, str]] = []
-    if before is None and status in (None, RunStatus.QUEUED, RunStatus.RUNNING) and outcome is None:
+    active: list[tuple[Run, str, ParityRun | None]] = []
+    if before is None and status in (None, RunStatus.QUEUED, RunStatus.RUNNING) and not (outcome or comparison):
         active_statuses = [status] if status is not None else [RunStatus.RUNNING, RunStatus.QUEUED]
         active = list(session.exec(statement.where(col(Run.status).in_(active_statuses)).order_by(col(Run.id).desc())))
     ended = statement.where(col(Run.status).in_(list(ENDED_STATUSES)))
@@ -61,6 +79,8 @@ def runs_page(
         "status": str(status) if status else "",
         "outcome": str(outcome) if outcome else "",
         "trigger": trigger,
+        "type": run_type,
+        "comparison": comparison,
     }
     context = {
         "active": active,
@@ -73,6 +93,8 @@ def runs_page(
         "statuses": [str(s) for s in RunStatus],
         "outcomes": [str(o) for o in Outcome],
         "triggers": TRIGGERS,
+        "run_types": RUN_TYPES,
+        "comparisons": COMPARISONS,
         "nav": "runs",
     }
     return templates.TemplateResponse(request, "runs.html", context)

@@ -203,3 +203,24 @@ def test_a_parity_run_stays_out_of_its_first_targets_history_and_baselines(clien
     wait_for_run(client, later["id"], timeout=60)
     diff = client.get(f"/api/v1/runs/{later['id']}/diff?against=previous").json()
     assert diff["base"]["id"] == own["id"] != parity["id"], diff["base"]
+
+
+def test_the_runs_list_shows_parity_runs_as_comparisons_and_filters_them_apart(client, plugrl_target) -> None:
+    plugrl_target("wide", action_dim=4)
+    plugrl_target("narrow", action_dim=3)
+    own = client.post("/api/v1/targets/wide/runs", json={}).json()
+    wait_for_run(client, own["id"], timeout=60)
+    parity = run_parity(client, first="wide", second="narrow")
+    assert parity["parity_status"] == "divergent"
+    listed = client.get("/runs").text
+    row = listed[listed.index(f'href="/parity/{parity["id"]}"') :].split("</tr>")[0]
+    assert "parity" in row and "vs</span> narrow" in row and "divergent" in row and "o-fail" not in row
+    failing = client.get("/runs?outcome=fail").text
+    assert f'href="/parity/{parity["id"]}"' not in failing  # a divergence is not a conformance failure
+    conformance = client.get("/runs?type=conformance").text
+    assert f'href="/runs/{own["id"]}"' in conformance and f'href="/parity/{parity["id"]}"' not in conformance
+    only_parity = client.get("/runs?type=parity").text
+    assert f'href="/parity/{parity["id"]}"' in only_parity and f'href="/runs/{own["id"]}"' not in only_parity
+    divergent = client.get("/runs?comparison=divergent").text
+    assert f'href="/parity/{parity["id"]}"' in divergent and f'href="/runs/{own["id"]}"' not in divergent
+    assert f'href="/parity/{parity["id"]}"' not in client.get("/runs?comparison=identical").text
