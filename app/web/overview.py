@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 from sqlalchemy import func
 from sqlmodel import Session, col, select
@@ -13,9 +13,10 @@ from app.deps import SessionDep
 from app.history import conformance_runs
 from app.models import Run, Target, stored_id
 from app.svg import sparkline
+from app.web.pages import page_router
 from app.web.templating import templates
 
-router = APIRouter()
+router = page_router()
 
 SPARKLINE_RUNS = 20
 

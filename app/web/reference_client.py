@@ -14,16 +14,17 @@ import contextlib
 import logging
 import sys
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import RedirectResponse
 
 from app.deps import RunDep
 from app.listening import announcement_view
 from app.web.guard import WriteGuard
+from app.web.pages import page_router
 from checks.registry import find_suite
 
 log = logging.getLogger("rlconform.web")
-router = APIRouter()
+router = page_router()
 # Longer than any client-kind run's connect deadline and phases; a client still alive after it is stuck.
 CLIENT_LIFETIME = 900.0
 

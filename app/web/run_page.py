@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session, col, select
 
@@ -16,12 +16,13 @@ from app.listening import announcement_view
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.parity_runs import parity_of
 from app.web.guard import WriteGuard
+from app.web.pages import page_router
 from app.web.reference_client import reference_clients
 from app.web.templating import VERDICT_ORDER, templates
 from checks.core import RolledUp, RootCause, Verdict, roll_up, root_causes
 from checks.registry import find_suite
 
-router = APIRouter()
+router = page_router()
 
 
 @dataclass

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from sqlmodel import col, select
 
 from app.deps import SessionDep
 from app.history import kind_matrix
 from app.models import DB_INT_MAX, ENDED_STATUSES, ParityRun, Run, RunStatus, Target
+from app.web.pages import page_router
 from app.web.templating import templates
 from checks.core import Outcome
 from checks.registry import find_suite, kind_names
 
-router = APIRouter()
+router = page_router()
 
 PAGE_SIZE = 50
 TRIGGERS = ("browser", "api", "ci", "schedule")

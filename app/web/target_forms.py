@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import pydantic
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
@@ -29,11 +29,12 @@ from app.web.options_form import (
     parse_options,
     submitted_values,
 )
+from app.web.pages import page_router
 from app.web.templating import templates
 from checks.core import Gate
 from checks.registry import find_suite, kind_names
 
-router = APIRouter()
+router = page_router()
 
 FORM_FIELDS = ("name", "kind", "url", "description", "gate", "schedule_minutes", "expected_failures", "confirm")
 

@@ -8,7 +8,7 @@ import shlex
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import crud, redaction
@@ -17,9 +17,10 @@ from app.history import last_passing_run, target_history
 from app.models import DB_INT_MAX
 from app.svg import trend_chart
 from app.web.guard import WriteGuard
+from app.web.pages import page_router
 from app.web.templating import templates
 
-router = APIRouter()
+router = page_router()
 
 HISTORY_RUNS = 30
 
