@@ -71,6 +71,10 @@ def _add_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": detail}, status_code=422)
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     engine = make_engine(settings.database_url)
@@ -99,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for server in demo.values():
             runner.allow_own(server.url)
         app.state.demo = demo or None
+        log.info("rlconform dashboard at http://%s:%s", _url_host(settings.host), settings.port)
         try:
             yield
         finally:
