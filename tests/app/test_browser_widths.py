@@ -36,7 +36,10 @@ OFF_SCREEN = """() => {
     .filter(b => b.offsetParent !== null && !b.closest('[hidden]'))
     .map(b => [b, b.getBoundingClientRect()])
     .filter(([b, r]) => r.width > 0 && (r.left < -0.5 || r.right > width + 0.5))
-    .map(([b, r]) => `${b.tagName.toLowerCase()} "${(b.textContent || b.value || '').trim().slice(0, 30)}" at ${Math.round(r.left)}..${Math.round(r.right)}`);
+    .map(([b, r]) => {
+      const label = (b.textContent || b.value || '').trim().slice(0, 30);
+      return `${b.tagName.toLowerCase()} "${label}" at ${Math.round(r.left)}..${Math.round(r.right)}`;
+    });
   return {scroll: document.documentElement.scrollWidth, width, buttons};
 }"""
 

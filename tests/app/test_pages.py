@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 from pydantic import SecretStr
@@ -14,6 +15,7 @@ from app.main import create_app
 from app.models import ClauseResultRow, Target, TranscriptRow
 from app.settings import Settings
 from app.spec_page import render_spec
+from app.web.invocation import rlconform_command
 from checks.spec import load_spec
 from tests.app.constructed import add_run, add_target, client_session, settings_on_each_backend  # noqa: F401 -- fixtures
 from tests.app.helpers import make_target, wait_for_run
@@ -346,7 +348,7 @@ def test_cross_target_matrix_shows_each_targets_latest_finished_run(client: Test
 def test_target_page_offers_the_commands_that_start_a_run(client: TestClient, session: Session) -> None:
     add_target(session, "my target")
     html = client.get("/targets/my%20target").text
-    assert "rlconform ci --server http://testserver --target &#39;my target&#39;" in html
+    assert f"{rlconform_command()} ci --server http://testserver --target &#39;my target&#39;" in html
     assert "http://testserver/api/v1/targets/my%20target/runs" in html and "$RLCONFORM_API_TOKEN" in html
 
 
@@ -368,3 +370,25 @@ def test_runs_page_reads_the_empty_values_of_its_filter_form(client: TestClient,
     run = add_run(session, add_target(session), {("p", "c.1"): "pass"})
     response = client.get("/runs", params={"target": "", "kind": "", "status": "", "outcome": "", "trigger": ""})
     assert response.status_code == 200 and f'href="/runs/{run.id}"' in response.text
+
+
+def test_copyable_commands_name_rlconform_the_way_this_installation_runs_it(monkeypatch, tmp_path: Path) -> None:
+    """After the quick start (`.venv` under the working directory, not activated): `.venv/bin/rlconform`."""
+    import sys
+
+    venv_bin = Path(sys.executable).parent
+    if not (venv_bin / "rlconform").exists():
+        pytest.skip("the rlconform script is not installed beside this python")
+    monkeypatch.setenv("PATH", str(tmp_path))  # not on PATH, as before `source .venv/bin/activate`
+    monkeypatch.chdir(venv_bin.parents[1])
+    rlconform_command.cache_clear()
+    try:
+        assert rlconform_command() == f"{venv_bin.parent.name}/bin/rlconform"
+        monkeypatch.chdir(tmp_path)  # elsewhere: the script's full path
+        rlconform_command.cache_clear()
+        assert rlconform_command() == str(venv_bin / "rlconform")
+        monkeypatch.setenv("PATH", str(venv_bin))  # activated: the bare name
+        rlconform_command.cache_clear()
+        assert rlconform_command() == "rlconform"
+    finally:
+        rlconform_command.cache_clear()
