@@ -302,6 +302,8 @@ async def start_reference_server(
     server = grpc.aio.server()
     env_pb2_grpc.add_EnvServiceServicer_to_server(service, server)  # type: ignore[no-untyped-call]
     bound = server.add_insecure_port(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    if not bound:
+        raise OSError(f"cannot listen on {host}:{port}")
     await server.start()
     return WalkServer(server, service, f"[{host}]:{bound}" if ":" in host else f"{host}:{bound}")
 
