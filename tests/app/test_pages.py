@@ -392,3 +392,23 @@ def test_copyable_commands_name_rlconform_the_way_this_installation_runs_it(monk
         assert rlconform_command() == "rlconform"
     finally:
         rlconform_command.cache_clear()
+
+
+def test_a_name_too_long_is_refused_beside_the_field_never_cut(client: TestClient) -> None:
+    form = client.get("/targets/new").text
+    name_input = re.search(r'<input id="name"[^>]*>', form).group(0)
+    assert "maxlength" not in name_input  # a browser cuts a pasted value at maxlength without a word
+    assert "Up to 64 characters" in form
+    pasted = "n" * 5000
+    refused = client.post("/targets/new", data={"name": pasted, "kind": "openenv", "url": "http://127.0.0.1:9"})
+    assert refused.status_code == 422
+    error = re.search(r'id="err-name"[^>]*>(.*?)</', refused.text, re.S)
+    assert error is not None and "at most 64 characters; this one has 5000" in error.group(1)
+
+
+def test_the_api_422_echoes_a_capped_value(client: TestClient) -> None:
+    body = {"name": "n" * 5000, "kind": "openenv", "url": "http://127.0.0.1:9"}
+    refused = client.post("/api/v1/targets", json=body)
+    assert refused.status_code == 422 and len(refused.text) < 1000
+    (error,) = [e for e in refused.json()["detail"] if e["loc"] == ["body", "name"]]
+    assert error["input"].startswith("n" * 200) and "5000 characters in all" in error["input"]
