@@ -160,6 +160,8 @@ def matrix_context(session: Session, run: Run, verdict: list[str], phase: list[s
         "expected_failures": set(run.expected_failures),
         "failing": FAILING,
         "announcement": announcement_view(run),
+        # Ended without starting (cancelled while queued): nothing is pending, nothing was checked.
+        "never_ran": not live and run.started_at is None and decided == 0,
     }
 
 

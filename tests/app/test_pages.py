@@ -412,3 +412,36 @@ def test_the_api_422_echoes_a_capped_value(client: TestClient) -> None:
     assert refused.status_code == 422 and len(refused.text) < 1000
     (error,) = [e for e in refused.json()["detail"] if e["loc"] == ["body", "name"]]
     assert error["input"].startswith("n" * 200) and "5000 characters in all" in error["input"]
+
+
+def test_a_run_cancelled_while_queued_says_it_never_ran(client: TestClient, session: Session) -> None:
+    target = add_target(session, "queued-then-cancelled", kind="openenv")
+    run = add_run(session, target, {}, status="cancelled", outcome="")
+    html = client.get(f"/runs/{run.id}").text
+    assert "Cancelled before it ran: no clause was checked." in html
+    assert re.search(r'class="progress-bar" style="width: 0(\.0)?%"', html)  # an empty bar, not a full one
+    assert "pending" not in html and "waiting…" not in html and "not decided" not in html
+    assert "clause-row" not in html
+
+
+def test_a_run_cancelled_midway_shows_its_progress_and_undecided_clauses(client: TestClient, session: Session) -> None:
+    target = add_target(session, "cancelled-midway", kind="openenv")
+    run = add_run(session, target, {("discover", "openenv.discover.health"): "pass"}, status="cancelled", outcome="")
+    run.started_at, run.total_clauses = run.created_at, 40
+    session.add(run)
+    session.commit()
+    html = client.get(f"/runs/{run.id}").text
+    assert "before it ran" not in html and 'style="width: 100%"' not in html
+    assert "not decided" in html and "openenv.discover.health" in html
+
+
+def test_the_trend_chart_reads_right_when_empty_and_when_small() -> None:
+    from app.models import TrendPoint
+    from app.svg import trend_chart
+
+    empty = str(trend_chart([]))
+    assert "no runs yet" in empty and re.findall(r'class="axis">(\d+)<', empty) == []
+    one = str(trend_chart([TrendPoint(run_id=1, passed=1, failing=0)]))
+    assert sorted(re.findall(r'class="axis">(\d+)<', one)) == ["0", "1"]
+    ten = str(trend_chart([TrendPoint(run_id=1, passed=10, failing=2)]))
+    assert re.findall(r'class="axis">(\d+)<', ten) == ["0", "5", "10"]
