@@ -40,7 +40,16 @@ OFF_SCREEN = """() => {
       const label = (b.textContent || b.value || '').trim().slice(0, 30);
       return `${b.tagName.toLowerCase()} "${label}" at ${Math.round(r.left)}..${Math.round(r.right)}`;
     });
-  return {scroll: document.documentElement.scrollWidth, width, buttons};
+  // A select whose chosen text is wider than its box (less the arrow) shows that text cut off.
+  const canvas = document.createElement('canvas').getContext('2d');
+  const cut = [...document.querySelectorAll('select')].filter(s => s.offsetParent !== null).filter(s => {
+    const style = getComputedStyle(s);
+    canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const text = s.selectedIndex >= 0 ? s.options[s.selectedIndex].text : '';
+    const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+    return canvas.measureText(text).width > room;
+  }).map(s => `select #${s.id}`);
+  return {scroll: document.documentElement.scrollWidth, width, buttons: buttons.concat(cut)};
 }"""
 
 
