@@ -3,16 +3,25 @@ kind through the run page's "Run the reference client" button against the listen
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.demo import demo_name
 from app.main import create_app
-from checks.registry import RECORDS
-from tests.app.helpers import service_settings, wait_for_run, wait_until
+from checks.openenv.reference import DEMO_OPTIONS as OPENENV_QUIZ
+from checks.registry import RECORDS, get_suite
+from checks.suite import run_suite
+from tests.app.helpers import free_socket, service_settings, wait_for_run, wait_until
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # Quicker options for a client kind's target (a run waits out reconnect windows and restarts otherwise).
 QUICK_CLIENT_OPTIONS: dict[str, dict[str, Any]] = {
@@ -63,3 +72,32 @@ def test_every_kind_can_be_tried_from_the_dashboard_and_passes(tmp_path: Path) -
     failing = {kind: (run["outcome"], run["message"]) for kind, run in ended.items() if run["outcome"] != "pass"}
     assert not failing, failing
     assert len(ended) == len(RECORDS) >= 8
+
+
+@pytest.mark.parametrize(
+    ("kind", "url_of", "options"),
+    [
+        ("openenv", lambda port: f"http://127.0.0.1:{port}", OPENENV_QUIZ),
+        ("rlmesh", lambda port: f"127.0.0.1:{port}", {}),
+    ],
+)
+def test_the_reference_server_command_serves_a_passing_target(kind: str, url_of: Any, options: dict[str, Any]) -> None:
+    """`rlconform reference-server openenv|rlmesh`: a process that says where it listens and passes its suite."""
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()
+    command = [sys.executable, "-m", "app.cli", "reference-server", kind, "--port", str(port)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.rstrip().endswith(url_of(port)), line
+        report = asyncio.run(run_suite(get_suite(kind), url_of(port), options))
+        bad = {r.clause_id: r.actual for r in report.results.values() if r.verdict.value in ("fail", "error", "warn")}
+        assert not bad, bad
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout:
+            process.stdout.close()
