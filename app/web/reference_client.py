@@ -60,15 +60,21 @@ class ReferenceClients:
     async def _watch(self, run_id: int, process: asyncio.subprocess.Process) -> None:
         try:
             await asyncio.wait_for(process.wait(), CLIENT_LIFETIME)
-        except (TimeoutError, asyncio.CancelledError):
-            log.warning("stopping the reference client of run %s", run_id)
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
+        except TimeoutError:
+            log.warning("the reference client of run %s ran %d s; stopping it", run_id, CLIENT_LIFETIME)
+            await self._kill(process)
+        except asyncio.CancelledError:  # the service is stopping
+            await self._kill(process)
             raise
         finally:
             if self.running.get(run_id) is process:
                 del self.running[run_id]
+
+    @staticmethod
+    async def _kill(process: asyncio.subprocess.Process) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
 
     async def close(self) -> None:
         for watcher in list(self._watchers):

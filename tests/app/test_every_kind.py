@@ -101,3 +101,19 @@ def test_the_reference_server_command_serves_a_passing_target(kind: str, url_of:
         process.wait(timeout=10)
         if process.stdout:
             process.stdout.close()
+
+
+def test_a_stuck_reference_client_is_killed_after_its_lifetime(monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.web import reference_client
+
+    monkeypatch.setattr(reference_client, "CLIENT_LIFETIME", 0.3)
+
+    async def scenario() -> tuple[int | None, bool]:
+        clients = reference_client.ReferenceClients()
+        stuck = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(60)")
+        clients.running[7] = stuck
+        await asyncio.wait_for(clients._watch(7, stuck), 10)
+        return stuck.returncode, clients.started_for(7)
+
+    returncode, still_listed = asyncio.run(scenario())
+    assert returncode is not None and returncode < 0 and not still_listed  # killed by a signal, and forgotten
