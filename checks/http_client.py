@@ -13,7 +13,8 @@ came: `TargetUnreachable` when the target cannot be reached at all, `NoReply`
 at the deadline, `Malformed` for bytes that are not HTTP, `PeerClosed` for a
 connection that ended mid-answer. `request` turns all but the first into a
 status-0 `Reply` whose text says why, for kinds that judge "no answer" as an
-answer. `stream` reads server-sent events with the one SSE parser, `SseParser`.
+answer. `stream` reads server-sent events with the one SSE parser, `SseParser`, which
+also keeps each event's type (ORS names its events: `task_id`, `chunk`, `end`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import asyncio
 import codecs
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -53,6 +54,7 @@ class Reply:
     path: str = ""
     sent: Any = None  # its JSON body, or its raw text
     over_cap: bool = False  # the body was longer than the cap and was not read further
+    stopped_early: bool = False  # the caller's `until` stopped reading before the body ended
     # How much of the body `describe` shows: (JSON summary limit, text limit), set by the client.
     shown: tuple[int, int] = field(default=(300, 200), repr=False, compare=False)
 
@@ -79,6 +81,9 @@ class SseEvents:
     done: bool = False  # a `data: [DONE]` event arrived
     after_done: list[str] = field(default_factory=list)  # anything sent after [DONE]
     stray_lines: list[str] = field(default_factory=list)  # lines that are no SSE field
+    # Every event dispatched, in order, as (event type, data): "message" when no `event:` line named it.
+    named: list[tuple[str, str]] = field(default_factory=list)
+    comments: int = 0  # comment lines (": ..."), which servers send as keep-alive pings
 
 
 class SseParser:
@@ -87,15 +92,21 @@ class SseParser:
     def __init__(self) -> None:
         self.events = SseEvents()
         self._data: list[str] = []
+        self._event = ""
 
     def feed(self, line: str) -> str | None:
         """Take one line (without its end); return the payload an event completes, if this line ends one."""
         if line == "":
             return self._dispatch()
         name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
         if name == "data":
-            self._data.append(value[1:] if value.startswith(" ") else value)
-        elif name not in ("", "event", "id", "retry"):
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "":
+            self.events.comments += 1
+        elif name not in ("id", "retry"):
             self.events.stray_lines.append(truncate(line, 200))
         return None
 
@@ -104,10 +115,12 @@ class SseParser:
         return self._dispatch()
 
     def _dispatch(self) -> str | None:
+        event, self._event = self._event or "message", ""
         if not self._data:
             return None
         payload = "\n".join(self._data)
         self._data = []
+        self.events.named.append((event, payload))
         if self.events.done:
             self.events.after_done.append(payload)
         elif payload.strip() == "[DONE]":
@@ -207,41 +220,70 @@ class HttpClient:
     async def close(self) -> None:
         await self.client.aclose()
 
-    async def get(self, path: str) -> Reply:
-        return await self.request("GET", path)
+    async def get(self, path: str, *, headers: dict[str, str] | None = None) -> Reply:
+        return await self.request("GET", path, headers=headers)
 
-    async def post(self, path: str, body: Any = None, raw: str | None = None) -> Reply:
-        return await self.request("POST", path, body=body, raw=raw)
+    async def post(
+        self, path: str, body: Any = None, raw: str | None = None, *, headers: dict[str, str] | None = None
+    ) -> Reply:
+        return await self.request("POST", path, body=body, raw=raw, headers=headers)
 
-    async def request(self, method: str, path: str, body: Any = None, raw: str | bytes | None = None) -> Reply:
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: str | bytes | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        until: Callable[[bytes], bool] | None = None,
+    ) -> Reply:
         """The answer, or a status-0 reply saying why none came; only an unreachable target raises."""
         started = time.monotonic()
         try:
-            return await self.exchange(method, path, body, raw)
+            return await self.exchange(method, path, body, raw, headers=headers, until=until)
         except TargetUnreachable:
             raise
         except CheckError as exc:
             return Reply(status=0, text=f"no usable answer: {reason_of(exc)}", elapsed=time.monotonic() - started)
 
-    async def exchange(self, method: str, path: str, body: Any = None, raw: str | bytes | None = None) -> Reply:
-        """The answer; without a usable one, the error family says why (see the module's docstring)."""
+    async def exchange(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: str | bytes | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        until: Callable[[bytes], bool] | None = None,
+    ) -> Reply:
+        """The answer; without a usable one, the error family says why (see the module's docstring).
+
+        `headers` are added to this request only; `until`, given the body read so far after each
+        chunk, stops reading when it returns True (the reply is then `stopped_early`)."""
         content = self._content(body, raw)
         self._note_sent(method, path, content)
-        headers = {"content-type": "application/json"} if content is not None else {}
+        sent_headers = {"content-type": "application/json"} if content is not None else {}
+        sent_headers.update(headers or {})
         data = bytearray()
+        stopped = False
         started = time.monotonic()
         try:
             async with asyncio.timeout(self.timeout):
                 async with self.client.stream(
-                    method, self.base_url + path, content=content, headers=headers
+                    method, self.base_url + path, content=content, headers=sent_headers
                 ) as response:
                     async for chunk in self._chunks(response):
                         data += chunk[: self.body_cap + 1 - len(data)]
                         if len(data) > self.body_cap:
                             break
+                        if until is not None and until(bytes(data)):
+                            stopped = True
+                            break
         except BaseException as exc:
             raise self._failure(exc) from None
         reply = self._reply(response, bytes(data), time.monotonic() - started)
+        reply.stopped_early = stopped
         reply.method, reply.path = method, path
         reply.sent = body if raw is None else (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
         self.transcript.received("http", len(data), reply.describe())

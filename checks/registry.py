@@ -142,6 +142,15 @@ RECORDS: dict[str, KindRecord] = _record_table(
             parity_script="checks.parity.script_session:SCRIPT",
         ),
         KindRecord(
+            name="ors",
+            aliases=(),
+            suite="checks.ors.suite:SUITE",
+            reference_server="checks.ors.reference:main",
+            reference_client=Absent(NO_CLIENT_PEER),
+            demo_server="checks.ors.reference:start_reference_server",
+            parity_script="checks.parity.script_ors:SCRIPT",
+        ),
+        KindRecord(
             name="plugrl-client",
             aliases=("plugrl",),
             suite="checks.plugrl_client.suite:SUITE",

@@ -29,6 +29,7 @@ SLOW_TESTS = {
     ("tests/checks/session/test_cli.py", "test_a_broken_server_exits_1_naming_its_clause"),
     ("tests/checks/session/test_cli.py", "test_the_reference_exits_0"),
     ("tests/checks/openenv/test_zoo.py", "test_broken_server_is_flagged_with_its_clause[slow-reset]"),
+    ("tests/checks/ors/test_real_peers.py", "test_openreward_template_server"),
     (
         "tests/checks/openenv/test_robustness.py",
         "test_a_reply_later_than_the_timeout_loses_its_session_and_stops_each_phase_there",

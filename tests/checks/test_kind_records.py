@@ -33,6 +33,7 @@ EVERY_KIND = {
     "rllink",
     "openai-chat",
     "session-server",
+    "ors",
     "plugrl-client",
     "rllink-client",
 }

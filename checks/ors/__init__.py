@@ -1,0 +1,1 @@
+"""The `ors` target kind: Open Reward Standard environment servers (HTTP + server-sent events)."""

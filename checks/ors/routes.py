@@ -1,0 +1,113 @@
+"""The ORS routes over the one recorded HTTP client, and the per-run facts the phases share.
+
+Every request is written into the phase's transcript; a call's SSE body is
+read whole (or cut by `until`) and parsed by `judging.parse_stream`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from checks.errors import PhaseStopped
+from checks.http_client import HttpClient, Reply
+from checks.ors.judging import OrsStream, input_for, parse_stream, sid_of
+from checks.ors.options import Ctx, OrsState
+
+
+class OrsClient(HttpClient):
+    """One ORS server; `env` is the environment the session routes are prefixed with."""
+
+    env: str = ""
+
+    def session(self, sid: str | None) -> dict[str, str]:
+        return {"X-Session-ID": sid} if sid is not None else {}
+
+    async def create_session(self) -> Reply:
+        return await self.post("/create_session")
+
+    async def new_sid(self) -> str:
+        """An id from /create_session, or one made here when the server gives none (the spec lets any be sent)."""
+        sid, _ = sid_of(await self.create_session())
+        return sid or str(uuid.uuid4())
+
+    async def create(self, sid: str | None, body: Any) -> Reply:
+        return await self.post("/create", body, headers=self.session(sid))
+
+    async def prompt(self, sid: str | None) -> Reply:
+        return await self.get(f"/{self.env}/prompt", headers=self.session(sid))
+
+    async def ping(self, sid: str | None) -> Reply:
+        return await self.post("/ping", headers=self.session(sid))
+
+    async def delete(self, sid: str | None) -> Reply:
+        return await self.post("/delete", headers=self.session(sid))
+
+    async def call(
+        self, sid: str | None, body: Any, until: Callable[[bytes], bool] | None = None
+    ) -> tuple[Reply, OrsStream]:
+        headers = {**self.session(sid), "Accept": "application/json"}
+        reply = await self.request("POST", f"/{self.env}/call", body, headers=headers, until=until)
+        return reply, parse_stream(reply.text)
+
+    async def episode(self, ctx: Ctx) -> str:
+        """A session created on the run's split, task 0; PhaseStopped when /create refuses it."""
+        sid = await self.new_sid()
+        created = await self.create(sid, {"env_name": self.env, "split": ctx.state.split, "index": 0})
+        if created.status != 200:
+            raise PhaseStopped(f"/create refused a session: {created.describe(120)}", self.transcript)
+        return sid
+
+
+@contextlib.asynccontextmanager
+async def client(ctx: Ctx, label: str) -> AsyncIterator[OrsClient]:
+    """The run's one client (made on first use, closed by `close_state`) with a new transcript for this phase.
+
+    One client for the whole run: making an httpx client builds a TLS context, which costs more than
+    a phase's requests against a local server."""
+    if ctx.state.http is None:
+        ctx.state.http = OrsClient(ctx.url, ctx.report.transcript(label), ctx.timeout, ctx.options, ensure_ascii=False)
+    http = ctx.state.http
+    http.transcript, http.timeout, http.env = ctx.report.transcript(label), ctx.timeout, ctx.state.env or ""
+    yield http
+
+
+async def close_state(state: OrsState) -> None:
+    if state.http is not None:
+        await state.http.close()
+        state.http = None
+
+
+async def learn(ctx: Ctx, http: OrsClient) -> None:
+    """Fill the run's env, tools and split from the options, else from discovery (once per run)."""
+    if ctx.state.env is None:
+        listed = await http.get("/list_environments")
+        names = listed.body if isinstance(listed.body, list) else []
+        ctx.state.env = ctx.options.env or next((n for n in names if isinstance(n, str)), None)
+        if ctx.state.env is None:
+            raise PhaseStopped(f"no environment to drive: {listed.describe(120)}", http.transcript)
+    http.env = ctx.state.env
+    if not ctx.state.tools:
+        tools = await http.get(f"/{http.env}/tools")
+        specs = tools.body.get("tools") if isinstance(tools.body, dict) else None
+        for spec in specs if isinstance(specs, list) else []:
+            if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+                ctx.state.tools[spec["name"]] = spec
+    if ctx.state.split is None:
+        splits = await http.get(f"/{http.env}/splits")
+        listed_splits = splits.body if isinstance(splits.body, list) else []
+        first = next((s.get("name") for s in listed_splits if isinstance(s, dict)), None)
+        ctx.state.split = ctx.options.split or (first if isinstance(first, str) else None)
+        if ctx.state.split is None:
+            raise PhaseStopped(f"no split to run a task of: {splits.describe(120)}", http.transcript)
+
+
+def tool_call(ctx: Ctx, name: str | None, given: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A /call body for tool `name` (None: the run's tool) with `given` input, else one made from its schema."""
+    name = name or ctx.options.tool or next(iter(ctx.state.tools), None)
+    if name is None:
+        return None
+    schema = ctx.state.tools.get(name, {}).get("input_schema")
+    return {"name": name, "input": given if given is not None else input_for(schema)}

@@ -1,0 +1,56 @@
+"""The reference ORS server passes every default phase, with and without the optional tools named."""
+
+from checks.core import Outcome, Verdict, run_suite
+from checks.ors.reference import OrsServer, serve_app, start_reference_server
+from checks.ors.suite import SUITE
+from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS, QUICK_OPTIONS
+
+
+def verdicts(report):
+    return {r.clause_id: r.verdict for r in report.results.values()}
+
+
+async def test_the_reference_passes_with_the_tools_named():
+    running = await start_reference_server()
+    try:
+        report = await run_suite(SUITE, running.url, QUICK_OPTIONS)
+    finally:
+        await running.close()
+    seen = verdicts(report)
+    not_passed = {cid: v for cid, v in seen.items() if v not in (Verdict.PASS, Verdict.INFO, Verdict.SKIP)}
+    assert not_passed == {}
+    for clause in (
+        "ors.call.chunk-reassembly",
+        "ors.call.error-event",
+        "ors.call.resume",
+        "ors.finished.after-finished",
+    ):
+        assert seen[clause] is Verdict.PASS, clause
+    assert report.outcome() is Outcome.PASS
+
+
+async def test_the_reference_passes_on_defaults_with_the_unnamed_tools_not_judged():
+    running = await start_reference_server()
+    try:
+        report = await run_suite(SUITE, running.url, {"timeout": 5})
+    finally:
+        await running.close()
+    seen = {r.clause_id: r for r in report.results.values()}
+    assert report.outcome() is Outcome.PASS
+    assert seen["ors.call.chunk-reassembly"].verdict is Verdict.INFO
+    assert seen["ors.call.chunk-reassembly"].actual.startswith("not judged")
+    assert seen["ors.session.create-session-form"].actual == "answered as sse"
+    assert {r.verdict for r in report.results.values() if r.phase == "keepalive"} == {Verdict.SKIP}
+
+
+async def test_the_keepalive_phase_passes_with_short_delays():
+    running = await serve_app(OrsServer(idle_expiry=1.2, ping_interval=0.2))
+    options = {"timeout": 5, **KEEPALIVE_OPTIONS}
+    try:
+        report = await run_suite(SUITE, running.url, options, ["keepalive"])
+    finally:
+        await running.close()
+    seen = verdicts(report)
+    assert {
+        c: seen[c] for c in ("ors.call.keepalive", "ors.session.idle-expiry", "ors.ping.keeps-alive")
+    } == dict.fromkeys(("ors.call.keepalive", "ors.session.idle-expiry", "ors.ping.keeps-alive"), Verdict.PASS)

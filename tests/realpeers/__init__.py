@@ -1,0 +1,1 @@
+"""Envs and launchers for third-party peers, run in their own venvs."""

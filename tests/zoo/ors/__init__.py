@@ -1,0 +1,1 @@
+"""Broken ORS servers: the reference server with one fault each."""
