@@ -1,9 +1,11 @@
 """The embedded demo: each kind's in-process reference server (each kind record's `demo_server`) as a target.
 
 A newcomer's first `rlconform serve` on an empty database shows one target
-per such kind, each of which passes. Later starts point those targets at the
-new ports. A user's own target of the same name is never touched: ours have
-the kind and the description the demo gave them.
+per such kind, each of which passes. Later starts serve each on the port it
+had before, so its URL (and the target's configuration) stays the same; only
+when that port is taken is the target pointed at a new one. A user's own
+target of the same name is never touched: ours have the kind and the
+description the demo gave them.
 
 The servers are the service's own, on loopback: the runner lets runs reach
 them whatever `RLCONFORM_ALLOWED_NETWORKS` says (`Runner.allow_own`).
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -21,11 +24,14 @@ from sqlmodel import Session, col, select
 
 from app import crud
 from app.models import Target, TargetCreate, utcnow
-from checks.registry import RunningServer, demo_kinds, find_suite, start_demo_server
+from checks.registry import RunningServer, demo_kinds, find_suite, load_part, start_demo_server
 
 log = logging.getLogger("rlconform.demo")
 
 DEMO_NAME = "demo"
+DEMO_HOST = "127.0.0.1"
+# The port of a stored demo URL: ws://127.0.0.1:PORT/..., or rlmesh's bare 127.0.0.1:PORT.
+PORT = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?[^/]*:(\d+)(?:/|$)")
 # The demo's description before there was one demo target per kind; targets stored with it stay ours.
 LEGACY_DESCRIPTION = "The built-in reference PlugRL training server, started with the service. It should pass."
 
@@ -80,12 +86,35 @@ def _register(engine: Engine, kind: str, url: str, options: dict[str, Any]) -> N
             session.commit()
 
 
+def _previous_port(engine: Engine, kind: str) -> int:
+    """The port our demo target of `kind` had last time (0: none), so a restart keeps its URL."""
+    with Session(engine) as session:
+        target = session.exec(select(Target).where(col(Target.name) == demo_name(kind))).first()
+    found = PORT.search(target.url) if target is not None and _is_ours(target, kind) else None
+    return int(found.group(1)) if found else 0
+
+
+async def _start_on_previous_port(kind: str, port: int) -> RunningServer:
+    """The demo server on the port it had before, or on a free one when that port is taken now."""
+    if port:
+        start = load_part(kind, "demo_server")
+        if not callable(start):
+            raise TypeError(f"the demo server of {kind} is not callable")
+        try:
+            server: RunningServer = await start(DEMO_HOST, port)
+            return server
+        except (OSError, RuntimeError) as exc:  # grpc reports a taken port as RuntimeError
+            log.info("demo target %r cannot have port %d again (%s); it takes a new one", demo_name(kind), port, exc)
+    return await start_demo_server(kind, DEMO_HOST)
+
+
 async def start_demo(engine: Engine) -> dict[str, RunningServer]:
     """Start and register the demo servers; returns target name -> server (call `close()` on each)."""
     servers: dict[str, RunningServer] = {}
     for kind in await asyncio.to_thread(_plan, engine, demo_kinds()):
         try:
-            server = await start_demo_server(kind)
+            port = await asyncio.to_thread(_previous_port, engine, kind)
+            server = await _start_on_previous_port(kind, port)
         except ImportError as exc:
             log.warning("no demo target for %s: %s", kind, exc)
             continue

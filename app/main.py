@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -60,16 +60,35 @@ def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner
     )
 
 
+# How much of a refused value a 422 echoes: enough to recognise it, never a pasted megabyte.
+ECHOED_INPUT_CHARS = 200
+
+
+def capped_inputs(errors: list[Any]) -> list[Any]:
+    """Validation errors whose echoed string `input` is cut to ECHOED_INPUT_CHARS, saying how long it was."""
+    capped = []
+    for error in errors:
+        value = error.get("input") if isinstance(error, dict) else None
+        if isinstance(value, str) and len(value) > ECHOED_INPUT_CHARS:
+            error = {**error, "input": f"{value[:ECHOED_INPUT_CHARS]}… ({len(value)} characters in all)"}
+        capped.append(error)
+    return capped
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         # As FastAPI's own handler, but an echoed input holding a lone surrogate must not break the JSON.
-        return JSONResponse({"detail": storable(jsonable_encoder(exc.errors()))}, status_code=422)
+        return JSONResponse({"detail": storable(capped_inputs(jsonable_encoder(exc.errors())))}, status_code=422)
 
     @app.exception_handler(TargetInvalid)
     async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
         detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
         return JSONResponse({"detail": detail}, status_code=422)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -100,6 +119,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         for server in demo.values():
             runner.allow_own(server.url)
         app.state.demo = demo or None
+        log.info("rlconform dashboard at http://%s:%s", _url_host(settings.host), settings.port)
         try:
             yield
         finally:

@@ -74,16 +74,17 @@ def trend_chart(points: Sequence[TrendPoint], *, width: int = 720, height: int =
         f'<svg class="trend" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}"'
         f' role="img" aria-label="passed and failing clauses over the last {len(points)} runs">'
     ]
-    for fraction in (0, 0.5, 1):
-        y = top + plot_h * (1 - fraction)
-        parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{width - right}" y2="{y:.1f}" stroke="#e5e8ec"/>')
-        parts.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="axis">{round(peak * fraction)}</text>'
-        )
-    if not points:
+    if not points:  # no scale to read: a bare base line and the reason
+        base = top + plot_h
+        parts.append(f'<line x1="{left}" y1="{base}" x2="{width - right}" y2="{base}" stroke="#e5e8ec"/>')
         parts.append(f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" class="axis">no runs yet</text>')
         parts.append("</svg>")
         return Markup("".join(parts))
+    # Whole-number ticks only, each once: 0, the middle (when it is a count of its own) and the peak.
+    for tick in sorted({0, peak // 2, peak} if peak >= 2 else {0, peak}):
+        tick_y = top + plot_h * (1 - tick / peak)
+        parts.append(f'<line x1="{left}" y1="{tick_y:.1f}" x2="{width - right}" y2="{tick_y:.1f}" stroke="#e5e8ec"/>')
+        parts.append(f'<text x="{left - 6}" y="{tick_y + 4:.1f}" text-anchor="end" class="axis">{tick}</text>')
 
     def x_of(index: int) -> float:
         return left + (plot_w / 2 if len(points) == 1 else plot_w * index / (len(points) - 1))

@@ -23,6 +23,7 @@
       .then(function (html) {
         failures = 0;
         container.innerHTML = html;
+        showStatus();
         startCountdowns();
         document.dispatchEvent(new CustomEvent("rlconform:swapped"));
         if (isLive()) {
@@ -35,6 +36,13 @@
         failures += 1;
         if (failures < 30) window.setTimeout(poll, interval * Math.min(failures + 1, 5));
       });
+  }
+
+  // The heading's status badge follows the run (queued, then running while a listen-mode run waits).
+  function showStatus() {
+    var fresh = container.querySelector("template.live-status");
+    var heading = document.getElementById("run-status");
+    if (fresh && heading && heading.innerHTML !== fresh.innerHTML.trim()) heading.innerHTML = fresh.innerHTML.trim();
   }
 
   // A listen-mode run waiting for its client counts down to the connect deadline between polls.

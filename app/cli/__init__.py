@@ -13,7 +13,7 @@ from app.cli.ci import cmd_ci
 from app.cli.common import UsageError
 from app.cli.parity import add_parser as add_parity_parser
 from app.cli.reference_client import register as register_reference_client
-from app.cli.serve import cmd_serve
+from app.cli.serve import LOG_LEVELS, cmd_serve
 from app.cli.tap import register as register_tap
 from app.cli.worker import add_worker_parser
 from checks.registry import kinds_with, spelled
@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--database-url", help="SQLAlchemy URL (RLCONFORM_DATABASE_URL)")
     serving.add_argument("--max-concurrent-runs", type=int, help="RLCONFORM_MAX_CONCURRENT_RUNS")
     serving.add_argument("--no-demo", action="store_true", help="do not start the demo target")
+    serving.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        help="info: the service's own messages; debug adds every request, the service's and its clients'",
+    )
     serving.set_defaults(handler=cmd_serve)
 
     ci = commands.add_parser("ci", help="start a run on a server, wait for it and exit 0/1/2")

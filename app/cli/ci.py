@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,8 @@ import httpx
 from app.cli.check import check_writable
 from app.cli.common import UsageError, parse_option_pairs
 from checks.core import EXIT_CODES, Gate, Outcome, Verdict, rolled_verdicts
-from checks.formats import render_junit, render_text, rolled_up
+from checks.evidence import visible_escape
+from checks.formats import NOT_XML, render_junit, render_text, rolled_up
 
 POLL_INTERVAL = 0.5
 MAX_POLL_FAILURES = 10
@@ -121,7 +124,9 @@ def _follow(http: httpx.Client, run: dict[str, Any], wait_timeout: float) -> dic
         if state != shown:
             shown = state
             phase = f", phase {run['current_phase']}" if run["current_phase"] else ""
-            _say(f"run {run['id']}: {run['status']}{phase}, {run['decided_clauses']}/{run['total_clauses']} clauses")
+            # A parity run decides no clauses: it compares two recordings, so it has no count to show.
+            counted = f", {run['decided_clauses']}/{run['total_clauses']} clauses" if run["total_clauses"] else ""
+            _say(f"run {run['id']}: {run['status']}{phase}{counted}")
     return run
 
 
@@ -235,8 +240,8 @@ def _parity_mode(args: argparse.Namespace) -> Callable[[argparse.Namespace, http
         if args.golden:
             raise UsageError("--golden needs --parity TARGET_A")
         return None
-    if args.target or args.phase or args.junit or args.expected_failures:
-        raise UsageError("--parity takes no --target, --phase, --junit or --expected-failures")
+    if args.target or args.phase or args.expected_failures:
+        raise UsageError("--parity takes no --target, --phase or --expected-failures")
     if len(args.parity) > 2 or (len(args.parity) == 2) == bool(args.golden):
         raise UsageError("give --parity TARGET_A TARGET_B, or --parity TARGET_A --golden NAME")
     return _start_and_follow_parity
@@ -260,18 +265,28 @@ def _start_and_follow_parity(args: argparse.Namespace, http: httpx.Client, serve
     if run.get("label_warning"):
         _say(f"warning: {run['label_warning']}")
     ended = _follow(http, run, args.wait_timeout)
+    result = _parity_result(http, ended)
+    print(render_parity_result(result))
+    if args.junit:
+        Path(args.junit).write_text(render_parity_junit(result, run["kind"]), encoding="utf-8")
+    return int(result["exit_code"]) if result["exit_code"] in (0, 1, 2) else 2
+
+
+def _parity_result(http: httpx.Client, ended: dict[str, Any] | None) -> dict[str, Any]:
+    """The comparison of the ended run; an undecided one, saying why, when there is none to fetch."""
     if ended is None:
-        return 2
+        return undecided("the parity run did not end in time, or the service was lost")
     if ended["status"] != "finished":
-        print(f"the parity run ended {ended['status']}: {ended['message']}")
-        return 2
+        return undecided(f"the parity run ended {ended['status']}: {ended['message']}")
     response = _fetch(http, f"/api/v1/parity-runs/{ended['id']}/result", f"the comparison of run {ended['id']}")
     if response is None:
-        print(f"error: {ended['message']}")
-        return 2
-    result = _json(response, "status", "reason", "exit_code")
-    print(render_parity_result(result))
-    return int(result["exit_code"]) if result["exit_code"] in (0, 1, 2) else 2
+        return undecided(f"the comparison could not be fetched: {ended['message']}")
+    result: dict[str, Any] = _json(response, "status", "reason", "exit_code")
+    return result
+
+
+def undecided(reason: str) -> dict[str, Any]:
+    return {"status": "undecided", "reason": reason, "exit_code": 2, "divergences": [], "divergence_count": 0}
 
 
 def render_parity_result(result: dict[str, Any]) -> str:
@@ -283,3 +298,43 @@ def render_parity_result(result: dict[str, Any]) -> str:
             lines += [f"  {name}: {side.get('value')}", f"     bytes {side.get('bytes') or '-'}"]
         lines.append(f"{result.get('divergence_count', 0)} divergence(s) in all")
     return "\n".join(lines)
+
+
+def path_group(path: str) -> str:
+    """The top-level part of a compared path: `infer[3].actions[0]` is in `infer`."""
+    return re.split(r"[.\[]", path, maxsplit=1)[0] or path
+
+
+def render_parity_junit(result: dict[str, Any], kind: str) -> str:
+    """JUnit XML of a comparison: a failing test case per path group with a divergence, one passing case for
+    every other compared path, or one error case when the comparison was undecided."""
+    suite_name = f"parity.{kind}"
+    root = ET.Element("testsuites", name=suite_name)
+    suite = ET.SubElement(root, "testsuite", name=suite_name)
+    status = result["status"]
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for divergence in result.get("divergences") or []:
+        groups.setdefault(path_group(str(divergence.get("path", ""))), []).append(divergence)
+    if status == "undecided":
+        case = ET.SubElement(suite, "testcase", classname=suite_name, name="comparison")
+        ET.SubElement(case, "error", message=clean(result["reason"]))
+    for group, divergences in groups.items():
+        case = ET.SubElement(suite, "testcase", classname=suite_name, name=group)
+        first = divergences[0]
+        failure = ET.SubElement(case, "failure", message=clean(f"{first.get('path')}: {first.get('reason')}"))
+        failure.text = clean("\n".join(f"{d.get('path')}: {d.get('reason')}" for d in divergences))
+    if status != "undecided":
+        rest = "every other compared path" if groups else "every compared path"
+        ET.SubElement(suite, "testcase", classname=suite_name, name=rest)
+    failures = len(groups)
+    errors = 1 if status == "undecided" else 0
+    tests = len(suite)
+    for element in (root, suite):
+        element.set("tests", str(tests))
+        element.set("failures", str(failures))
+        element.set("errors", str(errors))
+    return ET.tostring(root, encoding="unicode", xml_declaration=True)
+
+
+def clean(text: str) -> str:
+    return NOT_XML.sub(visible_escape, text)

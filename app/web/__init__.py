@@ -15,6 +15,7 @@ from app.web import (
     login,
     overview,
     parity_page,
+    reference_client,
     run_page,
     runs_page,
     scale_pages,
@@ -37,5 +38,6 @@ for module in (
     login,
     scale_pages,
     parity_page,
+    reference_client,
 ):
     router.include_router(module.router)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 from sqlmodel import Session
 
 from app.deps import RunDep, SessionDep
 from app.history import DIFF_CATEGORIES, comparison_run, diff_runs
 from app.models import Run, Target
+from app.web.pages import page_router
 from app.web.templating import templates
 
-router = APIRouter()
+router = page_router()
 
 CATEGORY_TITLES = {
     "newly_failing": ("Newly failing", "decided in both runs; failing now (fail, warn or error), not before"),

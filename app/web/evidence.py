@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, Response
 from sqlmodel import Session, col, select
 
@@ -13,9 +13,10 @@ from app.deps import RunDep, SessionDep, SettingsDep
 from app.history import clause_timeline
 from app.models import ClauseResultRow, Run, Target, TranscriptRow
 from app.spec_page import spec_clauses
+from app.web.pages import page_router
 from app.web.templating import templates
 
-router = APIRouter()
+router = page_router()
 
 RECENT_RESULTS = 20
 DIRECTIONS = {"sent": "→", "received": "←", "closed": "✕", "note": "•"}

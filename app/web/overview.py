@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 from sqlmodel import Session, select
 
@@ -12,9 +12,10 @@ from app.deps import SessionDep
 from app.history import latest_runs_per_target
 from app.models import Target, stored_id
 from app.svg import sparkline
+from app.web.pages import page_router
 from app.web.templating import templates
 
-router = APIRouter()
+router = page_router()
 
 SPARKLINE_RUNS = 20
 

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session, col, select
 
@@ -21,10 +21,11 @@ from app import crud, parity_runs
 from app.deps import RunDep, RunnerDep, SessionDep
 from app.models import ENDED_STATUSES, Golden, Run, Target, TranscriptRow
 from app.web.guard import WriteGuard
+from app.web.pages import page_router
 from app.web.templating import templates
 from checks.parity.compare import format_path
 
-router = APIRouter()
+router = page_router()
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlmodel import Session, col, select
 
@@ -16,11 +16,13 @@ from app.listening import announcement_view
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.parity_runs import parity_of
 from app.web.guard import WriteGuard
+from app.web.pages import page_router
+from app.web.reference_client import reference_clients
 from app.web.templating import VERDICT_ORDER, templates
 from checks.core import RolledUp, RootCause, Verdict, roll_up, root_causes
 from checks.registry import find_suite
 
-router = APIRouter()
+router = page_router()
 
 
 @dataclass
@@ -158,6 +160,8 @@ def matrix_context(session: Session, run: Run, verdict: list[str], phase: list[s
         "expected_failures": set(run.expected_failures),
         "failing": FAILING,
         "announcement": announcement_view(run),
+        # Ended without starting (cancelled while queued): nothing is pending, nothing was checked.
+        "never_ran": not live and run.started_at is None and decided == 0,
     }
 
 
@@ -178,6 +182,7 @@ def run_page(
         previous=previous_run(session, run),
         baseline=last_passing_run(session, target, before=run) if target else None,
         nav="targets",
+        client_started=reference_clients(request).started_for(run.id or 0),
     )
     return templates.TemplateResponse(request, "run.html", context)
 
@@ -188,6 +193,7 @@ def run_matrix(
 ) -> HTMLResponse:
     """The matrix partial alone, for the page's live-progress script."""
     context = matrix_context(session, run, verdict, phase)
+    context["client_started"] = reference_clients(request).started_for(run.id or 0)
     return templates.TemplateResponse(request, "_run_matrix.html", context)
 
 

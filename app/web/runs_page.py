@@ -5,31 +5,33 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from sqlmodel import Session, col, select
 
 from app.deps import SessionDep
 from app.history import kind_matrix
-from app.models import DB_INT_MAX, ENDED_STATUSES, Run, RunStatus, Target
+from app.models import DB_INT_MAX, ENDED_STATUSES, ParityRun, Run, RunStatus, Target
+from app.web.pages import page_router
 from app.web.templating import templates
 from checks.core import Outcome
 from checks.registry import find_suite, kind_names
 
-router = APIRouter()
+router = page_router()
 
 PAGE_SIZE = 50
 TRIGGERS = ("browser", "api", "ci", "schedule")
-
-
+RUN_TYPES = ("conformance", "parity")
+# What a parity comparison found, as its own words: a parity run is not a conformance pass or fail.
+COMPARISONS = ("identical", "divergent", "undecided")
 LIVE_STATUSES = [str(status) for status in RunStatus if status not in ENDED_STATUSES]
 
 
-def _with_names(session: Session, runs: list[Run]) -> list[tuple[Run, str]]:
-    """Each run with its target's name, from one query for the lot."""
-    ids = {run.target_id for run in runs}
+def _with_names(session: Session, rows: list[tuple[Run, ParityRun | None]]) -> list[tuple[Run, str, ParityRun | None]]:
+    """Each run with its target's name (from one query for the lot) and its parity row."""
+    ids = {run.target_id for run, _ in rows}
     names = dict(session.exec(select(Target.id, Target.name).where(col(Target.id).in_(ids))).all()) if ids else {}
-    return [(run, names.get(run.target_id, "?")) for run in runs]
+    return [(run, names.get(run.target_id, "?"), parity) for run, parity in rows]
 
 
 @router.get("/runs", response_class=HTMLResponse, include_in_schema=False)
@@ -41,24 +43,35 @@ def runs_page(
     status_filter: Annotated[str, Query(alias="status")] = "",
     outcome_filter: Annotated[str, Query(alias="outcome")] = "",
     trigger: str = "",
+    run_type: Annotated[str, Query(alias="type")] = "",
+    comparison: str = "",
     before: Annotated[int | None, Query(ge=0, le=DB_INT_MAX + 1)] = None,
 ) -> HTMLResponse:
     # The filter form sends empty values for "all"; unknown ones read as "all" too.
     status = RunStatus(status_filter) if status_filter in set(RunStatus) else None
     outcome = Outcome(outcome_filter) if outcome_filter in set(Outcome) else None
-    # Runs alone, newest id first, so the id order is the index read and a page stops after PAGE_SIZE rows;
-    # target names come in a second query.
-    statement = select(Run)
+    comparison = comparison if comparison in COMPARISONS else ""
+    # An outcome is a conformance verdict and a comparison a parity one: each filter implies its type.
+    run_type = "conformance" if outcome else "parity" if comparison else run_type if run_type in RUN_TYPES else ""
+    # Runs (with their parity row, if any), newest id first, so the id order is the index read and a page stops
+    # after PAGE_SIZE rows; target names come in a second query.
+    statement = select(Run, ParityRun).join(ParityRun, col(ParityRun.run_id) == Run.id, isouter=True)
     if target:
         statement = statement.where(Run.target_id == select(Target.id).where(Target.name == target).scalar_subquery())
     if kind:
         statement = statement.where(Run.kind == kind)
+    if run_type == "conformance":
+        statement = statement.where(col(ParityRun.run_id).is_(None))
+    elif run_type == "parity":
+        statement = statement.where(col(ParityRun.run_id).is_not(None))
     if outcome is not None:
         statement = statement.where(Run.outcome == outcome)
+    if comparison:
+        statement = statement.where(ParityRun.verdict == comparison)
     if trigger:
         statement = statement.where(Run.trigger == trigger)
-    active: list[tuple[Run, str]] = []
-    if before is None and status in (None, RunStatus.QUEUED, RunStatus.RUNNING) and outcome is None:
+    active: list[tuple[Run, str, ParityRun | None]] = []
+    if before is None and status in (None, RunStatus.QUEUED, RunStatus.RUNNING) and not (outcome or comparison):
         active_statuses = [status] if status is not None else [RunStatus.RUNNING, RunStatus.QUEUED]
         active_runs = session.exec(statement.where(col(Run.status).in_(active_statuses)).order_by(col(Run.id).desc()))
         active = _with_names(session, list(active_runs))
@@ -75,6 +88,8 @@ def runs_page(
         "status": str(status) if status else "",
         "outcome": str(outcome) if outcome else "",
         "trigger": trigger,
+        "type": run_type,
+        "comparison": comparison,
     }
     context = {
         "active": active,
@@ -87,6 +102,8 @@ def runs_page(
         "statuses": [str(s) for s in RunStatus],
         "outcomes": [str(o) for o in Outcome],
         "triggers": TRIGGERS,
+        "run_types": RUN_TYPES,
+        "comparisons": COMPARISONS,
         "nav": "runs",
     }
     return templates.TemplateResponse(request, "runs.html", context)

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 from sqlmodel import Session, col, select
 
 from app.deps import SessionDep, SettingsDep
 from app.models import Schedule, Target, Webhook, WebhookDelivery
+from app.web.pages import page_router
 from app.web.templating import templates
 from app.worker_status import label_warning, workers_status
 
-router = APIRouter()
+router = page_router()
 
 
 @router.get("/workers", response_class=HTMLResponse, include_in_schema=False)

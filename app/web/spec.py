@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from fastapi.responses import HTMLResponse
 
 from app.deps import SettingsDep
 from app.spec_page import render_spec
+from app.web.pages import page_router
 from app.web.templating import templates
 
-router = APIRouter()
+router = page_router()
 
 
 @router.get("/spec", response_class=HTMLResponse, include_in_schema=False)

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import pydantic
-from fastapi import APIRouter, Depends, Request
+from annotated_types import MaxLen
+from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.datastructures import FormData
 
@@ -29,12 +30,15 @@ from app.web.options_form import (
     parse_options,
     submitted_values,
 )
+from app.web.pages import page_router
 from app.web.templating import templates
 from checks.core import Gate
 from checks.registry import find_suite, kind_names
 
-router = APIRouter()
+router = page_router()
 
+# The stored limit on a target's name, read from the model so the form and the database agree.
+NAME_LIMIT: int = next(m.max_length for m in Target.model_fields["name"].metadata if isinstance(m, MaxLen))
 FORM_FIELDS = ("name", "kind", "url", "description", "gate", "schedule_minutes", "expected_failures", "confirm")
 
 
@@ -134,6 +138,7 @@ def render_form(
         "errors": field_errors,
         "general_errors": general,
         "gates": [str(gate) for gate in Gate],
+        "name_limit": NAME_LIMIT,
         "nav": "new" if target is None else "targets",
     }
     return templates.TemplateResponse(request, "target_form.html", context, status_code=status_code)
@@ -209,6 +214,10 @@ def create_target(request: Request, session: SessionDep, settings: SettingsDep, 
         return render_form(request, kind=kind, values=values)
     values, errors = target_values(form, kind, None)
     values["name"] = str(form.get("name", "")).strip()
+    if len(values["name"]) > NAME_LIMIT:  # the field has no maxlength: a browser would cut a paste silently
+        message = f"A name has at most {NAME_LIMIT} characters; this one has {len(values['name'])}."
+        too_long = [{"loc": ["name"], "msg": message}]
+        return render_form(request, kind=kind, values=values_from_form(form, fields), errors=too_long, status_code=422)
     try:
         _save(
             lambda: crud.create_target(session, crud.target_create_from(values), settings.allowed_networks),

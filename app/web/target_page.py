@@ -8,7 +8,7 @@ import shlex
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from app import crud, redaction
@@ -17,9 +17,11 @@ from app.history import last_passing_run, target_history
 from app.models import DB_INT_MAX
 from app.svg import trend_chart
 from app.web.guard import WriteGuard
+from app.web.invocation import rlconform_command
+from app.web.pages import page_router
 from app.web.templating import templates
 
-router = APIRouter()
+router = page_router()
 
 HISTORY_RUNS = 30
 
@@ -28,7 +30,7 @@ def trigger_commands(base_url: str, name: str) -> dict[str, str]:
     """The shell lines that start a run of this target: the CI client and a bare API call."""
     base = base_url.rstrip("/")
     return {
-        "ci": f"rlconform ci --server {shlex.quote(base)} --target {shlex.quote(name)}",
+        "ci": f"{shlex.quote(rlconform_command())} ci --server {shlex.quote(base)} --target {shlex.quote(name)}",
         "curl": (
             'curl -fsS -X POST -H "Authorization: Bearer $RLCONFORM_API_TOKEN" '
             + shlex.quote(f"{base}/api/v1/targets/{quote(name, safe='')}/runs")

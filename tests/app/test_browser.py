@@ -224,7 +224,7 @@ def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browse
     page.goto(live_service + "/targets/dying")
     expect(page.locator("th.run-col .config-mark")).to_have_count(1)
     expect(page.locator("th.run-col .config-mark")).to_have_attribute("title", "URL changed")
-    expect(page.locator("#cmd-ci")).to_contain_text("rlconform ci --server")
+    expect(page.locator("#cmd-ci")).to_contain_text("rlconform ci --server")  # as this installation runs it
     shoot(page, "target-history")
     page.goto(live_service + "/runs/" + str(api.get("/api/v1/runs", params={"target": "dying"}).json()[0]["id"]))
     page.get_by_role("link", name=re.compile("Diff vs previous")).click()

@@ -114,3 +114,32 @@ def test_run_a_client_kind_from_the_page_with_the_command_it_shows(live_service:
             client.kill()
             client.wait()
     assert console_errors == []
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Any:
+    from tests.app.helpers import service_settings
+
+    return service_settings(f"sqlite:///{tmp_path / 'one-slot.db'}", max_concurrent_runs=1)
+
+
+def test_the_heading_follows_a_listen_run_from_queued_to_running(live_service: str, browser_context: Any) -> None:
+    """With one run slot taken, a second client run is queued; when the slot frees, its heading says running."""
+    import httpx
+
+    expect = sync_api.expect
+    options = {"steps": 6, "reconnect_window": 0.4, "timeout": 3, "connect_deadline": 120}
+    with httpx.Client(base_url=live_service, timeout=30) as http:
+        for name in ("first", "second"):
+            body = {"name": name, "kind": "plugrl-client", "options": options}
+            assert http.post("/api/v1/targets", json=body).status_code == 201
+        holding = http.post("/api/v1/targets/first/runs", json={}).json()["id"]
+        waiting = http.post("/api/v1/targets/second/runs", json={}).json()["id"]
+        page = browser_context.new_page()
+        page.goto(f"{live_service}/runs/{waiting}")
+        expect(page.locator("#run-status")).to_contain_text("queued")
+        assert http.post(f"/api/v1/runs/{holding}/cancel").status_code in (200, 202)
+        expect(page.locator("#announcement-title")).to_contain_text("waiting for a client", timeout=30_000)
+        expect(page.locator("#run-status")).to_contain_text("running")
+        assert http.get(f"/api/v1/runs/{waiting}").json()["status"] == "running"
+        assert http.post(f"/api/v1/runs/{waiting}/cancel").status_code in (200, 202)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
 from pydantic import SecretStr
@@ -14,6 +15,7 @@ from app.main import create_app
 from app.models import ClauseResultRow, Target, TranscriptRow
 from app.settings import Settings
 from app.spec_page import render_spec
+from app.web.invocation import rlconform_command
 from checks.spec import load_spec
 from tests.app.constructed import add_run, add_target, client_session, settings_on_each_backend  # noqa: F401 -- fixtures
 from tests.app.helpers import make_target, wait_for_run
@@ -346,7 +348,7 @@ def test_cross_target_matrix_shows_each_targets_latest_finished_run(client: Test
 def test_target_page_offers_the_commands_that_start_a_run(client: TestClient, session: Session) -> None:
     add_target(session, "my target")
     html = client.get("/targets/my%20target").text
-    assert "rlconform ci --server http://testserver --target &#39;my target&#39;" in html
+    assert f"{rlconform_command()} ci --server http://testserver --target &#39;my target&#39;" in html
     assert "http://testserver/api/v1/targets/my%20target/runs" in html and "$RLCONFORM_API_TOKEN" in html
 
 
@@ -368,3 +370,78 @@ def test_runs_page_reads_the_empty_values_of_its_filter_form(client: TestClient,
     run = add_run(session, add_target(session), {("p", "c.1"): "pass"})
     response = client.get("/runs", params={"target": "", "kind": "", "status": "", "outcome": "", "trigger": ""})
     assert response.status_code == 200 and f'href="/runs/{run.id}"' in response.text
+
+
+def test_copyable_commands_name_rlconform_the_way_this_installation_runs_it(monkeypatch, tmp_path: Path) -> None:
+    """After the quick start (`.venv` under the working directory, not activated): `.venv/bin/rlconform`."""
+    import sys
+
+    venv_bin = Path(sys.executable).parent
+    if not (venv_bin / "rlconform").exists():
+        pytest.skip("the rlconform script is not installed beside this python")
+    monkeypatch.setenv("PATH", str(tmp_path))  # not on PATH, as before `source .venv/bin/activate`
+    monkeypatch.chdir(venv_bin.parents[1])
+    rlconform_command.cache_clear()
+    try:
+        assert rlconform_command() == f"{venv_bin.parent.name}/bin/rlconform"
+        monkeypatch.chdir(tmp_path)  # elsewhere: the script's full path
+        rlconform_command.cache_clear()
+        assert rlconform_command() == str(venv_bin / "rlconform")
+        monkeypatch.setenv("PATH", str(venv_bin))  # activated: the bare name
+        rlconform_command.cache_clear()
+        assert rlconform_command() == "rlconform"
+    finally:
+        rlconform_command.cache_clear()
+
+
+def test_a_name_too_long_is_refused_beside_the_field_never_cut(client: TestClient) -> None:
+    form = client.get("/targets/new").text
+    name_input = re.search(r'<input id="name"[^>]*>', form).group(0)
+    assert "maxlength" not in name_input  # a browser cuts a pasted value at maxlength without a word
+    assert "Up to 64 characters" in form
+    pasted = "n" * 5000
+    refused = client.post("/targets/new", data={"name": pasted, "kind": "openenv", "url": "http://127.0.0.1:9"})
+    assert refused.status_code == 422
+    error = re.search(r'id="err-name"[^>]*>(.*?)</', refused.text, re.S)
+    assert error is not None and "at most 64 characters; this one has 5000" in error.group(1)
+
+
+def test_the_api_422_echoes_a_capped_value(client: TestClient) -> None:
+    body = {"name": "n" * 5000, "kind": "openenv", "url": "http://127.0.0.1:9"}
+    refused = client.post("/api/v1/targets", json=body)
+    assert refused.status_code == 422 and len(refused.text) < 1000
+    (error,) = [e for e in refused.json()["detail"] if e["loc"] == ["body", "name"]]
+    assert error["input"].startswith("n" * 200) and "5000 characters in all" in error["input"]
+
+
+def test_a_run_cancelled_while_queued_says_it_never_ran(client: TestClient, session: Session) -> None:
+    target = add_target(session, "queued-then-cancelled", kind="openenv")
+    run = add_run(session, target, {}, status="cancelled", outcome="")
+    html = client.get(f"/runs/{run.id}").text
+    assert "Cancelled before it ran: no clause was checked." in html
+    assert re.search(r'class="progress-bar" style="width: 0(\.0)?%"', html)  # an empty bar, not a full one
+    assert "pending" not in html and "waiting…" not in html and "not decided" not in html
+    assert "clause-row" not in html
+
+
+def test_a_run_cancelled_midway_shows_its_progress_and_undecided_clauses(client: TestClient, session: Session) -> None:
+    target = add_target(session, "cancelled-midway", kind="openenv")
+    run = add_run(session, target, {("discover", "openenv.discover.health"): "pass"}, status="cancelled", outcome="")
+    run.started_at, run.total_clauses = run.created_at, 40
+    session.add(run)
+    session.commit()
+    html = client.get(f"/runs/{run.id}").text
+    assert "before it ran" not in html and 'style="width: 100%"' not in html
+    assert "not decided" in html and "openenv.discover.health" in html
+
+
+def test_the_trend_chart_reads_right_when_empty_and_when_small() -> None:
+    from app.models import TrendPoint
+    from app.svg import trend_chart
+
+    empty = str(trend_chart([]))
+    assert "no runs yet" in empty and re.findall(r'class="axis">(\d+)<', empty) == []
+    one = str(trend_chart([TrendPoint(run_id=1, passed=1, failing=0)]))
+    assert sorted(re.findall(r'class="axis">(\d+)<', one)) == ["0", "1"]
+    ten = str(trend_chart([TrendPoint(run_id=1, passed=10, failing=2)]))
+    assert re.findall(r'class="axis">(\d+)<', ten) == ["0", "5", "10"]

@@ -203,3 +203,59 @@ def test_a_parity_run_stays_out_of_its_first_targets_history_and_baselines(clien
     wait_for_run(client, later["id"], timeout=60)
     diff = client.get(f"/api/v1/runs/{later['id']}/diff?against=previous").json()
     assert diff["base"]["id"] == own["id"] != parity["id"], diff["base"]
+
+
+def test_the_runs_list_shows_parity_runs_as_comparisons_and_filters_them_apart(client, plugrl_target) -> None:
+    plugrl_target("wide", action_dim=4)
+    plugrl_target("narrow", action_dim=3)
+    own = client.post("/api/v1/targets/wide/runs", json={}).json()
+    wait_for_run(client, own["id"], timeout=60)
+    parity = run_parity(client, first="wide", second="narrow")
+    assert parity["parity_status"] == "divergent"
+    listed = client.get("/runs").text
+    row = listed[listed.index(f'href="/parity/{parity["id"]}"') :].split("</tr>")[0]
+    assert "parity" in row and "vs</span> narrow" in row and "divergent" in row and "o-fail" not in row
+    failing = client.get("/runs?outcome=fail").text
+    assert f'href="/parity/{parity["id"]}"' not in failing  # a divergence is not a conformance failure
+    conformance = client.get("/runs?type=conformance").text
+    assert f'href="/runs/{own["id"]}"' in conformance and f'href="/parity/{parity["id"]}"' not in conformance
+    only_parity = client.get("/runs?type=parity").text
+    assert f'href="/parity/{parity["id"]}"' in only_parity and f'href="/runs/{own["id"]}"' not in only_parity
+    divergent = client.get("/runs?comparison=divergent").text
+    assert f'href="/parity/{parity["id"]}"' in divergent and f'href="/runs/{own["id"]}"' not in divergent
+    assert f'href="/parity/{parity["id"]}"' not in client.get("/runs?comparison=identical").text
+
+
+def test_ci_parity_prints_the_outcome_and_writes_a_junit_case_per_path_group(
+    live_service, reference_server, capsys, tmp_path
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    import httpx
+
+    with httpx.Client(base_url=live_service) as http:
+        make_target(http, "a", "plugrl-server", reference_server(), options=QUICK_PLUGRL)
+        make_target(http, "wide", "plugrl-server", reference_server(action_dim=4), options=QUICK_PLUGRL)
+        make_target(http, "gone", "plugrl-server", "ws://127.0.0.1:9", options=QUICK_PLUGRL)
+    junit = tmp_path / "parity.xml"
+    code = cli_main(["ci", "--server", live_service, "--parity", "a", "wide", "--junit", str(junit)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "0/0 clauses" not in captured.err
+    assert "divergent:" in captured.out and "first divergence:" in captured.out
+    suite = ET.parse(junit).getroot().find("testsuite")
+    cases = {case.get("name"): case for case in suite.findall("testcase")}
+    failing = {name for name, case in cases.items() if case.find("failure") is not None}
+    assert failing and "every other compared path" in cases
+    assert suite.get("failures") == str(len(failing)) and suite.get("tests") == str(len(cases))
+    first_path = captured.out.split("first divergence: ", 1)[1].split(" ", 1)[0]
+    assert any(first_path.startswith(group) for group in failing)
+
+    code = cli_main(["ci", "--server", live_service, "--parity", "a", "a", "--junit", str(junit)])
+    assert code == 0 and "identical:" in capsys.readouterr().out
+    cases = ET.parse(junit).getroot().find("testsuite").findall("testcase")
+    assert [case.get("name") for case in cases] == ["every compared path"] and cases[0].find("failure") is None
+
+    code = cli_main(["ci", "--server", live_service, "--parity", "a", "gone", "--junit", str(junit)])
+    assert code == 2 and "undecided:" in capsys.readouterr().out
+    assert ET.parse(junit).getroot().find("testsuite").find("testcase/error") is not None
