@@ -10,23 +10,35 @@ from dataclasses import dataclass
 from checks.core import Verdict
 from tests.zoo.entry import ZooEntry
 from tests.zoo.openai_chat import (
+    any_model_accepted,
+    auth_ignored,
     bad_json_500,
+    chat_without_created,
+    context_unbounded,
     duplicate_call_ids,
     error_shape_string,
     finish_reason_eos,
     logprobs_ignored,
+    logprobs_unasked,
     max_tokens_ignored,
+    models_without_object,
+    n_ignored,
     no_done,
     nonce_crosstalk,
     nondeterministic,
     parallel_calls_merged,
+    prompt_tokens_drift,
+    refuses_with_422,
     rejects_own_tool_message,
     results_by_position,
+    stray_call_id_accepted,
     stream_differs,
     stream_duplicate_call_ids,
     stream_same_index,
     truncated_call_closed,
     truncated_tool_call,
+    two_date_headers,
+    unicode_mangled,
     unknown_role_accepted,
     usage_over_max_tokens,
     usage_total_wrong,
@@ -87,4 +99,34 @@ ZOO: dict[str, OpenAIEntry] = {
     "usage-over-max-tokens": OpenAIEntry(usage_over_max_tokens.make_app, "openai.usage.within-max-tokens"),
     "usage-total-wrong": OpenAIEntry(usage_total_wrong.make_app, "openai.usage.consistent"),
     "usage-unasked": OpenAIEntry(usage_unasked.make_app, "openai.stream.usage-chunk", verdict=Verdict.WARN),
+    "any-model-accepted": OpenAIEntry(any_model_accepted.make_app, "openai.errors.unknown-model", verdict=Verdict.WARN),
+    "auth-ignored": OpenAIEntry(
+        auth_ignored.make_app, "openai.auth.required", options={"api_key": "sk-zoo"}, verdict=Verdict.WARN
+    ),
+    "chat-without-created": OpenAIEntry(
+        chat_without_created.make_app,
+        "openai.chat.shape",
+        knock_on=frozenset({"openai.concurrency.parallel"}),
+        may_error=True,
+    ),
+    "context-unbounded": OpenAIEntry(
+        context_unbounded.make_app,
+        "openai.limits.context-overflow",
+        options={"context_window": 4096},
+        verdict=Verdict.WARN,
+    ),
+    "logprobs-unasked": OpenAIEntry(
+        logprobs_unasked.make_app, "openai.logprobs.absent-unless-asked", verdict=Verdict.WARN
+    ),
+    "models-without-object": OpenAIEntry(models_without_object.make_app, "openai.models.list"),
+    "n-ignored": OpenAIEntry(n_ignored.make_app, "openai.chat.n-choices", verdict=Verdict.WARN),
+    "prompt-tokens-drift": OpenAIEntry(
+        prompt_tokens_drift.make_app, "openai.usage.prompt-stable", verdict=Verdict.WARN
+    ),
+    "refuses-with-422": OpenAIEntry(refuses_with_422.make_app, "openai.errors.status-400", verdict=Verdict.WARN),
+    "stray-call-id-accepted": OpenAIEntry(
+        stray_call_id_accepted.make_app, "openai.tools.unknown-call-id", verdict=Verdict.WARN
+    ),
+    "two-date-headers": OpenAIEntry(two_date_headers.make_app, "openai.http.hygiene", verdict=Verdict.WARN),
+    "unicode-mangled": OpenAIEntry(unicode_mangled.make_app, "openai.unicode.round-trip", verdict=Verdict.WARN),
 }
