@@ -21,7 +21,7 @@ import pytest
 
 from checks.core import Level, Report, run_suite
 from checks.registry import get_suite, kind_names
-from tests.realpeers.verdicts import TRANSFORMERS_SERVE, PeerTable
+from tests.realpeers.verdicts import LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE, TRANSFORMERS_SERVE, PeerTable
 from tests.zoo.entry import ZooEntry
 
 JUDGED = (Level.MUST, Level.SHOULD)
@@ -159,7 +159,7 @@ REFERENCE_RUNS: dict[str, list[Callable[[], Awaitable[Report]]]] = {
     "openai-chat": [openai_reference],
     "session-server": [session_reference],
 }
-REAL_PEERS: list[PeerTable] = [TRANSFORMERS_SERVE]
+REAL_PEERS: list[PeerTable] = [TRANSFORMERS_SERVE, LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE]
 # Kinds whose pass side this test does not compute yet (their own tests run their conforming servers).
 PASS_SIDE_ELSEWHERE = {
     "plugrl-server": "reference run in tests/checks/plugrl (not yet folded in here)",

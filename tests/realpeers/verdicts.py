@@ -61,3 +61,48 @@ TRANSFORMERS_SERVE = PeerTable(
         "openai.tools.unknown-call-id": "unsupported",
     },
 )
+
+
+# llmock 0.2.2 (in the project's venv) as openai-chat with its preset ("llmock": no logprobs, max_tokens
+# and parameter checks ignored, one tool call at a time). tests/checks/openai/test_peers.py holds both styles.
+_LLMOCK_PRESET = {
+    "openai.usage.within-max-tokens": "unsupported",
+    "openai.limits.max-tokens": "unsupported",
+    "openai.tools.unknown-call-id": "info",
+    "openai.tools.parallel": "unsupported",
+    "openai.tools.result-by-id": "unsupported",
+    "openai.tools.truncated-call": "unsupported",
+    "openai.logprobs.content": "unsupported",
+    "openai.errors.rejects-invalid": "info",
+    "openai.errors.status-400": "warn",
+    "openai.messages.unknown-role": "info",
+    "openai.errors.unknown-model": "info",
+    "openai.auth.required": "unsupported",
+    "openai.concurrency.latency": "info",
+    "openai.limits.context-overflow": "unsupported",
+}
+LLMOCK_ECHO = PeerTable("openai-chat", _LLMOCK_PRESET)
+# Canned replies: not shown to echo, so the UTF-8 repeat is not judged.
+LLMOCK_VARIED = PeerTable("openai-chat", {**_LLMOCK_PRESET, "openai.unicode.round-trip": "info"})
+
+
+# rlmesh 0.1.0's EnvServer serving gymnasium CartPole-v1 (`python -m rlmesh._cli.serve_env`), default options.
+# tests/checks/rlmesh/test_real_peers.py::test_cartpole_passes holds it.
+RLMESH_CARTPOLE = PeerTable(
+    "rlmesh",
+    {
+        "rlmesh.o1.handshake-latency": "info",
+        "rlmesh.h5.unknown-fields": "info",
+        "rlmesh.o1.health": "info",
+        "rlmesh.s2.step-limit": "info",
+        "rlmesh.o1.step-latency": "info",
+        "rlmesh.s4.seed-all-lanes": "unsupported",
+        "rlmesh.s5.seed-length": "warn",
+        "rlmesh.l1.subset-step": "unsupported",
+        "rlmesh.l2.lanes-overlap": "unsupported",
+        "rlmesh.e2.step-before-reset": "warn",
+        "rlmesh.e3.timeout": "info",
+        "rlmesh.r1.render-bad-lane": "warn",
+        "rlmesh.c2.shutdown": "skip",
+    },
+)
