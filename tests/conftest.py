@@ -16,6 +16,7 @@ REAL_PEER_FILES = {
     "tests/checks/openenv/test_cli.py": "openenv-core's server",
     "tests/checks/openenv/test_zoo.py": "openenv-core's server",
     "tests/checks/parity/test_env_scripts.py": "openenv-core's and the rlmesh package's servers",
+    "tests/realpeers/transformers/test_transformers_serve.py": "transformers serve (RLCONFORM_TRANSFORMERS_PYTHON)",
 }
 # Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
 REAL_PEER_FIXTURES = {"serve_env", "cartpole", "lanes", "vector"}

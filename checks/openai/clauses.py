@@ -38,9 +38,9 @@ _should("openai.usage.prompt-stable", "The same prompt is counted as the same pr
 # OA-05, OA-06 and fact sheet 8c.14
 _must(
     "openai.tools.call-shape",
-    'A prompt that needs an offered tool gets finish_reason "tool_calls" and calls with unique non-empty ids, type '
-    '"function", the name of an offered tool, and arguments that are a string holding a JSON object valid against '
-    "the tool's schema.",
+    'A prompt that needs an offered tool gets finish_reason "tool_calls" and calls with unique non-empty ids (in a '
+    'stream: one id per call index, no two indices sharing one), type "function", the name of an offered tool, and '
+    "arguments that are a string holding a JSON object valid against the tool's schema.",
 )
 _must(
     "openai.tools.parallel",
@@ -50,12 +50,19 @@ _must(
 _must(
     "openai.tools.truncated-call",
     "A tool call cut short by max_tokens is reported with finish_reason length; a reply reported as tool_calls "
-    "carries complete, valid JSON arguments.",
+    "carries complete, valid JSON arguments, the same call as without the cap when the target is shown to repeat "
+    "that call.",
 )
 _must(
     "openai.tools.round-trip",
     "Sending back the assistant's own tool-call message (content null) with one tool message per call, answered by "
     "tool_call_id in the order of the calls or in another order, answers 200 with an assistant message.",
+)
+_should(
+    "openai.tools.result-by-id",
+    "Tool results are paired with their calls by tool_call_id, not by position: a target shown to report each call's "
+    "result beside the call's input, with the results sent in call order, reports the same pairs when they are sent "
+    "in another order.",
 )
 _should("openai.tools.unknown-call-id", "A tool message whose tool_call_id matches no call is refused with a 4xx.")
 # OA-07
@@ -92,14 +99,20 @@ _must(
 _should(
     "openai.stream.usage-chunk",
     "With stream_options.include_usage one last chunk has choices [] and a usage object and earlier chunks no usage; "
-    "without it no chunk carries usage.",
+    "in a stream without it no chunk carries usage.",
 )
 # OA-12, OA-13
 _must(
     "openai.errors.rejects-invalid",
     "Malformed JSON, a missing messages, an unknown role, temperature outside [0, 2], top_logprobs above 20 and n "
     "below 1 are each answered with a 4xx JSON error: never a 5xx, never a non-JSON body, and a 200 only where the "
-    "profile says the target is lenient (never for malformed JSON).",
+    "profile says the target is lenient (never for malformed JSON; a 200 to an unknown role is judged by "
+    "openai.messages.unknown-role).",
+)
+_should(
+    "openai.messages.unknown-role",
+    "A message whose role is none of system, developer, user, assistant, tool or function is refused with a 4xx JSON "
+    "error, not answered as if the role were one the protocol defines.",
 )
 _should("openai.errors.status-400", "Invalid requests are refused with 400 rather than 422 or another 4xx.")
 _must(
@@ -129,6 +142,6 @@ _should(
 _should("openai.chat.n-choices", "n 2 gives two choices with indices 0 and 1, or a clear 4xx JSON error.")
 _should(
     "openai.unicode.round-trip",
-    "UTF-8 text (accents, CJK, emoji) comes back unmangled, in JSON and in SSE: no replacement characters, and a "
-    "target that repeats the prompt repeats it exactly.",
+    "UTF-8 text (accents, CJK, emoji) that a target shown to repeat the prompt is asked to repeat comes back "
+    "exactly, in JSON and in SSE: no replacement characters (what a target that does not repeat writes is its own).",
 )

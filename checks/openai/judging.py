@@ -13,12 +13,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from checks.decision import Decision, missed, noted, passed, unjudged
+from checks.decision import Decision, missed, noted, unjudged
 from checks.http_client import Reply, StreamReply
 from checks.openai.requests import UNICODE_TEXT
 from checks.openai.shapes import (
     FINISH_REASONS,
-    arguments_of,
     chat_problems,
     comparable,
     completion_tokens,
@@ -28,7 +27,6 @@ from checks.openai.shapes import (
     logprob_problems,
     message_of,
     token_logprobs,
-    tool_call_problems,
     usage_problems,
 )
 from checks.openai.sse import assembled, stream_format_problems, usage_chunk_problems
@@ -189,87 +187,28 @@ def two_choices(reply: Reply) -> Decision:
     )
 
 
-def unicode_problems(text: str, echoes: bool) -> list[str]:
+def unicode_problems(text: str) -> list[str]:
+    """What is wrong with the text an echoing target repeated."""
     if "\ufffd" in text:
         return [f"replacement characters in {text[:120]!r}"]
-    if echoes and UNICODE_TEXT not in text:
+    if UNICODE_TEXT not in text:
         return [f"the repeated text differs: {text[:120]!r}"]
     return []
 
 
+# A replacement character a model wrote itself is its own text; only a repeat shows mangling.
+NOT_ECHOING = "not judged: the target was not shown to repeat what it is asked to repeat"
+
+
 def unicode_round_trip(reply: Reply, echoing: bool) -> Decision:
-    problems = unicode_problems(content_of(reply.body), echoing)
+    if not echoing:
+        return noted("openai.unicode.round-trip", NOT_ECHOING)
+    problems = unicode_problems(content_of(reply.body)) if reply.status == 200 else [reply.describe()]
     return check(
-        reply.status == 200 and not problems,
+        not problems,
         "openai.unicode.round-trip",
-        expected=f"UTF-8 intact{' and the text repeated exactly' if echoing else ''}",
+        expected="UTF-8 intact and the text repeated exactly",
         actual="; ".join(problems) or reply.describe(),
-    )
-
-
-# -- tool calls
-
-
-def tool_call_shape(reply: Reply, tools: list[dict[str, Any]], *, parallel: bool = False) -> Decision:
-    problems = tool_call_problems(reply.body, tools) if reply.status == 200 else [reply.describe()]
-    if parallel:
-        expected, fine = "parallel calls each well formed, with unique ids", "well formed"
-    else:
-        expected = "finish_reason tool_calls; unique ids, type function, an offered name, schema-valid JSON string"
-        fine = str(message_of(reply.body).get("tool_calls"))
-    return check(not problems, "openai.tools.call-shape", expected=expected, actual="; ".join(problems) or fine)
-
-
-def parallel_calls(reply: Reply) -> Decision:
-    calls = message_of(reply.body).get("tool_calls") or []
-    cities = [(arguments_of(c) or {}).get("city") for c in calls]
-    return check(
-        len(calls) == 2 and {"Paris", "Tokyo"} <= {str(c) for c in cities},
-        "openai.tools.parallel",
-        expected='two get_weather calls in one reply, for "Paris" and "Tokyo"',
-        actual=f"{len(calls)} call(s), cities {cities}",
-    )
-
-
-def round_trip(reply: Reply, *, reorder: bool) -> Decision:
-    order = "in reverse order" if reorder else "in call order"
-    return check(
-        reply.status == 200 and message_of(reply.body).get("role") == "assistant",
-        "openai.tools.round-trip",
-        expected=f"200 with an assistant message after the echoed tool calls, answered {order}",
-        actual=reply.describe(),
-    )
-
-
-def unknown_call_id(reply: Reply, *, strict: bool) -> Decision:
-    if 400 <= reply.status < 500:
-        return passed("openai.tools.unknown-call-id", actual=reply.describe())
-    if reply.status == 200 and not strict:
-        return noted("openai.tools.unknown-call-id", f"lenient, as the profile says: {reply.describe()}")
-    return missed(
-        "openai.tools.unknown-call-id",
-        expected="a 4xx for a tool_call_id that matches no call",
-        actual=reply.describe(),
-    )
-
-
-def truncated_call(reply: Reply) -> Decision:
-    """A tool call with max_tokens 3: either finish_reason length, or complete valid arguments."""
-    if reply.status != 200:
-        return check(
-            refused_as_json(reply),
-            "openai.tools.truncated-call",
-            expected="200, or a 4xx JSON error",
-            actual=reply.describe(),
-        )
-    reason = first_choice(reply.body).get("finish_reason")
-    calls = message_of(reply.body).get("tool_calls") or []
-    complete = bool(calls) and all(isinstance(arguments_of(c), dict) for c in calls)
-    return check(
-        reason == "length" or (reason == "tool_calls" and complete) or (reason == "stop" and not calls),
-        "openai.tools.truncated-call",
-        expected="finish_reason length when max_tokens 3 cut the call; tool_calls only with complete JSON arguments",
-        actual=f"finish_reason {reason!r}, calls {calls}",
     )
 
 
@@ -320,6 +259,10 @@ def stream_format(stream: StreamReply, what: str) -> Decision:
 
 
 def usage_chunk(stream: StreamReply, *, asked: bool) -> Decision:
+    if stream.status != 200 or stream.problem or not stream.chunks():
+        # No stream came: there is nothing to hold to the rule (stream.format judges the stream itself).
+        shown = stream.problem or (stream.error_reply.describe() if stream.error_reply else f"status {stream.status}")
+        return noted("openai.stream.usage-chunk", f"not judged: no chunks came ({shown})")
     problems = usage_chunk_problems(stream, asked=asked)
     if asked:
         expected, fine = "one last chunk with choices [] and usage", "as expected"
@@ -344,9 +287,11 @@ def stream_equivalent(before: Reply, stream: StreamReply, after: Reply, what: st
 
 
 def stream_unicode(stream: StreamReply, echoing: bool) -> Decision:
+    if not echoing:
+        return noted("openai.unicode.round-trip", NOT_ECHOING + " (SSE)")
     text = str(assembled(stream)["content"])
     problems = [stream.problem or f"status {stream.status}"] if stream.status != 200 or stream.problem else []
-    problems = problems or unicode_problems(text, echoing)
+    problems = problems or unicode_problems(text)
     return check(
         not problems,
         "openai.unicode.round-trip",
@@ -382,6 +327,19 @@ def invalid_refused(reply: Reply, what: str, *, lenient_ok: bool, strict: bool, 
         )
         decisions.append(error_body_shape(reply, what, error_shape))
     return decisions
+
+
+def unknown_role(reply: Reply, *, strict: bool, error_shape: str) -> list[Decision]:
+    """A message with role "wizard": refused with a 4xx JSON error (a SHOULD); a 5xx is still a MUST miss."""
+    clause_id, what = "openai.messages.unknown-role", "role wizard"
+    if reply.status == 200:
+        if not strict:
+            return [noted(clause_id, f"{what}: accepted (lenient, as the profile says)")]
+        return [missed(clause_id, expected=f"{what}: a 4xx JSON error", actual=f"{what}: answered {reply.describe()}")]
+    decisions = invalid_refused(reply, what, lenient_ok=False, strict=True, error_shape=error_shape)
+    refused = refused_as_json(reply)
+    expected = f"{what}: a 4xx JSON error"
+    return [check(refused, clause_id, expected=expected, actual=f"{what}: {reply.describe()}"), *decisions]
 
 
 def error_body_shape(reply: Reply, what: str, error_shape: str) -> Decision:

@@ -18,7 +18,6 @@ async def errors_phase(ctx: Ctx) -> None:
     cases: list[tuple[str, dict[str, Any] | str, bool]] = [
         ("malformed JSON", '{"model": "' + model + '", "messages": [', False),
         ("no messages", {"model": model}, True),
-        ("role wizard", {"model": model, "messages": [{"role": "wizard", "content": "Hi."}]}, True),
         ("temperature 5", {"model": model, "messages": user, "temperature": 5}, True),
         ("top_logprobs 21", {"model": model, "messages": user, "logprobs": True, "top_logprobs": 21}, True),
         ("n 0", {"model": model, "messages": user, "n": 0}, True),
@@ -30,6 +29,10 @@ async def errors_phase(ctx: Ctx) -> None:
             else:
                 reply = await http.chat(body)
             judge_invalid(ctx, http, what, reply, lenient_ok=lenient_ok)
+        wizard = await http.chat({"model": model, "messages": [{"role": "wizard", "content": "Hi."}]})
+        profile = ctx.options.profile()
+        decisions = judging.unknown_role(wizard, strict=profile.strict_validation, error_shape=profile.error_shape)
+        record(ctx.report, decisions, http.transcript)
         unknown = await http.chat({"model": "no-such-model-rlconform", "messages": user, "max_tokens": 8})
         judge_refusal(ctx, http, "openai.errors.unknown-model", "an unknown model", unknown)
     await _auth(ctx, model, user)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from checks.decision import record
-from checks.openai import judging
+from checks.openai import judging, judging_tools
 from checks.openai.facts import ChatClient, client, model_of
 from checks.openai.options import Ctx
 from checks.openai.requests import UNICODE_TEXT, chat_body, parallel_tool_body, single_tool_body
 
 STREAM_CLAUSES = ("openai.stream.format", "openai.stream.equivalent", "openai.stream.usage-chunk")
-STREAM_PHASE_CLAUSES = (*STREAM_CLAUSES, "openai.unicode.round-trip")
+STREAM_PHASE_CLAUSES = (*STREAM_CLAUSES, "openai.unicode.round-trip", "openai.tools.call-shape")
 
 
 async def stream_phase(ctx: Ctx) -> None:
@@ -30,7 +30,7 @@ async def stream_phase(ctx: Ctx) -> None:
             await compare(ctx, http, single_tool_body(model, cap), "a tool call")
         if profile.tools and profile.parallel_tool_calls:
             await compare(ctx, http, parallel_tool_body(model, cap), "parallel tool calls")
-        plain = await http.stream(text_body)
+        plain = await http.stream({**text_body, "stream": True})
         record(report, judging.usage_chunk(plain, asked=False), http.transcript)
         unicode = await http.stream({**chat_body(model, f"Repeat exactly: {UNICODE_TEXT}", cap), "stream": True})
         record(report, judging.stream_unicode(unicode, ctx.state.echoes is True), http.transcript)
@@ -45,4 +45,6 @@ async def compare(ctx: Ctx, http: ChatClient, body: dict[str, Any], what: str) -
     if not record(report, judging.stream_format(stream, what), http.transcript):
         return
     record(report, judging.usage_chunk(stream, asked=True), http.transcript)
+    if "tools" in body:
+        record(report, judging_tools.streamed_call_ids(stream, what), http.transcript)
     record(report, judging.stream_equivalent(before, stream, after, what), http.transcript)

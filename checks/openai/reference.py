@@ -25,7 +25,7 @@ from checks.asgi_server import AsgiServer, serve_asgi
 
 MODEL_ID = "rlconform-reference"
 CONTEXT_WINDOW = 4096
-ROLES = {"system", "developer", "user", "assistant", "tool"}
+ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 PIECE = re.compile(r"\S+\s*")
 ARGUMENT_TOKEN = 4  # characters of tool-call arguments per token
 
@@ -94,7 +94,7 @@ class ReferenceModel:
         if body.get("tools") and body.get("tool_choice") != "none" and last["role"] != "tool":
             return self.call_tools(body, limit, used)
         if last["role"] == "tool":
-            text = "Weather: " + "; ".join(self.tool_results(messages))
+            text = "Weather: " + self.reported(messages)
         else:
             text = "You said: " + str(last.get("content") or "")
         tokens = pieces(text)
@@ -106,6 +106,14 @@ class ReferenceModel:
         calls = next(m.get("tool_calls") or [] for m in reversed(messages) if m["role"] == "assistant")
         by_id = {m.get("tool_call_id"): str(m.get("content")) for m in messages if m["role"] == "tool"}
         return [by_id.get(c.get("id"), "") for c in calls]
+
+    def reported(self, messages: list[dict[str, Any]]) -> str:
+        """Each call's input beside the result paired with it ("Paris: {...}")."""
+        calls = next(m.get("tool_calls") or [] for m in reversed(messages) if m["role"] == "assistant")
+        results = self.tool_results(messages)
+        arguments = [call_arguments(c) for c in calls]
+        inputs = [" ".join(map(str, a.values())) if isinstance(a, dict) else "" for a in arguments]
+        return "; ".join(f"{given}: {result}" for given, result in zip(inputs, results, strict=False))
 
     def call_tools(self, body: dict[str, Any], limit: int, used: int) -> Completion:
         tools = [t["function"] for t in body["tools"] if isinstance(t, dict) and isinstance(t.get("function"), dict)]
@@ -230,6 +238,13 @@ class ReferenceModel:
             events = [f"data: {json.dumps(c, ensure_ascii=False)}\n\n" for c in self.chunks(body, completion)]
             return StreamingResponse(iter([*events, "data: [DONE]\n\n"]), media_type="text/event-stream")
         return JSONResponse(self.render(body, completion))
+
+
+def call_arguments(call: Any) -> Any:
+    try:
+        return json.loads(call["function"]["arguments"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def prompt_tokens(messages: list[dict[str, Any]]) -> int:

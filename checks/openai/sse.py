@@ -81,3 +81,25 @@ def usage_chunk_problems(stream: StreamReply, asked: bool) -> list[str]:
     if chunks[-1].get("choices") != []:
         return [f"the usage chunk has choices {str(chunks[-1].get('choices'))[:80]}"]
     return []
+
+
+def stream_call_id_problems(stream: StreamReply) -> list[str]:
+    """The streamed tool calls of choice 0: each index carries one non-empty id, no id serves two indices."""
+    ids: dict[int, set[str]] = {}
+    for chunk in stream.chunks():
+        for choice in (chunk or {}).get("choices") or []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            for fragment in (choice.get("delta") or {}).get("tool_calls") or []:
+                seen = ids.setdefault(int(fragment.get("index", 0)), set())
+                if isinstance(fragment.get("id"), str) and fragment["id"]:
+                    seen.add(fragment["id"])
+    problems = [f"call index {index} has ids {sorted(seen)}" for index, seen in sorted(ids.items()) if len(seen) != 1]
+    owners: dict[str, list[int]] = {}
+    for index, seen in sorted(ids.items()):
+        for call_id in seen:
+            owners.setdefault(call_id, []).append(index)
+    problems += [
+        f"id {call_id!r} serves call indices {indices}" for call_id, indices in owners.items() if len(indices) > 1
+    ]
+    return problems

@@ -65,6 +65,7 @@ PHASES = (
         errors_phase,
         (
             "openai.errors.rejects-invalid",
+            "openai.messages.unknown-role",
             "openai.errors.status-400",
             "openai.errors.shape",
             "openai.errors.unknown-model",

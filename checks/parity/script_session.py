@@ -8,7 +8,9 @@ records, metadata, the v2 tree's shape) and the `/samples` payload: every
 tensor by dtype, shape and bytes, every field as decoded JSON.
 
 Projected: wall-clock fields (record timestamps, lifecycle times), the ids a
-deployment makes up (session, response and tool-call ids, instance ids), and
+deployment makes up (session, request, response and tool-call ids, instance
+ids: wherever OpenAI's and sglang's shapes put them, `choices[*].meta_info`
+included), and
 what only a tree server has (the tree, the agent summary, a sample's leaf and
 reward) is compared only when both sides have it.
 """
@@ -85,8 +87,15 @@ class SessionScript:
         Projection("**.choices[*].message.tool_calls[*].id", "identity", "tool-call"),
         Projection("**.messages[*].tool_calls[*].id", "identity", "tool-call"),
         Projection("**.tool_call_id", "identity", "tool-call"),
+        # Response ids: OpenAI's top-level `id` of every chat reply, as the agent got it and as recorded.
         Projection("trajectories[*].calls[*].reply.id", "identity", "response"),
         Projection("trajectories[*].records[*].response.id", "identity", "response"),
+        # Request ids: sglang's per-request id in `choices[*].meta_info` (`id`) and its `rid`, in the
+        # request a record keeps and in every meta_info, wherever a reply or sample carries one.
+        Projection("**.meta_info.id", "identity", "request"),
+        Projection("**.meta_info.rid", "identity", "request"),
+        Projection("**.request.rid", "identity", "request"),
+        Projection("**.request.request_id", "identity", "request"),
         # Only a tree server has these; both sides' are compared when both have them.
         Projection("trajectories[*].tree", "optional"),
         Projection("**.metadata.tree", "optional"),

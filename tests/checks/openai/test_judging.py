@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from checks.http_client import Reply, StreamReply, parse_sse
-from checks.openai import judging
+from checks.openai import judging, judging_tools
 from checks.openai.requests import TOOLS, UNICODE_TEXT
 from checks.openai.shapes import error_shape_problem, schema_problems
 from checks.openai.sse import assembled, stream_format_problems
@@ -89,9 +89,28 @@ def test_n_two_passes_with_two_indices_or_a_json_refusal():
 
 def test_unicode_is_judged_on_the_echo_only_for_an_echoing_target():
     assert judging.unicode_round_trip(reply(completion(UNICODE_TEXT)), echoing=True).held
-    assert judging.unicode_round_trip(reply(completion("other")), echoing=False).held
     assert judging.unicode_round_trip(reply(completion("other")), echoing=True).held is False
-    assert judging.unicode_round_trip(reply(completion("bad \ufffd")), echoing=False).held is False
+    assert judging.unicode_round_trip(reply(completion(f"{UNICODE_TEXT} \ufffd")), echoing=True).held is False
+
+
+def test_a_replacement_character_a_model_wrote_itself_is_not_judged():
+    """Issue 19 item 8: U+FFFD in the text of a target not shown to echo is the model's own text."""
+    for text in ("bad \ufffd", "other"):
+        decision = judging.unicode_round_trip(reply(completion(text)), echoing=False)
+        assert decision.held is None and decision.judged and "not judged" in decision.actual
+    streamed = stream_of(chunk({"role": "assistant", "content": "\ufffd"}, "stop"))
+    assert judging.stream_unicode(streamed, echoing=False).held is None
+
+
+def test_usage_chunk_is_not_decided_without_a_stream():
+    """Issue 19 item 7: a plain JSON answer has no chunks, so it cannot pass the no-usage half."""
+    plain = StreamReply(200, "application/json", error_reply=reply(completion()))
+    assert judging.usage_chunk(plain, asked=False).held is None
+    unasked = stream_of(
+        chunk({"role": "assistant", "content": "Hi"}, "stop"),
+        {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [], "usage": {}},
+    )
+    assert judging.usage_chunk(unasked, asked=False).held is False
 
 
 def tool_reply(arguments: str, finish: str = "tool_calls", call_id: str = "call_1") -> Reply:
@@ -106,21 +125,21 @@ def tool_reply(arguments: str, finish: str = "tool_calls", call_id: str = "call_
 
 
 def test_a_tool_call_is_judged_against_the_offered_schema():
-    assert judging.tool_call_shape(tool_reply('{"city": "Paris"}'), TOOLS).held
-    broken = judging.tool_call_shape(tool_reply('{"city": '), TOOLS)
+    assert judging_tools.tool_call_shape(tool_reply('{"city": "Paris"}'), TOOLS).held
+    broken = judging_tools.tool_call_shape(tool_reply('{"city": '), TOOLS)
     assert broken.held is False and "not valid JSON" in broken.actual
 
 
 def test_a_truncated_call_passes_with_length_or_complete_arguments():
-    assert judging.truncated_call(tool_reply('{"ci', finish="length")).held
-    assert judging.truncated_call(tool_reply('{"city": "Paris"}')).held
-    assert judging.truncated_call(tool_reply('{"ci')).held is False
+    assert judging_tools.truncated_call(tool_reply('{"ci', finish="length")).held
+    assert judging_tools.truncated_call(tool_reply('{"city": "Paris"}')).held
+    assert judging_tools.truncated_call(tool_reply('{"ci')).held is False
 
 
 def test_an_unknown_call_id_is_refused_or_noted_as_lenient():
-    assert judging.unknown_call_id(reply({"error": {}}, status=400), strict=True).held
-    assert judging.unknown_call_id(reply(completion()), strict=False).held is None
-    assert judging.unknown_call_id(reply(completion()), strict=True).held is False
+    assert judging_tools.unknown_call_id(reply({"error": {}}, status=400), strict=True).held
+    assert judging_tools.unknown_call_id(reply(completion()), strict=False).held is None
+    assert judging_tools.unknown_call_id(reply(completion()), strict=True).held is False
 
 
 def test_an_invalid_request_refused_with_a_200_is_lenient_only_when_allowed():
@@ -204,3 +223,50 @@ def test_context_overflow_accepts_a_refusal_or_a_length_cut():
     assert judging.context_overflow(reply(cut), 100).held
     assert judging.context_overflow(reply({"error": {}}, status=400), 100).held
     assert judging.context_overflow(reply(completion()), 100).held is False
+
+
+def test_a_call_reported_as_tool_calls_but_not_the_uncapped_call_was_cut():
+    from checks.openai.shapes import comparable
+
+    uncapped = comparable(tool_reply('{"city": "Paris"}').body)
+    assert judging_tools.truncated_call(tool_reply('{"city": "Paris"}'), uncapped).held
+    closed = judging_tools.truncated_call(tool_reply('{"city": "Pa"}'), uncapped)
+    assert closed.held is False and "not the call made without the cap" in closed.actual
+    assert judging_tools.truncated_call(tool_reply('{"city": "Pa"}')).held  # nothing shown to compare with
+
+
+def test_results_are_judged_paired_by_id_only_on_a_target_shown_to_pair_them():
+    cities = ["Paris", "Tokyo"]
+    right = reply(completion("Paris: 17 degrees; Tokyo: 29 degrees"))
+    swapped = reply(completion("Paris: 29 degrees; Tokyo: 17 degrees"))
+    assert judging_tools.result_pairing(right, right, cities).held
+    assert judging_tools.result_pairing(right, swapped, cities).held is False
+    free = judging_tools.result_pairing(reply(completion("It is mild.")), swapped, cities)
+    assert free.held is None and "not judged" in free.actual
+
+
+def test_streamed_tool_calls_need_one_id_per_index():
+    def head(index, call_id):
+        return chunk({"tool_calls": [{"index": index, "id": call_id, "function": {"name": "f", "arguments": ""}}]})
+
+    good = stream_of(chunk({"role": "assistant"}), head(0, "a"), head(1, "b"), chunk({}, "tool_calls"))
+    shared = stream_of(chunk({"role": "assistant"}), head(0, "a"), head(1, "a"), chunk({}, "tool_calls"))
+    assert judging_tools.streamed_call_ids(good, "calls").held
+    assert judging_tools.streamed_call_ids(shared, "calls").held is False
+
+
+def test_an_unknown_role_accepted_is_a_should_miss_and_a_5xx_a_must_miss():
+    accepted = judging.unknown_role(reply(completion()), strict=True, error_shape="openai")
+    assert [(d.clause_id, d.held) for d in accepted] == [("openai.messages.unknown-role", False)]
+    lenient = judging.unknown_role(reply(completion()), strict=False, error_shape="openai")
+    assert [d.held for d in lenient] == [None]
+    crashed = {
+        d.clause_id: d.held for d in judging.unknown_role(reply({}, status=500), strict=True, error_shape="openai")
+    }
+    assert crashed == {"openai.messages.unknown-role": False, "openai.errors.rejects-invalid": False}
+    refused = judging.unknown_role(
+        reply({"error": {"message": "m", "type": "t", "param": None, "code": None}}, status=400),
+        strict=True,
+        error_shape="openai",
+    )
+    assert all(d.held for d in refused)

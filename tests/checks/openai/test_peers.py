@@ -36,11 +36,16 @@ async def test_reference_endpoint_with_auth_checks_the_key():
 async def test_llmock_passes_with_its_preset(style):
     from llmock.simulation import MockResponseSettings
 
+    from checks.openai.suite import SUITE
+    from tests.realpeers.verdicts import LLMOCK_ECHO, LLMOCK_VARIED, differences
+
     with llmock_testing.LLMockServer(responses=MockResponseSettings(response_style=style)) as server:
         report = await check(server.base_url("openai"), {"preset": "llmock"})
     assert verdicts(report, Verdict.FAIL, Verdict.ERROR) == {}
     assert report.outcome() == "pass"
     assert report.results[("logprobs", "openai.logprobs.content")].verdict is Verdict.UNSUPPORTED
+    table = LLMOCK_ECHO if style == "echo" else LLMOCK_VARIED
+    assert differences(report, table, {clause.id for clause in SUITE.catalogue}) == {}
 
 
 async def test_llmock_fails_as_a_strict_openai_endpoint():

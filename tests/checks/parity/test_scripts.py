@@ -107,6 +107,36 @@ async def test_reference_session_server_v1_and_v2_are_identical():
     assert "3 trajectories, 27 calls" in result.left.summary
 
 
+class IdMintingBackend(Backend):
+    """The reference backend minting a fresh random id wherever sglang's shapes carry one: the response id,
+    `choices[0].meta_info.id`, every tool-call id, and `meta_info.rid`, so two runs share no id at any level."""
+
+    async def chat(self, body):
+        reply = await super().chat(body)
+        if reply.status == 200:
+            import uuid
+
+            reply.body["id"] = f"chatcmpl-{uuid.uuid4().hex}"
+            for choice in reply.body["choices"]:
+                meta = choice.setdefault("meta_info", {})
+                meta["id"], meta["rid"] = uuid.uuid4().hex, uuid.uuid4().hex
+                for call in choice["message"].get("tool_calls") or []:
+                    call["id"] = f"call_{uuid.uuid4().hex[:24]}"
+        return reply
+
+
+async def test_servers_minting_different_ids_at_every_level_are_identical():
+    """Issue 19 item 11: v1 and v2 with bitwise-equal samples, every id random, are not judged divergent."""
+    v1 = await serve_app(SessionServer("v1", IdMintingBackend(delay=0)))
+    v2 = await serve_app(SessionServer("v2", IdMintingBackend(delay=0)))
+    try:
+        result = await parity("session-server", v1.url, v2.url, trajectories=2, timeout=10)
+    finally:
+        await v1.close()
+        await v2.close()
+    assert result.status is Status.IDENTICAL, [d.path for d in result.comparison.divergences][:8]
+
+
 async def test_one_logprob_bit_in_the_samples_is_named_with_both_byte_strings():
     v1 = await start_session(tree="v1", backend_delay=0)
     off = await serve_app(SessionServer("v1", OneBitOffBackend(delay=0)))

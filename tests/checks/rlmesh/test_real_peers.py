@@ -16,6 +16,7 @@ import pytest
 
 from checks.core import Outcome, Verdict, run_suite
 from checks.rlmesh.suite import SUITE
+from tests.realpeers.verdicts import RLMESH_CARTPOLE, differences
 
 from .conftest import ROOT
 
@@ -32,6 +33,8 @@ def result(report, clause_id: str):
 
 async def test_cartpole_passes(cartpole):
     report = await run_suite(SUITE, cartpole.address, OPTIONS)
+    # Every clause's verdict, as docs/real-peers.md explains them.
+    assert differences(report, RLMESH_CARTPOLE, {clause.id for clause in SUITE.catalogue}) == {}
     assert verdicts(report, Verdict.FAIL) == set()
     assert verdicts(report, Verdict.ERROR) == set()
     assert report.outcome() is Outcome.PASS

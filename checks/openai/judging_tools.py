@@ -1,0 +1,129 @@
+"""The openai-chat tool-calling rules (OA-05, OA-06, fact sheet 8c.14): recorded replies in, decisions out.
+
+Like `judging`, nothing here touches the network or the report. A rule that
+infers a fault from what the model wrote (the pairing of results with calls,
+a call changed by a cap) first needs the assumption it rests on shown in the
+same run, and is `info` "not judged" without it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from checks.decision import Decision, missed, noted, passed
+from checks.http_client import Reply, StreamReply
+from checks.openai.judging import check, refused_as_json
+from checks.openai.shapes import arguments_of, comparable, first_choice, message_of, tool_call_problems
+from checks.openai.sse import stream_call_id_problems
+
+# The temperatures the suite's tool results report, one per call in call order: values a
+# reply can only place beside a city by reading the result that carries them.
+RESULT_TEMPERATURES = (17, 29)
+
+
+def tool_call_shape(reply: Reply, tools: list[dict[str, Any]], *, parallel: bool = False) -> Decision:
+    problems = tool_call_problems(reply.body, tools) if reply.status == 200 else [reply.describe()]
+    if parallel:
+        expected, fine = "parallel calls each well formed, with unique ids", "well formed"
+    else:
+        expected = "finish_reason tool_calls; unique ids, type function, an offered name, schema-valid JSON string"
+        fine = str(message_of(reply.body).get("tool_calls"))
+    return check(not problems, "openai.tools.call-shape", expected=expected, actual="; ".join(problems) or fine)
+
+
+def streamed_call_ids(stream: StreamReply, what: str) -> Decision:
+    """The tool calls of a well-formed stream: one id per call index, none shared by two indices."""
+    problems = stream_call_id_problems(stream)
+    return check(
+        not problems,
+        "openai.tools.call-shape",
+        expected=f"{what} streamed: one non-empty id per call index, unique across indices",
+        actual="; ".join(problems) or "ids unique",
+    )
+
+
+def parallel_calls(reply: Reply) -> Decision:
+    calls = message_of(reply.body).get("tool_calls") or []
+    cities = [(arguments_of(c) or {}).get("city") for c in calls]
+    return check(
+        len(calls) == 2 and {"Paris", "Tokyo"} <= {str(c) for c in cities},
+        "openai.tools.parallel",
+        expected='two get_weather calls in one reply, for "Paris" and "Tokyo"',
+        actual=f"{len(calls)} call(s), cities {cities}",
+    )
+
+
+def round_trip(reply: Reply, *, reorder: bool) -> Decision:
+    order = "in reverse order" if reorder else "in call order"
+    return check(
+        reply.status == 200 and message_of(reply.body).get("role") == "assistant",
+        "openai.tools.round-trip",
+        expected=f"200 with an assistant message after the echoed tool calls, answered {order}",
+        actual=reply.describe(),
+    )
+
+
+def reported_pairs(text: str, cities: list[str]) -> dict[str, int | None]:
+    """Each city with the first result temperature written after it and before the next city."""
+    places = sorted((text.find(city), city) for city in cities if city in text)
+    pairs: dict[str, int | None] = dict.fromkeys(cities)
+    for n, (start, city) in enumerate(places):
+        stop = places[n + 1][0] if n + 1 < len(places) else len(text)
+        found = re.search(r"\b(" + "|".join(map(str, RESULT_TEMPERATURES)) + r")\b", text[start:stop])
+        pairs[city] = int(found.group(1)) if found else None
+    return pairs
+
+
+def result_pairing(in_order: Reply, reordered: Reply, cities: list[str]) -> Decision:
+    """Results sent in call order, then reversed: the same city-result pairs both times.
+
+    Judged only when the in-order reply reports each city beside its own result, which
+    shows the target writes the pairs it read; a free-writing model is not judged."""
+    clause_id = "openai.tools.result-by-id"
+    truth = dict(zip(cities, RESULT_TEMPERATURES, strict=True))
+    first = reported_pairs(str(message_of(in_order.body).get("content") or ""), cities)
+    if in_order.status != 200 or first != truth:
+        return noted(clause_id, f"not judged: with results in call order the reply does not pair them: {first}")
+    second = reported_pairs(str(message_of(reordered.body).get("content") or ""), cities)
+    return check(
+        second == truth,
+        clause_id,
+        expected=f"results sent in reverse order still paired by tool_call_id: {truth}",
+        actual=f"pairs reported {second}" if reordered.status == 200 else reordered.describe(),
+    )
+
+
+def unknown_call_id(reply: Reply, *, strict: bool) -> Decision:
+    if 400 <= reply.status < 500:
+        return passed("openai.tools.unknown-call-id", actual=reply.describe())
+    if reply.status == 200 and not strict:
+        return noted("openai.tools.unknown-call-id", f"lenient, as the profile says: {reply.describe()}")
+    return missed(
+        "openai.tools.unknown-call-id",
+        expected="a 4xx for a tool_call_id that matches no call",
+        actual=reply.describe(),
+    )
+
+
+def truncated_call(reply: Reply, uncapped: Any = None) -> Decision:
+    """A tool call with max_tokens 3: either finish_reason length, or complete valid arguments.
+
+    `uncapped`: the call the same request gets without the cap, when the target was shown to
+    give it twice; a tool_calls reply whose calls differ from it was cut and dressed up."""
+    clause_id = "openai.tools.truncated-call"
+    if reply.status != 200:
+        return check(refused_as_json(reply), clause_id, expected="200, or a 4xx JSON error", actual=reply.describe())
+    reason = first_choice(reply.body).get("finish_reason")
+    calls = message_of(reply.body).get("tool_calls") or []
+    complete = bool(calls) and all(isinstance(arguments_of(c), dict) for c in calls)
+    altered = reason == "tool_calls" and uncapped is not None and comparable(reply.body) != uncapped
+    shown = f"finish_reason {reason!r}, calls {calls}"
+    return check(
+        (reason == "length" or (reason == "tool_calls" and complete) or (reason == "stop" and not calls))
+        and not altered,
+        clause_id,
+        expected="finish_reason length when max_tokens 3 cut the call; tool_calls only with complete JSON arguments"
+        + (f", the uncapped call {uncapped['tool_calls']}" if uncapped is not None else ""),
+        actual=shown + ("; not the call made without the cap" if altered else ""),
+    )

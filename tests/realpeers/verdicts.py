@@ -1,0 +1,108 @@
+"""Every real peer's rolled-up verdicts with default options (or the profile it claims), as a table.
+
+A peer's test holds its run to its table exactly: a clause not listed must pass,
+a listed one must get the listed verdict, so any change of verdict is seen.
+docs/real-peers.md gives, for each non-pass verdict here, the line of the peer's
+source that makes it a true fault. `test_every_clause_decidable` reads the tables
+for the clauses each peer passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from checks.core import Report
+
+
+@dataclass(frozen=True)
+class PeerTable:
+    """One real peer run: its kind, and every clause whose rolled-up verdict is not `pass`."""
+
+    kind: str
+    not_passing: Mapping[str, str]
+
+
+def rolled(report: Report) -> dict[str, str]:
+    return {entry.clause_id: str(entry.verdict) for entry in report.rolled_up()}
+
+
+def differences(report: Report, table: PeerTable, clause_ids: set[str]) -> dict[str, tuple[str, str]]:
+    """(expected, actual) for every clause of the catalogue whose verdict is not the table's."""
+    got = rolled(report)
+    expected = {clause_id: table.not_passing.get(clause_id, "pass") for clause_id in clause_ids}
+    return {c: (expected[c], got.get(c, "absent")) for c in sorted(clause_ids) if got.get(c, "absent") != expected[c]}
+
+
+# transformers 5.23 `transformers serve` on a tiny random Llama, checked as openai-chat with the
+# profile it claims: no logprobs and no parallel calls (both in its ignored fields), and no tool calls
+# from a random model. tests/realpeers/transformers/test_transformers_serve.py holds it.
+TRANSFORMERS_SERVE = PeerTable(
+    "openai-chat",
+    {
+        "openai.chat.n-choices": "warn",
+        "openai.stream.format": "fail",
+        "openai.stream.usage-chunk": "warn",
+        "openai.stream.equivalent": "info",
+        "openai.errors.rejects-invalid": "fail",
+        "openai.errors.status-400": "warn",
+        "openai.errors.shape": "fail",
+        "openai.messages.unknown-role": "warn",
+        "openai.unicode.round-trip": "info",
+        "openai.auth.required": "unsupported",
+        "openai.concurrency.latency": "info",
+        "openai.limits.context-overflow": "unsupported",
+        "openai.logprobs.content": "unsupported",
+        "openai.tools.call-shape": "unsupported",
+        "openai.tools.parallel": "unsupported",
+        "openai.tools.truncated-call": "unsupported",
+        "openai.tools.round-trip": "unsupported",
+        "openai.tools.result-by-id": "unsupported",
+        "openai.tools.unknown-call-id": "unsupported",
+    },
+)
+
+
+# llmock 0.2.2 (in the project's venv) as openai-chat with its preset ("llmock": no logprobs, max_tokens
+# and parameter checks ignored, one tool call at a time). tests/checks/openai/test_peers.py holds both styles.
+_LLMOCK_PRESET = {
+    "openai.usage.within-max-tokens": "unsupported",
+    "openai.limits.max-tokens": "unsupported",
+    "openai.tools.unknown-call-id": "info",
+    "openai.tools.parallel": "unsupported",
+    "openai.tools.result-by-id": "unsupported",
+    "openai.tools.truncated-call": "unsupported",
+    "openai.logprobs.content": "unsupported",
+    "openai.errors.rejects-invalid": "info",
+    "openai.errors.status-400": "warn",
+    "openai.messages.unknown-role": "info",
+    "openai.errors.unknown-model": "info",
+    "openai.auth.required": "unsupported",
+    "openai.concurrency.latency": "info",
+    "openai.limits.context-overflow": "unsupported",
+}
+LLMOCK_ECHO = PeerTable("openai-chat", _LLMOCK_PRESET)
+# Canned replies: not shown to echo, so the UTF-8 repeat is not judged.
+LLMOCK_VARIED = PeerTable("openai-chat", {**_LLMOCK_PRESET, "openai.unicode.round-trip": "info"})
+
+
+# rlmesh 0.1.0's EnvServer serving gymnasium CartPole-v1 (`python -m rlmesh._cli.serve_env`), default options.
+# tests/checks/rlmesh/test_real_peers.py::test_cartpole_passes holds it.
+RLMESH_CARTPOLE = PeerTable(
+    "rlmesh",
+    {
+        "rlmesh.o1.handshake-latency": "info",
+        "rlmesh.h5.unknown-fields": "info",
+        "rlmesh.o1.health": "info",
+        "rlmesh.s2.step-limit": "info",
+        "rlmesh.o1.step-latency": "info",
+        "rlmesh.s4.seed-all-lanes": "unsupported",
+        "rlmesh.s5.seed-length": "warn",
+        "rlmesh.l1.subset-step": "unsupported",
+        "rlmesh.l2.lanes-overlap": "unsupported",
+        "rlmesh.e2.step-before-reset": "warn",
+        "rlmesh.e3.timeout": "info",
+        "rlmesh.r1.render-bad-lane": "warn",
+        "rlmesh.c2.shutdown": "skip",
+    },
+)
