@@ -154,10 +154,36 @@ async def session_reference() -> Report:
         await running.close()
 
 
+async def ors_reference() -> Report:
+    from checks.ors.reference import start_reference_server
+    from checks.ors.suite import SUITE
+    from tests.zoo.ors.catalogue import QUICK_OPTIONS
+
+    running = await start_reference_server()
+    try:
+        return await run_suite(SUITE, running.url, QUICK_OPTIONS)
+    finally:
+        await running.close()
+
+
+async def ors_reference_keepalive() -> Report:
+    """The opt-in keep-alive phase on a reference server with a short idle expiry, so its clauses are decided."""
+    from checks.ors.reference import OrsServer, serve_app
+    from checks.ors.suite import SUITE
+    from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS
+
+    running = await serve_app(OrsServer(idle_expiry=1.2, ping_interval=0.2))
+    try:
+        return await run_suite(SUITE, running.url, {"timeout": 5, **KEEPALIVE_OPTIONS}, ["keepalive"])
+    finally:
+        await running.close()
+
+
 # Conforming servers run here, by kind; their passes are computed, not recorded.
 REFERENCE_RUNS: dict[str, list[Callable[[], Awaitable[Report]]]] = {
     "openai-chat": [openai_reference],
     "session-server": [session_reference],
+    "ors": [ors_reference, ors_reference_keepalive],
 }
 REAL_PEERS: list[PeerTable] = [TRANSFORMERS_SERVE, LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE]
 # Kinds whose pass side this test does not compute yet (their own tests run their conforming servers).
