@@ -183,7 +183,7 @@ def test_a_huge_top_level_string_is_refused_without_decoding_it():
 
 
 def test_a_large_array_decodes_as_a_read_only_view_of_the_frame() -> None:
-    images = np.arange(3 * 64 * 64 * 3, dtype=np.uint8).reshape(3, 64, 64, 3)
+    images = (np.arange(3 * 128 * 128 * 3) % 251).astype(np.uint8).reshape(3, 128, 128, 3)
     frame = pack({"message_type": "infer", "data": {"images": {"cam": images}}})
     decoded = unpack(frame)["data"]["images"]["cam"]
     assert np.array_equal(decoded, images)
