@@ -296,8 +296,8 @@ class _Silence:
     """Whether the target has stayed silent through the phases that tried an exchange with it.
 
     The first such phase names the cause; the next one, run under a short deadline, confirms
-    it; once confirmed, later phases needing the first exchange are not run. Any frame the
-    target sent in the run (a reply, a message) clears it: then each phase stands on its own.
+    it; once confirmed, later phases needing the first exchange are not run. Any reply of the
+    target in the run clears it: then each phase stands on its own.
     """
 
     def __init__(self) -> None:
@@ -314,11 +314,23 @@ class _Silence:
                 self.confirmed = True
 
     def why(self) -> str:
-        return f"not exercised: the same cause as phase {self.first} (the target has answered nothing in this run)"
+        return f"not exercised: the same cause as phase {self.first} (the target has replied to nothing in this run)"
 
 
 def _target_answered(report: Report) -> bool:
-    return any(frame.direction == "received" for t in report.transcripts.values() for frame in t.frames)
+    """Whether the target replied to anything: a frame received on a connection after one was sent on it.
+
+    What a target sends unasked (a greeting such as PlugRL's metadata, or a flood) is no reply: a target
+    that greets and then never answers a request stays silent in this sense.
+    """
+    for transcript in report.transcripts.values():
+        sent = False
+        for frame in transcript.frames:
+            if frame.direction == "sent":
+                sent = True
+            elif sent and frame.direction == "received":
+                return True
+    return False
 
 
 async def _close_state(suite: Suite, state: Any, report: Report) -> None:
