@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,15 +125,31 @@ def _scalar_summary(item: Any) -> str:
     return truncate(repr(item), 80)
 
 
-@dataclass
+# A frame's summary, or how to make it: a transport on a hot path (one gRPC step after another) hands over
+# a function, run when the summary is first read (a page, a report, a test) rather than on every step.
+Summary = str | Callable[[], str]
+
+
 class Frame:
     """One event on a connection, as the transcript keeps it."""
 
-    direction: str  # "sent", "received", "closed" or "note"
-    t: float  # seconds since the connection opened
-    size: int
-    kind: str  # "binary", "text", "close", "http", "grpc", "note" ...
-    summary: str
+    __slots__ = ("direction", "t", "size", "kind", "_summary")
+
+    def __init__(self, direction: str, t: float, size: int, kind: str, summary: Summary) -> None:
+        self.direction = direction  # "sent", "received", "closed" or "note"
+        self.t = t  # seconds since the connection opened
+        self.size = size
+        self.kind = kind  # "binary", "text", "close", "http", "grpc", "note" ...
+        self._summary = summary if callable(summary) else truncate(summary, SUMMARY_LIMIT)
+
+    @property
+    def summary(self) -> str:
+        if callable(self._summary):
+            self._summary = truncate(self._summary(), SUMMARY_LIMIT)
+        return self._summary
+
+    def __repr__(self) -> str:
+        return f"Frame({self.direction!r}, {self.t:.6f}, {self.size}, {self.kind!r}, {self.summary!r})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -159,17 +175,17 @@ class Transcript:
     closed_by: str | None = None  # "target", "checker" or "network"
     started: float = field(default_factory=time.monotonic)
 
-    def _add(self, direction: str, size: int, kind: str, summary: str) -> None:
+    def _add(self, direction: str, size: int, kind: str, summary: Summary) -> None:
         if len(self.frames) >= TRANSCRIPT_FRAME_LIMIT:
             self.dropped += 1
             return
         t = time.monotonic() - self.started
-        self.frames.append(Frame(direction, t, size, kind, truncate(summary, SUMMARY_LIMIT)))
+        self.frames.append(Frame(direction, t, size, kind, summary))
 
     def sent(self, kind: str, size: int, summary: str) -> None:
         self._add("sent", size, kind, summary)
 
-    def received(self, kind: str, size: int, summary: str) -> None:
+    def received(self, kind: str, size: int, summary: Summary) -> None:
         self._add("received", size, kind, summary)
 
     def note(self, text: str) -> None:

@@ -31,10 +31,33 @@ import httpx
 
 from checks.errors import CheckError, Malformed, NoReply, PeerClosed, TargetUnreachable
 from checks.evidence import Transcript, summarize, truncate
-from checks.http_options import TransportOptions, http_client
+from checks.http_options import TransportOptions
+from checks.pinning import address_for
 
 DEFAULT_BODY_CAP = 16 * 1024 * 1024
 EVENT_CAP = 20_000  # SSE events read from one stream before giving up on it
+
+
+class PinnedTransport(httpx.AsyncHTTPTransport):
+    """Connects to the address the run pinned for a request's host (`checks.pinning`), so a name that
+    answers differently after the network policy checked it cannot redirect a request; the request
+    keeps naming the host in its Host header and in TLS SNI."""
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        address = address_for(request.url.host)
+        if address != request.url.host:
+            request.extensions = {**request.extensions, "sni_hostname": request.url.host}
+            request.url = request.url.copy_with(host=address)  # the Host header was set from the name
+        return await super().handle_async_request(request)
+
+
+def http_client(options: TransportOptions, timeout: float, *, authorized: bool = True) -> httpx.AsyncClient:
+    """An httpx client carrying the options' headers and TLS settings (without the key when not `authorized`)."""
+    headers = options.request_headers()
+    if not authorized:
+        headers.pop("Authorization", None)
+    transport = PinnedTransport(verify=options.tls_verify())
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers, transport=transport)
 
 
 @dataclass

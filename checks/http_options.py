@@ -10,10 +10,7 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
-import httpx
 import pydantic
-
-from checks.pinning import address_for
 
 
 class TransportOptions(pydantic.BaseModel):
@@ -75,25 +72,3 @@ class HttpOptions(TransportOptions):
         if self.api_key is not None and self.api_key.get_secret_value():
             headers["Authorization"] = f"Bearer {self.api_key.get_secret_value()}"
         return headers
-
-
-class PinnedTransport(httpx.AsyncHTTPTransport):
-    """Connects to the address the run pinned for a request's host (`checks.pinning`), so a name that
-    answers differently after the network policy checked it cannot redirect a request; the request
-    keeps naming the host in its Host header and in TLS SNI."""
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        address = address_for(request.url.host)
-        if address != request.url.host:
-            request.extensions = {**request.extensions, "sni_hostname": request.url.host}
-            request.url = request.url.copy_with(host=address)  # the Host header was set from the name
-        return await super().handle_async_request(request)
-
-
-def http_client(options: TransportOptions, timeout: float, *, authorized: bool = True) -> httpx.AsyncClient:
-    """An httpx client carrying the options' headers and TLS settings (without the key when not `authorized`)."""
-    headers = options.request_headers()
-    if not authorized:
-        headers.pop("Authorization", None)
-    transport = PinnedTransport(verify=options.tls_verify())
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers, transport=transport)

@@ -19,9 +19,10 @@ import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from functools import cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from checks.core import Suite
+if TYPE_CHECKING:  # the engine (pydantic, asyncio) loads with the first suite, not for `rlconform --help`
+    from checks.suite import Suite
 
 
 @dataclass(frozen=True)
@@ -263,6 +264,8 @@ def load_part(kind: str, part: str) -> object:
 
 @cache
 def get_suite(kind: str) -> Suite:
+    from checks.suite import Suite
+
     record = find_record(kind)
     suite = load(record.suite)
     if not isinstance(suite, Suite):

@@ -212,26 +212,28 @@ class Report:
         evidence: Evidence = None,
     ) -> ClauseResult:
         """Decide `clause_id` in the current phase. A worse verdict replaces a better one."""
+        key = (self.phase, clause_id)
+        verdict = Verdict(verdict)
+        current = self.results.get(key)
+        if current is not None and VERDICT_RANK[verdict] <= VERDICT_RANK[current.verdict]:
+            current.checks += 1  # the same clause judged again, no worse: count it and build nothing (a hot path)
+            return current
         if clause_id not in self.catalogue:
             raise UnknownClause(clause_id)
         clause = self.catalogue[clause_id]
         transcript_ids = [t.id for t in evidence_list(evidence)]
-        key = (self.phase, clause_id)
         candidate = ClauseResult(
             clause_id=clause_id,
             level=clause.level,
-            verdict=Verdict(verdict),
+            verdict=verdict,
             phase=self.phase,
             expected=truncate(expected, 600),
             actual=truncate(actual, 600),
             duration=time.monotonic() - self._phase_started,
             transcript_ids=transcript_ids,
         )
-        current = self.results.get(key)
-        if current is not None:
+        if current is not None:  # a worse verdict replaces the one recorded
             current.checks += 1
-            if VERDICT_RANK[candidate.verdict] <= VERDICT_RANK[current.verdict]:
-                return current
             candidate.checks = current.checks
         self.results[key] = candidate
         for transcript_id in transcript_ids:

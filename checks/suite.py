@@ -120,6 +120,11 @@ class Phase:
     named_only: bool = False  # an opt-in phase that runs only when named, never with include_optional
     # Seconds the phase waits by design (a late feedback, a server's own timeout), on top of its budget.
     waits: Callable[[Any], float] | None = None
+    # Whether the phase needs the target's first reply (True for nearly every phase). When a phase tried
+    # and the target has not answered anything in the run, one such later phase confirms it under a short
+    # deadline and the rest are `error` "not exercised: the same cause as phase X" rather than each
+    # waiting out its own deadline. A phase that probes something else (the target's own timers) says False.
+    first_exchange: bool = True
 
     def deadline(self, options: SuiteOptions) -> float:
         return self.budget * options.timeout + 1.0 + (self.waits(options) if self.waits else 0.0)
@@ -255,6 +260,7 @@ async def _run_phases(
         unreachable: str | None = None
         if listener is not None and not await listener.wait_for_client():
             unreachable = "no client connected"
+        silence = _Silence()
         for phase in suite.phases:
             if phase.name in finished:
                 continue
@@ -265,14 +271,66 @@ async def _run_phases(
             elif unreachable is not None:
                 for clause_id in phase.clauses:
                     report.error(clause_id, f"not run: {unreachable}")
+            elif silence.confirmed and phase.first_exchange:
+                for clause_id in phase.clauses:
+                    report.error(clause_id, silence.why())
             else:
-                unreachable = await _run_phase(phase, PhaseContext(url, options, report, state, listener))
+                short = options.timeout * CONFIRMING_STEPS + 1.0 if silence.first and phase.first_exchange else None
+                ctx = PhaseContext(url, options, report, state, listener)
+                unreachable = await _run_phase(phase, ctx, short)
                 later = {clause_id for p in selected[selected.index(phase) + 1 :] for clause_id in p.clauses}
                 _settle_undecided(report, phase, later)
+                if phase.first_exchange:
+                    silence.after(phase.name, report)
             report.end_phase()
     finally:
         await _close_state(suite, state, report)
     return report
+
+
+# Step timeouts the confirming attempt of a shared cause may take (plus a second).
+CONFIRMING_STEPS = 2
+
+
+class _Silence:
+    """Whether the target has stayed silent through the phases that tried an exchange with it.
+
+    The first such phase names the cause; the next one, run under a short deadline, confirms
+    it; once confirmed, later phases needing the first exchange are not run. Any reply of the
+    target in the run clears it: then each phase stands on its own.
+    """
+
+    def __init__(self) -> None:
+        self.first: str | None = None
+        self.confirmed = False
+
+    def after(self, phase: str, report: Report) -> None:
+        if _target_answered(report):
+            self.first, self.confirmed = None, False
+        elif any(t.phase == phase for t in report.transcripts.values()):  # it tried, and nothing came back
+            if self.first is None:
+                self.first = phase
+            else:
+                self.confirmed = True
+
+    def why(self) -> str:
+        return f"not exercised: the same cause as phase {self.first} (the target has replied to nothing in this run)"
+
+
+def _target_answered(report: Report) -> bool:
+    """Whether the target replied to anything: a frame received on a connection after one was sent on it.
+
+    What a target sends unasked (a greeting such as PlugRL's metadata, or a flood) is no reply: a target
+    that greets and then never answers a request stays silent in this sense.
+    """
+    for transcript in report.transcripts.values():
+        sent = False
+        for frame in transcript.frames:
+            if frame.direction == "sent":
+                sent = True
+            elif sent and frame.direction == "received":
+                return True
+    return False
 
 
 async def _close_state(suite: Suite, state: Any, report: Report) -> None:
@@ -323,10 +381,11 @@ def _settle_undecided(report: Report, phase: Phase, later: set[str]) -> None:
 _MISSES = (Verdict.FAIL, Verdict.WARN)
 
 
-async def _run_phase(phase: Phase, ctx: PhaseContext[Any, Any]) -> str | None:
-    """Run one phase under its deadline; return why the target is unreachable, if it is."""
+async def _run_phase(phase: Phase, ctx: PhaseContext[Any, Any], short: float | None = None) -> str | None:
+    """Run one phase under its deadline (or the `short` one of a confirming attempt, when shorter);
+    return why the target is unreachable, if it is."""
     report = ctx.report
-    deadline = phase.deadline(ctx.options)
+    deadline = min(phase.deadline(ctx.options), short or float("inf"))
     try:
         await asyncio.wait_for(phase.run(ctx), timeout=deadline)
     except TargetUnreachable as exc:

@@ -8,13 +8,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli.check import cmd_check, cmd_reference_server, cmd_suites
-from app.cli.ci import cmd_ci
-from app.cli.common import UsageError
+from app.cli.common import UsageError, lazy
 from app.cli.parity import add_parser as add_parity_parser
-from app.cli.reference_client import register as register_reference_client
-from app.cli.serve import LOG_LEVELS, cmd_serve
-from app.cli.tap import register as register_tap
+from app.cli.tap_parser import register as register_tap
 from app.cli.worker import add_worker_parser
 from checks.registry import kinds_with, spelled
 
@@ -46,12 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", metavar="FILE", help="also write the results and transcripts as JSON")
     check.add_argument("--junit", metavar="FILE", help="also write JUnit XML")
     check.add_argument("--quiet", action="store_true", help="do not print phase progress nor skipped clauses")
-    check.set_defaults(handler=cmd_check)
+    check.set_defaults(handler=lazy("app.cli.check:cmd_check"))
 
     suites = commands.add_parser("suites", help="list kinds, phases, clauses and options")
     suites.add_argument("kind", nargs="*", help="only these kinds (full or short names; default: every kind)")
     suites.add_argument("--json", action="store_true", help="as JSON, with each options JSON schema")
-    suites.set_defaults(handler=cmd_suites)
+    suites.set_defaults(handler=lazy("app.cli.check:cmd_suites"))
 
     reference = commands.add_parser(
         "reference-server", help="run a conforming reference server (flags after KIND go to it)"
@@ -60,7 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
     reference.add_argument("kind", help=f"one of: {having}")
     reference.set_defaults(handler=None)
 
-    register_reference_client(commands)
+    reference_client = commands.add_parser(
+        "reference-client", help="run a conforming client against a listen-mode run (flags after KIND go to it)"
+    )
+    having = ", ".join(spelled(kind) for kind in kinds_with("reference_client"))
+    reference_client.add_argument("kind", help=f"one of: {having}")
+    reference_client.add_argument("rest", nargs=argparse.REMAINDER, help="URL and the client's own flags")
+    reference_client.set_defaults(handler=lazy("app.cli.reference_client:cmd_reference_client"))
     register_tap(commands)
 
     serving = commands.add_parser("serve", help="run the dashboard and API")
@@ -71,11 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--no-demo", action="store_true", help="do not start the demo target")
     serving.add_argument(
         "--log-level",
-        choices=LOG_LEVELS,
+        choices=("debug", "info", "warning", "error"),
         default="info",
         help="info: the service's own messages; debug adds every request, the service's and its clients'",
     )
-    serving.set_defaults(handler=cmd_serve)
+    serving.set_defaults(handler=lazy("app.cli.serve:cmd_serve"))
 
     ci = commands.add_parser("ci", help="start a run on a server, wait for it and exit 0/1/2")
     ci.add_argument("--server", required=True, help="base URL of the rlconform service")
@@ -91,9 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--expected-failures", metavar="FILE", help="file of clause ids, one a line, allowed to fail")
     ci.add_argument("--verbose", action="store_true", help="list every clause, not only what failed or errored")
     ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
-    ci.set_defaults(handler=cmd_ci)
+    ci.set_defaults(handler=lazy("app.cli.ci:cmd_ci"))
     add_parity_parser(commands)
-
     add_worker_parser(commands)
     return parser
 
@@ -104,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] == "reference-server" and len(argv) >= 2 and not argv[1].startswith("-"):
             args = parser.parse_args(argv[:2])
+            from app.cli.check import cmd_reference_server
+
             return cmd_reference_server(args, argv[2:])
         args = parser.parse_args(argv)
         exit_code: int = args.handler(args)

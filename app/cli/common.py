@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from checks.registry import AmbiguousKind, KindRecord, PeerMain, find_record, peer_main
+
+# Each command's handler is imported only when that command runs, so `rlconform check` or
+# `suites` never loads the web stack (FastAPI, SQLAlchemy, procrastinate) and `--help` loads no suite.
+Handler = Callable[[argparse.Namespace], int]
+
+
+def lazy(reference: str) -> Handler:
+    """The handler "module:function", imported when it is called."""
+    module_name, _, name = reference.partition(":")
+
+    def handler(args: argparse.Namespace) -> int:
+        function: Handler = getattr(importlib.import_module(module_name), name)
+        return function(args)
+
+    return handler
 
 
 class UsageError(Exception):

@@ -7,36 +7,35 @@ sampling target, a golden of other inputs).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pydantic
+from app.cli.common import UsageError, kind_record, lazy, parse_option_pairs
+from checks.registry import kinds_with, spelled
 
-from app.cli.common import UsageError, kind_record, parse_option_pairs
-from checks.parity.encoding import BadEncoding
-from checks.parity.recording import Recording, load_golden, save_golden
-from checks.parity.script import ParityResult, ParityScript, run_parity
-from checks.parity.scripts import find_script, parity_kinds
-from checks.registry import spelled
+if TYPE_CHECKING:
+    from checks.parity.recording import Recording
+    from checks.parity.script import ParityResult, ParityScript
 
 
 def add_parser(commands: Any) -> None:
     parity = commands.add_parser(
         "parity", help="drive two targets (or one and a golden recording) with one script and compare bit for bit"
     )
-    parity.add_argument("kind", help=f"one of: {', '.join(spelled(kind) for kind in parity_kinds())}")
+    parity.add_argument("kind", help=f"one of: {', '.join(spelled(kind) for kind in kinds_with('parity_script'))}")
     parity.add_argument("url_a", help="the first target")
     parity.add_argument("url_b", nargs="?", help="the second target (or use --golden)")
     parity.add_argument("--golden", metavar="FILE", help="compare URL_A with this golden recording")
     parity.add_argument("--save-golden", metavar="FILE", help="save URL_A's recording as a golden file")
     parity.add_argument("--option", action="append", metavar="KEY=VALUE", help="set a script option (repeatable)")
     parity.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
-    parity.set_defaults(handler=cmd_parity)
+    parity.set_defaults(handler=lazy("app.cli.parity:cmd_parity"))
 
 
 def script_options(script: ParityScript, pairs: list[str]) -> Any:
+    import pydantic
+
     try:
         return script.options_model.model_validate(parse_option_pairs(pairs))
     except pydantic.ValidationError as exc:
@@ -45,6 +44,13 @@ def script_options(script: ParityScript, pairs: list[str]) -> Any:
 
 
 def cmd_parity(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from checks.parity.encoding import BadEncoding  # the parity machinery (numpy) loads for this command only
+    from checks.parity.recording import load_golden, save_golden
+    from checks.parity.script import run_parity
+    from checks.parity.scripts import find_script
+
     kind = kind_record(args.kind, "parity_script").name
     script = find_script(kind)
     if script is None:

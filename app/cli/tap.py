@@ -18,28 +18,12 @@ from app.cli.check import check_writable
 from app.cli.common import UsageError, parse_option_pairs
 from app.netpolicy import source_allowed
 from app.settings import get_settings
-from checks.tap.kinds import TAP_KINDS, tap_spec
+from checks.tap.kinds import tap_spec
 from checks.tap.ledger import Ledger, Rollover, summary_lines
 from checks.tap.run import TapRun, TapSpec
 from checks.verdicts import EXIT_CODES, Gate, Outcome
 
 POLL_SECONDS = 0.05
-
-
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    tap = commands.add_parser("tap", help="forward a real client's traffic to its server unchanged and judge a copy")
-    tap.add_argument("kind", help=f"the upstream's kind: {', '.join(TAP_KINDS)} (or a short name)")
-    tap.add_argument("--listen", required=True, metavar="HOST:PORT", help="where the client connects (port 0: free)")
-    tap.add_argument("--upstream", required=True, metavar="URL", help="the real server, e.g. ws://10.0.0.5:8000")
-    tap.add_argument("--duration", type=float, help="stop after this many seconds")
-    tap.add_argument("--max-messages", type=int, help="stop after this many messages")
-    tap.add_argument("--roll-seconds", type=float, help="start a new window after this many seconds")
-    tap.add_argument("--roll-messages", type=int, help="start a new window after this many messages")
-    tap.add_argument("--option", action="append", metavar="KEY=VALUE", help="a tap option, e.g. preset=miles-session")
-    tap.add_argument("--strict", action="store_true", help="a SHOULD missed fails too (the strict gate)")
-    tap.add_argument("--json", metavar="FILE", help="also write every window as JSON")
-    tap.add_argument("--quiet", action="store_true", help="leave out clauses the traffic did not decide")
-    tap.set_defaults(handler=cmd_tap)
 
 
 def _listen_address(text: str) -> tuple[str, int]:

@@ -8,17 +8,19 @@ seconds to finish, then are handed back to the queue and resumed elsewhere.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 
-import pydantic
-
-from app.cli.common import UsageError
-from app.db import make_engine, upgrade_database
-from app.settings import Settings
+from app.cli.common import UsageError, lazy
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    import pydantic
+
+    from app.db import make_engine, upgrade_database  # the database stack loads for this command only
+    from app.settings import Settings
+
     values = {"database_url": args.database_url} if args.database_url else {}
     try:
         settings = Settings(**values)
@@ -40,4 +42,4 @@ def add_worker_parser(commands: argparse._SubParsersAction[argparse.ArgumentPars
     worker.add_argument("--label", action="append", help="worker label to serve (repeatable; default: default)")
     worker.add_argument("--concurrency", type=int, default=4, help="runs executed at once")
     worker.add_argument("--database-url", help="SQLAlchemy URL (RLCONFORM_DATABASE_URL)")
-    worker.set_defaults(handler=cmd_worker)
+    worker.set_defaults(handler=lazy("app.cli.worker:cmd_worker"))

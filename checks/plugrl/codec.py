@@ -98,10 +98,61 @@ def _encode_extra(value: Any) -> Any:
     raise TypeError(f"cannot pack {type(value).__name__}")
 
 
+# Arrays of at least this many bytes are not packed by msgpack (which copies them into its buffer and
+# again into the bytes it returns) but joined into the frame as they are: one copy of their data.
+LARGE_ARRAY = 64 * 1024
+
+
 def pack(message: Any) -> bytes:
     """One PlugRL frame: msgpack with ndarrays and numpy scalars in the bin-key convention."""
-    packed: bytes = msgpack.packb(message, default=_encode_extra, use_bin_type=True)
-    return packed
+    packer = msgpack.Packer(default=_encode_extra, use_bin_type=True)
+    parts: list[bytes | memoryview] = []
+    _pack_into(packer, message, parts)
+    return parts[0] if len(parts) == 1 and isinstance(parts[0], bytes) else b"".join(parts)
+
+
+def _pack_into(packer: msgpack.Packer, value: Any, parts: list[bytes | memoryview]) -> None:
+    """Append `value`'s msgpack to `parts`: containers holding a large array piece by piece, the rest whole."""
+    if isinstance(value, np.ndarray) and value.nbytes >= LARGE_ARRAY:
+        _check_packable(value.dtype)
+        array = np.ascontiguousarray(value)
+        # The keys in `_encode_extra`'s order, so both paths write the same bytes.
+        header = packer.pack_map_header(4) + packer.pack(NDARRAY_KEY) + packer.pack(True)
+        header += packer.pack(DATA_KEY) + _bin_header(array.nbytes)
+        trailer = packer.pack(DTYPE_KEY) + packer.pack(array.dtype.str)
+        trailer += packer.pack(SHAPE_KEY) + packer.pack(list(array.shape))
+        parts += [header, array.data.cast("B"), trailer]
+    elif isinstance(value, dict) and _holds_large_array(value):
+        parts.append(packer.pack_map_header(len(value)))
+        for key, item in value.items():
+            parts.append(packer.pack(key))
+            _pack_into(packer, item, parts)
+    elif isinstance(value, list | tuple) and _holds_large_array(value):
+        parts.append(packer.pack_array_header(len(value)))
+        for item in value:
+            _pack_into(packer, item, parts)
+    else:
+        parts.append(packer.pack(value))
+
+
+def _holds_large_array(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.nbytes >= LARGE_ARRAY
+    if depth > MAX_DEPTH:  # msgpack itself refuses what nests deeper
+        return False
+    if isinstance(value, dict):
+        return any(_holds_large_array(item, depth + 1) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_large_array(item, depth + 1) for item in value)
+    return False
+
+
+def _bin_header(size: int) -> bytes:
+    if size < 1 << 8:
+        return bytes([0xC4, size])
+    if size < 1 << 16:
+        return b"\xc5" + size.to_bytes(2, "big")
+    return b"\xc6" + size.to_bytes(4, "big")
 
 
 # ---------------------------------------------------------------- scanning
@@ -135,13 +186,15 @@ _EXTENSIONS = {0xC7, 0xC8, 0xC9, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8}
 _LENGTH = {1: struct.Struct(">B"), 2: struct.Struct(">H"), 4: struct.Struct(">I")}
 
 
-def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS) -> list[tuple[int, int, int]]:
+def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS) -> _Scanner:
     """Check a frame's msgpack structure without building it; CodecError on the first problem.
 
     Each container's element count is checked against the bytes left (every
     element takes at least one), each bin or str length likewise, so nothing
-    a header claims is believed before the bytes are seen. Returns the str
-    objects too long to decode whole, as (header start, payload start, end).
+    a header claims is believed before the bytes are seen. Returns the
+    scanner, whose `cuts` are the str objects too long to decode whole and
+    `views` the bins large enough to be decoded as views of the frame, each
+    as (header start, payload start, end).
     """
     size = len(data)
     if size == 0:
@@ -172,7 +225,7 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
             break
     if scanner.position != size:
         raise CodecError(f"not msgpack: {size - scanner.position} bytes follow the message")
-    return scanner.cuts
+    return scanner
 
 
 class _Scanner:
@@ -184,6 +237,7 @@ class _Scanner:
         self.position = 0
         self.text_bytes = 0
         self.cuts: list[tuple[int, int, int]] = []
+        self.views: list[tuple[int, int, int]] = []  # large bins, decoded as views of the frame
 
     def object_header(self) -> int:
         """Read one object's header, and a scalar's payload; how many objects it contains."""
@@ -220,6 +274,8 @@ class _Scanner:
                 self.cuts.append((self.position - width - 1, self.position, self.position + length))
             else:
                 self.text_bytes += length
+        elif length >= LARGE_BIN:
+            self.views.append((self.position - width - 1, self.position, self.position + length))
         self.position += length
 
     def _container(self, width: int, what: str) -> int:
@@ -249,6 +305,19 @@ def parse_typestr(typestr: Any) -> np.dtype:
         raise CodecError(f"dtype {typestr[:20]!r} is bin; a typestr is a msgpack str", "array")
     if not isinstance(typestr, str):
         raise CodecError(f"dtype is a {type(typestr).__name__}, not a typestr", "array")
+    known = _PARSED.get(typestr)
+    if known is not None:
+        return known
+    dtype = _parse_str_typestr(typestr)
+    if len(_PARSED) < 256:  # the few a peer uses are remembered; a hostile stream of new ones is not
+        _PARSED[typestr] = dtype
+    return dtype
+
+
+_PARSED: dict[str, np.dtype] = {}
+
+
+def _parse_str_typestr(typestr: str) -> np.dtype:
     match = TYPESTR.match(typestr)
     if match is None:
         raise CodecError(f"dtype {typestr[:40]!r} is not a typestr like '<f4'", "array")
@@ -272,7 +341,7 @@ def _decode_ndarray(item: dict[Any, Any]) -> np.ndarray:
     if DTYPE_KEY not in item:
         raise CodecError("an __ndarray__ map has no dtype", "array")
     dtype = parse_typestr(item[DTYPE_KEY])
-    if not isinstance(data, bytes):
+    if not isinstance(data, bytes | memoryview):
         raise CodecError(f"an __ndarray__ map's data is {type(data).__name__}, not bin", "array")
     if not isinstance(shape, list) or len(shape) > MAX_NDIM:
         raise CodecError(f"an __ndarray__ map's shape is not a list of at most {MAX_NDIM} ints", "array")
@@ -283,7 +352,12 @@ def _decode_ndarray(item: dict[Any, Any]) -> np.ndarray:
         raise CodecError(
             f"ndarray data is {len(data)} bytes; shape {shape[:8]} of {dtype.str} needs {expected}", "array"
         )
-    return np.frombuffer(data, dtype=dtype).reshape(shape)
+    array = np.frombuffer(data, dtype=dtype).reshape(shape)  # a view of the frame
+    array.flags.writeable = False  # read-only even where the frame was a bytearray
+    if not array.flags.aligned:  # numpy would work on it, slowly: one aligned copy, read-only like the view
+        array = array.copy()
+        array.flags.writeable = False
+    return array
 
 
 def _decode_npgeneric(item: dict[Any, Any]) -> np.generic:
@@ -299,9 +373,12 @@ def _decode_npgeneric(item: dict[Any, Any]) -> np.generic:
 
 
 def _convert(item: Any) -> Any:
-    """Replace the array maps of a decoded message by numpy values (depth is bounded by `scan`)."""
+    """Replace the array maps of a decoded message by numpy values (depth is bounded by `scan`);
+    a large bin that is no array's data becomes bytes, as every bin is."""
     if isinstance(item, list):
         return [_convert(sub) for sub in item]
+    if isinstance(item, memoryview):
+        return bytes(item)
     if not isinstance(item, dict):
         return item
     if NDARRAY_KEY in item:
@@ -312,7 +389,7 @@ def _convert(item: Any) -> Any:
         raise CodecError('arrays use str keys ("__ndarray__"); the convention needs bin keys', "array")
     if MSGPACK_NUMPY_KEYS & item.keys() and MSGPACK_NUMPY_TYPE_KEYS & item.keys():
         raise CodecError("arrays in the msgpack-numpy dialect (nd/type/kind/shape keys), not __ndarray__", "array")
-    return {key: _convert(value) for key, value in item.items()}
+    return {_convert(key): _convert(value) for key, value in item.items()}
 
 
 def unpack(data: bytes, max_size: int = DEFAULT_MAX_FRAME) -> dict[str, Any]:
@@ -337,11 +414,14 @@ def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
         if kind is None:
             raise CodecError(f"not msgpack: byte 0x{data[0]:02x} at offset 0 starts no object")
         raise CodecError(f"the top level is {kind}, not a map")
-    cuts = scan(data)
-    texts = [_cut_text(data, start, end) for _, start, end in cuts]
+    scanned = scan(data)
+    texts = [_cut_text(data, start, end) for _, start, end in scanned.cuts]
+    frame = memoryview(data)
+    views = [frame[start:end] for _, start, end in scanned.views]
+    swapped = sorted([(cut, _CUT_EXT) for cut in scanned.cuts] + [(view, _VIEW_EXT) for view in scanned.views])
     try:
         message = msgpack.unpackb(
-            _without(data, cuts) if cuts else data,
+            _without(data, swapped) if swapped else data,
             raw=False,
             strict_map_key=False,
             max_bin_len=max_size,
@@ -349,7 +429,8 @@ def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
             max_array_len=MAX_OBJECTS,
             max_map_len=MAX_OBJECTS,
             max_ext_len=4,
-            ext_hook=lambda code, index: texts[_INDEX.unpack(index)[0]],  # scan refused every ext of the target
+            # scan refused every ext of the target, so each one here stands for a cut str or a large bin
+            ext_hook=lambda code, index: (texts if code == _CUT_EXT else views)[_INDEX.unpack(index)[0]],
         )
     except Exception as exc:  # unhashable keys, bad UTF-8, ... : all one kind of problem
         raise CodecError(f"not decodable msgpack: {type(exc).__name__}: {str(exc)[:120]}") from None
@@ -358,15 +439,20 @@ def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
 
 
 _INDEX = struct.Struct(">I")
+_VIEW_EXT = 0x62  # the ext type a large bin is swapped for
+LARGE_BIN = 64 * 1024  # bins of at least this many bytes stay in the frame, decoded as views of it
 
 
-def _without(data: bytes, cuts: list[tuple[int, int, int]]) -> bytes:
-    """The frame with each cut str swapped for a fixext4 holding its index; one copy of what is kept."""
+def _without(data: bytes, swapped: list[tuple[tuple[int, int, int], int]]) -> bytes:
+    """The frame with each swapped str or bin replaced by a fixext4 of its type holding its index (in
+    the list of its type); one copy of what is kept."""
     view = memoryview(data)
     parts: list[bytes | memoryview] = []
     kept = 0
-    for index, (header, _, end) in enumerate(cuts):
-        parts += [view[kept:header], bytes([0xD6, _CUT_EXT]), _INDEX.pack(index)]
+    counts = {_CUT_EXT: 0, _VIEW_EXT: 0}
+    for (header, _, end), code in swapped:
+        parts += [view[kept:header], bytes([0xD6, code]), _INDEX.pack(counts[code])]
+        counts[code] += 1
         kept = end
     parts.append(view[kept:])
     return b"".join(parts)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from typing import Any
 
 import grpc
@@ -66,6 +67,9 @@ class StrayResponse(NoReply):
 def error_text(error: env_pb2.EnvError) -> str:
     kind = "recoverable" if error.is_recoverable else "non-recoverable"
     return f"{ERROR_CODES.get(error.code, error.code)} ({kind}) {truncate(error.message, 160)!r}"
+
+
+LAZY_SUMMARY_BYTES = 16 * 1024
 
 
 def summarize_request(request: env_pb2.JoinRequest) -> str:
@@ -359,7 +363,11 @@ class JoinSession:
             self.transcript.note(UNPARSABLE)
             self.call.cancel()
             raise self._end(grpc.StatusCode.INTERNAL, f"{UNPARSABLE} (the checker cancelled the stream)", "checker")
-        self.transcript.received("grpc", message.ByteSize(), summarize_response(message))
+        size = message.ByteSize()
+        # Summarized when first read, off the step path; a large response is summarized now, so the
+        # transcript does not hold it alive.
+        summary = partial(summarize_response, message) if size <= LAZY_SUMMARY_BYTES else summarize_response(message)
+        self.transcript.received("grpc", size, summary)
         if len(self.answered) < UNKNOWN_FIELD_SAMPLE:
             self.unknown.update(unknown_tags(message))
         request_id = message.request_id

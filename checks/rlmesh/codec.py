@@ -300,9 +300,11 @@ def _leaf_outside(leaf: Space, data: Any) -> str | None:
         return None
     array = np.asarray(data)
     if leaf.kind == "box":
+        low, high = leaf.bounds
+        if ((array >= low) & (array <= high)).all():  # the usual case in one pass; NaN compares false, so lands below
+            return None
         if array.dtype.kind == "f" and np.isnan(array).any():
             return "NaN in a Box value"
-        low, high = leaf.bounds
         below, above = array < low, array > high
         if below.any() or above.any():
             index = np.argwhere(below | above)[0]

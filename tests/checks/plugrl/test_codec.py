@@ -177,3 +177,45 @@ def test_a_huge_top_level_string_is_refused_without_decoding_it():
     with pytest.raises(CodecError) as caught:
         unpack(frame)
     assert "the top level is a str, not a map" in str(caught.value)
+
+
+# ---------------------------------------------------------------- copy once
+
+
+def test_a_large_array_decodes_as_a_read_only_view_of_the_frame() -> None:
+    images = (np.arange(3 * 128 * 128 * 3) % 251).astype(np.uint8).reshape(3, 128, 128, 3)
+    frame = pack({"message_type": "infer", "data": {"images": {"cam": images}}})
+    decoded = unpack(frame)["data"]["images"]["cam"]
+    assert np.array_equal(decoded, images)
+    assert not decoded.flags.writeable
+    assert np.shares_memory(decoded, np.frombuffer(frame, dtype=np.uint8))  # no copy of the data
+
+
+def test_a_misaligned_array_is_copied_aligned_and_stays_read_only() -> None:
+    values = np.arange(20_000, dtype="<f8")
+    frame = pack({"k": "abc", "x": values})  # the data starts at an offset no multiple of 8
+    decoded = unpack(frame)["x"]
+    assert np.array_equal(decoded, values)
+    assert decoded.flags.aligned and not decoded.flags.writeable
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.zeros((3, 512, 512, 3), np.uint8),
+        np.arange(40_000, dtype=">f8")[::2],  # not contiguous, not native order
+        np.zeros((0, 70_000), np.uint8),
+        np.arange(5),  # small: packed by msgpack itself
+    ],
+)
+def test_the_one_copy_encoder_writes_the_bytes_msgpack_would(value: np.ndarray) -> None:
+    from checks.plugrl.codec import _encode_extra
+
+    message = {"data": {"x": [value, {"y": value}], "t": (value,), "n": np.float32(1.5)}, "b": b"z" * 70_000}
+    assert pack(message) == msgpack.packb(message, default=_encode_extra, use_bin_type=True)
+
+
+def test_a_large_bin_that_is_no_array_stays_bytes() -> None:
+    decoded = unpack(raw({"blob": b"z" * 100_000, b"k" * 70_000: 1}))
+    assert type(decoded["blob"]) is bytes and decoded["blob"] == b"z" * 100_000
+    assert type(next(key for key in decoded if key != "blob")) is bytes

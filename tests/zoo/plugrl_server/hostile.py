@@ -210,6 +210,23 @@ async def fifty_mb_string_value(reader, writer, lasts: float = 120.0) -> None:
     await asyncio.wait_for(discard(reader), timeout=lasts)
 
 
+async def silence_after_handshake(reader, writer, lasts: float = 120.0) -> None:
+    """The handshake, then not a byte: no metadata, no close (what the checker sends is read and dropped)."""
+    await handshake(reader, writer)
+    await asyncio.wait_for(discard(reader), timeout=lasts)
+
+
+async def endless_fragments(reader, writer) -> None:
+    """A binary message that never ends: a first fragment without FIN, then continuation frames forever."""
+    await handshake(reader, writer)
+    piece = b"\0" * 60_000
+    writer.write(bytes([0x02, 126]) + struct.pack(">H", len(piece)) + piece)  # opcode binary, FIN clear
+    continuation = (bytes([0x00, 126]) + struct.pack(">H", len(piece)) + piece) * 16
+    while True:
+        writer.write(continuation)
+        await writer.drain()
+
+
 async def random_bytes(reader, writer) -> None:
     """Random bytes right after the handshake, in place of any frame."""
     await handshake(reader, writer)
@@ -241,6 +258,8 @@ HOSTILE: dict[str, Hostile] = {
     "pings-never-reading": pings_never_reading,
     "random-bytes": random_bytes,
     "reset-mid-frame": reset_mid_frame,
+    "silence-after-handshake": silence_after_handshake,
+    "endless-fragments": endless_fragments,
 }
 
 
