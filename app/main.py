@@ -23,6 +23,7 @@ from app.api_docs import add_docs
 from app.crud import TargetInvalid
 from app.db import make_engine, upgrade_database
 from app.demo import close_demo, start_demo
+from app.hostcheck import allowed_hosts
 from app.dispatch import defer_run
 from app.metrics import Metrics
 from app.request_guard import RequestGuard
@@ -115,7 +116,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served by add_docs, from local assets
         redoc_url=None,
     )
-    app.add_middleware(RequestGuard)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts(settings.allowed_hosts, settings.host))
     app.state.settings = settings
     app.state.engine = engine
     app.state.runner = runner

@@ -28,6 +28,12 @@ class Settings(BaseSettings):
     port: int = Field(8080, ge=0, le=65535)
     max_concurrent_runs: int = Field(4, ge=1, le=256, description="Runs executed at the same time.")
     api_token: SecretStr | None = Field(None, description="When set, every write needs `Authorization: Bearer`.")
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host names and addresses the service answers to in `Host` (comma separated, `*` for any); "
+        "empty: localhost, 127.0.0.1 and [::1], and with RLCONFORM_HOST=0.0.0.0 also this machine's names "
+        "and addresses. Any other `Host` gets 400 (DNS rebinding).",
+    )
     demo: bool = Field(True, description="Start each in-process reference server and register it as a demo target.")
     allowed_networks: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
@@ -100,7 +106,7 @@ class Settings(BaseSettings):
             return self.database_url.startswith("postgresql")
         return self.executor == "workers"
 
-    @field_validator("allowed_networks", mode="before")
+    @field_validator("allowed_networks", "allowed_hosts", mode="before")
     @classmethod
     def _split_networks(cls, value: object) -> object:
         if isinstance(value, str):

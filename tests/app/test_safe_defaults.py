@@ -1,0 +1,45 @@
+"""Issue 21's findings that need no browser: allowed hosts, names, tokens, scrubbing, masking, start-up errors."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.hostcheck import AllowedHosts, default_hosts, host_of
+from app.main import create_app
+from tests.app.helpers import service_settings
+
+
+@pytest.mark.parametrize(
+    ("header", "host"),
+    [("localhost:8080", "localhost"), ("[::1]:80", "::1"), ("LocalHost.", "localhost"), ("[::1", ""), ("a:b", "")],
+)
+def test_host_of_reads_name_port_and_bracketed_v6(header: str, host: str) -> None:
+    assert host_of(header) == host
+
+
+def test_loopback_service_admits_only_loopback_names() -> None:
+    hosts = AllowedHosts(default_hosts("127.0.0.1"))
+    assert all(hosts.admits(h) for h in ("localhost:8080", "127.0.0.1:8080", "[::1]:8080", "127.0.0.1"))
+    assert not any(hosts.admits(h) for h in ("rebind.example:8080", socket.gethostname(), "", None, "127.0.0.2"))
+
+
+def test_a_service_on_every_interface_also_admits_the_machines_names() -> None:
+    hosts = AllowedHosts(default_hosts("0.0.0.0"))
+    assert hosts.admits(f"{socket.gethostname()}:8080") and hosts.admits("localhost")
+    assert not hosts.admits("rebind.example")
+
+
+def test_a_foreign_host_gets_400_naming_the_setting_for_pages_and_api(tmp_path: Path) -> None:
+    settings = service_settings(f"sqlite:///{tmp_path / 'h.db'}", allowed_hosts=["dash.internal"])
+    with TestClient(create_app(settings), base_url="http://dash.internal") as client:
+        assert client.get("/api/v1/targets").status_code == 200
+        for path in ("/", "/api/v1/targets", "/healthz"):
+            response = client.get(path, headers={"Host": "rebind.example:8080"})
+            assert response.status_code == 400
+            assert "RLCONFORM_ALLOWED_HOSTS" in response.json()["detail"]
+        posted = client.post("/api/v1/targets", json={}, headers={"Host": "rebind.example"})
+        assert posted.status_code == 400
