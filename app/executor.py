@@ -24,7 +24,7 @@ from app.listening import Announcing, listen_policy
 from app.models import ClauseResultRow, Run, RunStatus, Target, stored_id
 from app.netpolicy import NetworkRefused, Reach
 from app.recording import EndWriter, GroupWriter, RunRecorder, prepare_attempt, stored_clauses
-from app.redaction import scrub, secret_values, url_password
+from app.redaction import scrub, secret_values, url_secrets
 from checks.core import (
     ListenPolicy,
     Outcome,
@@ -148,7 +148,7 @@ class Executor:
         run_id = stored_id(run)
         options = crud.run_options(suite, run, target)
         url = crud.run_url(run, target)
-        progress.secrets = secret_values(suite.options_model, options) + [p for p in [url_password(url)] if p]
+        progress.secrets = secret_values(suite.options_model, options) + url_secrets(url)
         host, address, listen = await self._where(suite, url, options)
         offset = await asyncio.to_thread(prepare_attempt, self.engine, run_id, attempt)
         recorder = progress.recorder = RunRecorder(self.writer, run_id, attempt, progress.secrets, offset)

@@ -25,7 +25,7 @@ from app import crud, leases
 from app.models import Golden, ParityRun, Run, RunStatus, Target, TranscriptRow, stored_id
 from app.netpolicy import Reach
 from app.recording import transcript_row
-from app.redaction import REDACTED, redact_url, scrub, secret_fields, secret_values, url_password
+from app.redaction import REDACTED, redact_url, scrub, secret_fields, secret_values, url_secrets
 from checks.core import HARNESS_VERSION, Gate, Outcome, truncate
 from checks.parity.encoding import BadEncoding
 from checks.parity.recording import Recording, recording_from_golden
@@ -202,7 +202,7 @@ async def execute_parity(
     # Each side sends its own target's credentials, never the first target's to the second server.
     second_options = run_script_options(script, run, second) if second is not None else options
     urls = [crud.run_url(run, first)] + ([second.url] if second is not None else [])
-    secrets = [url_password(url) for url in urls if url_password(url)]
+    secrets = [secret for url in urls for secret in url_secrets(url)]
     for side in (options, second_options):
         secrets += secret_values(script.options_model, side)
     with contextlib.ExitStack() as pins:

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Sequence
 from typing import Any, TypeVar, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import pydantic
 
 from checks.registry import find_suite
 
 REDACTED = "**********"
-MIN_SCRUBBED = 3  # secret values shorter than this are not scrubbed from evidence: they would mask ordinary text
+# A secret this short is scrubbed only where it stands alone (`u:p@`), not inside a word (`pass`);
+# a longer one wherever it appears.
+SHORT_SECRET = 8
+# Fields of results and transcripts that name a clause, a verdict or a direction: never scrubbed, a
+# secret spelt like one (`pass`) must not corrupt the record. Every other string is free text.
+STRUCTURED_FIELDS = frozenset(
+    {"clause_id", "level", "verdict", "phase", "direction", "kind", "status", "closed_by", "format", "version"}
+)
 
 Data = TypeVar("Data")
 
@@ -46,13 +55,13 @@ def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def secret_values(options_model: type[pydantic.BaseModel], options: pydantic.BaseModel) -> list[str]:
-    """The values of the secret fields of `options` worth scrubbing from evidence (very short ones are left)."""
+    """The values of the secret fields of `options`, to scrub from evidence."""
     values = []
     for name in secret_fields(options_model):
         value = getattr(options, name, None)
         secret = value.get_secret_value() if value is not None else ""
         secret = secret.decode(errors="replace") if isinstance(secret, bytes) else str(secret)
-        if len(secret) >= MIN_SCRUBBED:
+        if secret:
             values.append(secret)
     return values
 
@@ -76,6 +85,17 @@ def url_password(url: str) -> str:
     return (urlsplit(url).password or "") if "@" in url else ""
 
 
+def url_secrets(url: str) -> list[str]:
+    """What of `url`'s user info a server could echo: the password as written and decoded, and the
+    `Authorization: Basic` credentials built from it (base64 of `user:password`)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc or parts.password is None:
+        return []
+    user, password = unquote(parts.username or ""), unquote(parts.password)
+    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return [value for value in dict.fromkeys([parts.password, password, basic]) if value]
+
+
 def unmask_url(shown: str, stored: str) -> str:
     """`shown` (a URL as displayed) with the password of `stored` when it is `stored` redacted, else itself."""
     return stored if shown != stored and redact_url(stored) == shown else shown
@@ -84,14 +104,29 @@ def unmask_url(shown: str, stored: str) -> str:
 # ---------------------------------------------------------------- evidence
 
 
-def scrub(data: Data, secrets: Sequence[str]) -> Data:
-    """`data` with every occurrence of a secret value masked, so evidence never stores credentials."""
-    scrubbed: Any = data
+def _secret_pattern(secrets: Sequence[str]) -> re.Pattern[str] | None:
+    """One pattern matching each whole secret, longest first (so a secret containing another goes whole)."""
+    alternatives = []
+    for secret in sorted(set(filter(None, secrets)), key=len, reverse=True):
+        escaped = re.escape(secret)
+        alternatives.append(escaped if len(secret) >= SHORT_SECRET else rf"(?<![A-Za-z0-9]){escaped}(?![A-Za-z0-9])")
+    return re.compile("|".join(alternatives)) if alternatives else None
+
+
+def _scrub(data: Any, pattern: re.Pattern[str]) -> Any:
     if isinstance(data, str):
-        for secret in secrets:
-            scrubbed = scrubbed.replace(secret, REDACTED)
-    elif isinstance(data, dict):
-        scrubbed = {key: scrub(value, secrets) for key, value in data.items()}
-    elif isinstance(data, list):
-        scrubbed = [scrub(value, secrets) for value in data]
-    return cast(Data, scrubbed)
+        return pattern.sub(REDACTED, data)
+    if isinstance(data, dict):
+        return {key: value if key in STRUCTURED_FIELDS else _scrub(value, pattern) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_scrub(value, pattern) for value in data]
+    return data
+
+
+def scrub(data: Data, secrets: Sequence[str]) -> Data:
+    """`data` with every secret value masked in its free text, so evidence never stores credentials.
+
+    Structured fields (a verdict, a clause id: STRUCTURED_FIELDS) are left as they are.
+    """
+    pattern = _secret_pattern(secrets)
+    return data if pattern is None else cast(Data, _scrub(data, pattern))

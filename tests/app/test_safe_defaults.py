@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import socket
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from fastapi.testclient import TestClient
 
 from app.hostcheck import AllowedHosts, default_hosts, host_of
 from app.main import create_app
-from tests.app.helpers import service_settings
+from app.redaction import REDACTED, scrub, url_secrets
+from tests.app.helpers import make_target, service_settings, wait_for_run
 
 
 @pytest.mark.parametrize(
@@ -43,3 +45,39 @@ def test_a_foreign_host_gets_400_naming_the_setting_for_pages_and_api(tmp_path: 
             assert "RLCONFORM_ALLOWED_HOSTS" in response.json()["detail"]
         posted = client.post("/api/v1/targets", json={}, headers={"Host": "rebind.example"})
         assert posted.status_code == 400
+
+
+# ---------------------------------------------------------------- scrubbing (findings 4 and 7)
+
+
+def test_a_one_letter_url_password_and_token_are_scrubbed_without_breaking_the_run(
+    client: TestClient, fake_kind: str
+) -> None:
+    make_target(client, "short", fake_kind, "ws://u:p@127.0.0.1:9/x", options={"token": "q"})
+    run = wait_for_run(client, client.post("/api/v1/targets/short/runs", json={}).json()["id"])
+    assert run["status"] == "finished" and run["outcome"] == "pass", run
+    results = client.get(f"/api/v1/runs/{run['id']}/results").json()
+    decided = [r for r in results if r["verdict"] != "skip"]  # the stop phase is opt-in
+    assert {r["verdict"] for r in decided} == {"pass"} and all(r["expected"] == "a proper reply" for r in decided)
+    transcript = client.get(f"/api/v1/runs/{run['id']}/transcripts/1").json()
+    assert transcript["label"].endswith("connection to ws://u:**********@127.0.0.1:9/x")
+    assert transcript["frames"][0]["summary"] == "hello token=**********"
+
+
+def test_basic_credentials_built_from_the_url_are_scrubbed_raw_and_in_base64() -> None:
+    url = "http://alice:pa%40ss@127.0.0.1:9/"
+    secrets = url_secrets(url)
+    echoed = {
+        "verdict": "pass",
+        "actual": f"echoed Authorization: Basic {base64.b64encode(b'alice:pa@ss').decode()} and pa@ss, pa%40ss",
+    }
+    scrubbed = scrub(echoed, secrets)
+    assert scrubbed == {"verdict": "pass", "actual": "echoed Authorization: Basic ********** and **********, **********"}
+
+
+def test_scrubbing_matches_whole_secrets_and_leaves_structured_fields() -> None:
+    data = [{"verdict": "pass", "clause_id": "p", "actual": "pass p, (p) pp"}, {"label": "xLongSecretValuex"}]
+    assert scrub(data, ["p", "LongSecretValue"]) == [
+        {"verdict": "pass", "clause_id": "p", "actual": f"pass {REDACTED}, ({REDACTED}) pp"},
+        {"label": f"x{REDACTED}x"},
+    ]
