@@ -21,7 +21,7 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # A DNS name as a run connects to it. Anything else (a gRPC target such as
 # `ipv4:10.0.0.1:80,a.internal`, `unix:/path`, or `%`/`@`/`,` tricks) could make the
 # connecting library reach an address other than the one checked here.
-HOST_NAME = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$")
+HOST_NAME = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?")  # fullmatch
 
 
 class NetworkRefused(Exception):
@@ -103,7 +103,7 @@ def check_host(host: str, port: int | None, allowed: Sequence[str]) -> str | Non
     networks, names = parse_allowed(allowed)
     if not host:
         raise NetworkRefused("the target URL names no host")
-    if len(host) > 253 or not (_is_ip_literal(host) or HOST_NAME.match(host)):
+    if len(host) > 253 or not (_is_ip_literal(host) or HOST_NAME.fullmatch(host)):
         raise NetworkRefused(f"{host[:80]!r} is neither an IP address nor a plain host name")
     if _name_allowed(host, names):
         return None  # trusted as named

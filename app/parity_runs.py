@@ -37,7 +37,7 @@ from checks.registry import find_suite
 
 OUTCOMES = {Status.IDENTICAL: Outcome.PASS, Status.DIVERGENT: Outcome.FAIL, Status.UNDECIDED: Outcome.ERROR}
 SIDES = ("A", "B")  # the transcripts' phase names: A is the first target, B the second
-GOLDEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+GOLDEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # fullmatch: `$` would admit "name\n"
 
 End = Callable[[RunStatus, Outcome | None, str], Awaitable[None]]  # records the run's status, outcome and message
 # A parity run's row, and its other side: the second target or the golden recording, or why neither is there.
@@ -241,7 +241,7 @@ def _keep(
 
 
 def _golden_name_error(session: Session, name: str) -> crud.TargetInvalid | None:
-    if not GOLDEN_NAME.match(name or ""):
+    if not GOLDEN_NAME.fullmatch(name or ""):
         return _invalid(["name"], "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
     if session.exec(select(Golden.id).where(Golden.name == name)).first() is not None:
         return _invalid(["name"], f"a golden named {name!r} already exists")

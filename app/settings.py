@@ -121,7 +121,7 @@ class Settings(BaseSettings):
             try:
                 ipaddress.ip_network(entry, strict=False)
             except ValueError:
-                if not HOST_NAME.match(entry.removeprefix("*.")):
+                if not HOST_NAME.fullmatch(entry.removeprefix("*.")):
                     raise ValueError(f"{entry!r} is neither a CIDR (10.0.0.0/8) nor a host name (*.internal)") from None
         return entries
 

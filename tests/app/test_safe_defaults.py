@@ -81,3 +81,26 @@ def test_scrubbing_matches_whole_secrets_and_leaves_structured_fields() -> None:
         {"verdict": "pass", "clause_id": "p", "actual": f"pass {REDACTED}, ({REDACTED}) pp"},
         {"label": f"x{REDACTED}x"},
     ]
+
+
+# ---------------------------------------------------------------- names (finding 8)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("name", "demo\n"), ("name", "abc\n"), ("worker_label", "abc\n"), ("name", "a\nb")]
+)
+def test_names_and_labels_must_match_whole(client: TestClient, fake_kind: str, field: str, value: str) -> None:
+    body = {"name": "ok", "kind": fake_kind, "url": "ws://127.0.0.1:9", field: value}
+    response = client.post("/api/v1/targets", json=body)
+    assert response.status_code == 422, response.text
+    assert [e["loc"][-1] for e in response.json()["detail"]] == [field]
+
+
+def test_a_golden_name_with_a_trailing_newline_is_refused(client: TestClient) -> None:
+    from sqlmodel import Session
+
+    from app.parity_runs import _golden_name_error
+
+    with Session(client.app.state.engine) as session:  # type: ignore[attr-defined]
+        assert _golden_name_error(session, "last-week") is None
+        assert _golden_name_error(session, "last-week\n") is not None
