@@ -20,6 +20,7 @@ from app import webhooks
 from app.api import public_router
 from app.api import router as api_router
 from app.api_docs import add_docs
+from app.auth_limit import FailureLimit
 from app.crud import TargetInvalid
 from app.db import make_engine, upgrade_database
 from app.demo import close_demo, start_demo
@@ -122,6 +123,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.runner = runner
     app.state.requeue = defer_run if settings.uses_workers else None
     app.state.metrics = metrics
+    app.state.auth_limit = FailureLimit(settings.auth_failures_per_minute)
     _add_error_handlers(app)
     add_docs(app)
     app.include_router(api_router)

@@ -27,7 +27,13 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address the service binds.")
     port: int = Field(8080, ge=0, le=65535)
     max_concurrent_runs: int = Field(4, ge=1, le=256, description="Runs executed at the same time.")
-    api_token: SecretStr | None = Field(None, description="When set, every write needs `Authorization: Bearer`.")
+    api_token: SecretStr | None = Field(
+        None,
+        description="When set, every write needs `Authorization: Bearer`: at least 16 characters, no whitespace.",
+    )
+    auth_failures_per_minute: int = Field(
+        10, ge=1, description="Failed logins and wrong bearer tokens a client may send a minute before 429."
+    )
     allowed_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Host names and addresses the service answers to in `Host` (comma separated, `*` for any); "
@@ -135,10 +141,19 @@ class Settings(BaseSettings):
     @field_validator("api_token", mode="after")
     @classmethod
     def _empty_token_is_none(cls, value: SecretStr | None) -> SecretStr | None:
-        return value if value is not None and value.get_secret_value() else None
+        if value is None or not value.get_secret_value():
+            return None
+        token = value.get_secret_value()
+        if any(character.isspace() for character in token):
+            # A form login would take it as typed while `Bearer` headers are stripped: writes would fail.
+            raise ValueError("the API token contains whitespace (a space, tab or newline); remove it")
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"the API token is {len(token)} characters; use at least {MIN_TOKEN_LENGTH}")
+        return value
 
 
 MAX_LISTEN_PORTS = 65535
+MIN_TOKEN_LENGTH = 16  # a shorter token is guessed too soon, even at 10 tries a minute
 
 
 def parse_ports(text: str) -> tuple[int, ...]:

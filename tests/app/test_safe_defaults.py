@@ -104,3 +104,41 @@ def test_a_golden_name_with_a_trailing_newline_is_refused(client: TestClient) ->
     with Session(client.app.state.engine) as session:  # type: ignore[attr-defined]
         assert _golden_name_error(session, "last-week") is None
         assert _golden_name_error(session, "last-week\n") is not None
+
+
+# ---------------------------------------------------------------- the API token (finding 9)
+
+TOKEN = "correct-horse-battery"
+
+
+@pytest.mark.parametrize(("token", "why"), [("k3y", "at least 16"), (f" {TOKEN}", "whitespace"), (f"{TOKEN}\n", "whitespace")])
+def test_a_short_or_padded_token_is_refused_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], token: str, why: str
+) -> None:
+    import app.cli.serve
+    from app.cli import main
+
+    monkeypatch.setattr(app.cli.serve.uvicorn, "run", lambda *args, **kwargs: None)  # never serve
+    monkeypatch.setenv("RLCONFORM_API_TOKEN", token)
+    assert main(["serve", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "RLCONFORM_API_TOKEN" in err and why in err and token.strip() not in err
+
+
+def test_wrong_bearer_tokens_and_logins_are_limited_per_client(tmp_path: Path, fake_kind: str) -> None:
+    settings = service_settings(f"sqlite:///{tmp_path / 't.db'}", api_token=TOKEN)
+    body = {"name": "t", "kind": fake_kind, "url": "ws://127.0.0.1:9"}
+    with TestClient(create_app(settings)) as client:
+        for _ in range(10):
+            assert client.post("/api/v1/targets", json={}).status_code == 401  # no header: no guess, not counted
+        for _ in range(10):
+            assert client.post("/api/v1/targets", json=body, headers={"Authorization": "Bearer guess"}).status_code == 401
+        limited = client.post("/api/v1/targets", json=body, headers={"Authorization": f"Bearer {TOKEN}"})
+        assert limited.status_code == 429 and "Retry-After" in limited.headers
+        assert client.post("/login", data={"token": TOKEN}).status_code == 429
+    with TestClient(create_app(settings)) as client:  # a fresh service: the login form has its own count
+        for _ in range(10):
+            assert client.post("/login", data={"token": "guess"}).status_code == 400
+        assert client.post("/login", data={"token": TOKEN}, follow_redirects=False).status_code == 429
+    with TestClient(create_app(settings), client=("10.0.0.7", 5000)) as other:  # another client is not limited
+        assert other.post("/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
