@@ -24,8 +24,8 @@ from app.auth_limit import FailureLimit
 from app.crud import TargetInvalid
 from app.db import make_engine, upgrade_database
 from app.demo import close_demo, start_demo
-from app.hostcheck import allowed_hosts
 from app.dispatch import defer_run
+from app.hostcheck import allowed_hosts
 from app.metrics import Metrics
 from app.request_guard import RequestGuard
 from app.runner import Runner, recover_interrupted

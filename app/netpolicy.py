@@ -21,7 +21,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # A DNS name as a run connects to it. Anything else (a gRPC target such as
 # `ipv4:10.0.0.1:80,a.internal`, `unix:/path`, or `%`/`@`/`,` tricks) could make the
 # connecting library reach an address other than the one checked here.
-HOST_NAME = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?")  # fullmatch
+# Matched with fullmatch: `$` would also admit a name ending in a newline.
+HOST_NAME = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?")
 
 
 class NetworkRefused(Exception):

@@ -295,7 +295,9 @@ def test_browser_writes_need_the_token_when_one_is_set(settings: Settings, fake_
         )
         assert blocked.status_code == 303 and blocked.headers["location"] == "/login?next=/targets/t"
         assert client.post("/login", data={"token": "wrong", "next": "/"}).status_code == 400
-        login = client.post("/login", data={"token": "letmein-letmein-16", "next": "//evil.example"}, follow_redirects=False)
+        login = client.post(
+            "/login", data={"token": "letmein-letmein-16", "next": "//evil.example"}, follow_redirects=False
+        )
         assert login.headers["location"] == "/"
         assert client.post("/targets/t/run", follow_redirects=False).headers["location"].startswith("/runs/")
 

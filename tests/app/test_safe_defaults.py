@@ -72,7 +72,10 @@ def test_basic_credentials_built_from_the_url_are_scrubbed_raw_and_in_base64() -
         "actual": f"echoed Authorization: Basic {base64.b64encode(b'alice:pa@ss').decode()} and pa@ss, pa%40ss",
     }
     scrubbed = scrub(echoed, secrets)
-    assert scrubbed == {"verdict": "pass", "actual": "echoed Authorization: Basic ********** and **********, **********"}
+    assert scrubbed == {
+        "verdict": "pass",
+        "actual": "echoed Authorization: Basic ********** and **********, **********",
+    }
 
 
 def test_scrubbing_matches_whole_secrets_and_leaves_structured_fields() -> None:
@@ -111,7 +114,9 @@ def test_a_golden_name_with_a_trailing_newline_is_refused(client: TestClient) ->
 TOKEN = "correct-horse-battery"
 
 
-@pytest.mark.parametrize(("token", "why"), [("k3y", "at least 16"), (f" {TOKEN}", "whitespace"), (f"{TOKEN}\n", "whitespace")])
+@pytest.mark.parametrize(
+    ("token", "why"), [("k3y", "at least 16"), (f" {TOKEN}", "whitespace"), (f"{TOKEN}\n", "whitespace")]
+)
 def test_a_short_or_padded_token_is_refused_at_start_up(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], token: str, why: str
 ) -> None:
@@ -132,7 +137,9 @@ def test_wrong_bearer_tokens_and_logins_are_limited_per_client(tmp_path: Path, f
         for _ in range(10):
             assert client.post("/api/v1/targets", json={}).status_code == 401  # no header: no guess, not counted
         for _ in range(10):
-            assert client.post("/api/v1/targets", json=body, headers={"Authorization": "Bearer guess"}).status_code == 401
+            assert (
+                client.post("/api/v1/targets", json=body, headers={"Authorization": "Bearer guess"}).status_code == 401
+            )
         limited = client.post("/api/v1/targets", json=body, headers={"Authorization": f"Bearer {TOKEN}"})
         assert limited.status_code == 429 and "Retry-After" in limited.headers
         assert client.post("/login", data={"token": TOKEN}).status_code == 429
