@@ -12,7 +12,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from app.netpolicy import HOST_NAME
+from app.netpolicy import HOST_NAME, UNIX_PREFIX
 from checks.spec import SPEC_PATH
 
 
@@ -43,7 +43,8 @@ class Settings(BaseSettings):
     demo: bool = Field(True, description="Start each in-process reference server and register it as a demo target.")
     allowed_networks: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="CIDRs and host names runs may connect to (comma separated); empty allows any.",
+        description="CIDRs, host names and `unix:` sockets runs may connect to (comma separated); empty: any "
+        "address but link-local and cloud metadata ones (169.254.0.0/16, fe80::/10, fd00:ec2::254), no Unix socket.",
     )
     retention_runs: int = Field(500, ge=1, description="Finished runs kept per target; older ones are pruned.")
     scheduler_interval: float = Field(30.0, gt=0, description="Seconds between checks for scheduled runs.")
@@ -124,6 +125,8 @@ class Settings(BaseSettings):
     def _networks_or_names(cls, entries: list[str]) -> list[str]:
         # A mistyped CIDR would otherwise become a host name that matches nothing, silently.
         for entry in entries:
+            if entry.startswith(UNIX_PREFIX) and len(entry) > len(UNIX_PREFIX):
+                continue  # a Unix socket runs may use, named whole
             try:
                 ipaddress.ip_network(entry, strict=False)
             except ValueError:

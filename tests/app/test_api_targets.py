@@ -138,7 +138,7 @@ def test_targets_outside_the_allowed_networks_are_refused(database_url: str, fak
     settings = service_settings(database_url, allowed_networks=["10.0.0.0/8", "localhost"])
     with TestClient(create_app(settings)) as client:
         errors = errors_by_path(
-            client.post("/api/v1/targets", json={"name": "meta", "kind": fake_kind, "url": "ws://169.254.169.254:80"})
+            client.post("/api/v1/targets", json={"name": "public", "kind": fake_kind, "url": "ws://192.0.2.1:80"})
         )
         assert "outside the allowed networks" in errors[("body", "url")]
         make_target(client, "inside", fake_kind, "ws://10.1.2.3:9000")

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from app.hostcheck import AllowedHosts, default_hosts, host_of
 from app.main import create_app
+from app.netpolicy import NetworkRefused, check_host
 from app.redaction import REDACTED, scrub, url_secrets
 from tests.app.helpers import make_target, service_settings, wait_for_run
 
@@ -149,3 +150,53 @@ def test_wrong_bearer_tokens_and_logins_are_limited_per_client(tmp_path: Path, f
         assert client.post("/login", data={"token": TOKEN}, follow_redirects=False).status_code == 429
     with TestClient(create_app(settings), client=("10.0.0.7", 5000)) as other:  # another client is not limited
         assert other.post("/login", data={"token": TOKEN}, follow_redirects=False).status_code == 303
+
+
+# ---------------------------------------------------------------- default network policy (finding 6)
+
+METADATA_SPELLINGS = [
+    "169.254.169.254",
+    "::ffff:169.254.169.254",  # IPv4-mapped
+    "2852039166",  # the same address as one integer
+    "0xa9fea9fe",
+    "169.254.43518",
+    "fe80::1",
+    "fd00:ec2::254",
+    "unix:/run/metadata.sock",
+]
+
+
+@pytest.mark.parametrize("host", METADATA_SPELLINGS)
+def test_by_default_link_local_metadata_and_unix_sockets_are_refused(host: str) -> None:
+    with pytest.raises(NetworkRefused):
+        check_host(host, 80, [])
+    with pytest.raises(NetworkRefused):
+        check_host(host, 80, ["0.0.0.0/0", "::/0"])  # a broad entry does not list them
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "10.1.2.3", "192.168.0.9", "172.16.0.1", "localhost"])
+def test_by_default_loopback_and_private_addresses_are_allowed(host: str) -> None:
+    check_host(host, 80, [])
+
+
+def test_an_entry_inside_a_refused_range_lists_it() -> None:
+    check_host("169.254.169.254", 80, ["169.254.169.254/32"])
+    check_host("unix:/run/env.sock", None, ["unix:/run/env.sock"])
+    with pytest.raises(NetworkRefused):
+        check_host("unix:/run/other.sock", None, ["unix:/run/env.sock"])
+
+
+def test_a_name_that_does_not_resolve_is_refused_when_a_run_connects() -> None:
+    check_host("no-such-host.invalid", 80, [])  # registration: the run checks again
+    with pytest.raises(NetworkRefused, match="cannot resolve"):
+        check_host("no-such-host.invalid", 80, [], connecting=True)
+
+
+def test_targets_and_webhooks_naming_metadata_are_refused_at_registration(client: TestClient, fake_kind: str) -> None:
+    refused = client.post("/api/v1/targets", json={"name": "m", "kind": fake_kind, "url": "ws://169.254.169.254/"})
+    assert refused.status_code == 422 and "RLCONFORM_ALLOWED_NETWORKS" in refused.text
+    grpc = client.post("/api/v1/targets", json={"name": "g", "kind": "rlmesh", "url": "unix:/run/x.sock:1"})
+    assert grpc.status_code == 422, grpc.text
+    make_target(client, "ok", fake_kind, "ws://127.0.0.1:9")
+    hook = client.post("/api/v1/targets/ok/webhooks", json={"url": "http://[fe80::1]:80/hook"})
+    assert hook.status_code == 422 and "link-local" in hook.text
