@@ -6,7 +6,7 @@ import base64
 import re
 from collections.abc import Sequence
 from typing import Any, TypeVar, cast
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
 import pydantic
 
@@ -34,8 +34,19 @@ def _is_secret(annotation: Any) -> bool:
     return any(_is_secret(arg) for arg in getattr(annotation, "__args__", ()) or ())
 
 
+def _write_only(field: pydantic.fields.FieldInfo) -> bool:
+    extra = field.json_schema_extra
+    return isinstance(extra, dict) and extra.get("writeOnly") is True
+
+
 def secret_fields(options_model: type[pydantic.BaseModel]) -> set[str]:
-    return {name for name, field in options_model.model_fields.items() if _is_secret(field.annotation)}
+    """Options masked wherever shown: SecretStr ones, and those marked `writeOnly` (`extra_headers`)."""
+    return {
+        name for name, field in options_model.model_fields.items() if _is_secret(field.annotation) or _write_only(field)
+    }
+
+
+EMPTY: tuple[Any, ...] = (None, "", {})  # nothing to hide: shown as it is
 
 
 def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
@@ -47,9 +58,9 @@ def redact_options(kind: str, options: dict[str, Any] | None) -> dict[str, Any]:
     redacted = dict(options or {})
     suite = find_suite(kind)
     if suite is None:
-        return {name: REDACTED if value not in (None, "") else value for name, value in redacted.items()}
+        return {name: REDACTED if value not in EMPTY else value for name, value in redacted.items()}
     for name in secret_fields(suite.options_model):
-        if redacted.get(name) not in (None, ""):
+        if redacted.get(name) not in EMPTY:
             redacted[name] = REDACTED
     return redacted
 
@@ -59,6 +70,9 @@ def secret_values(options_model: type[pydantic.BaseModel], options: pydantic.Bas
     values = []
     for name in secret_fields(options_model):
         value = getattr(options, name, None)
+        if isinstance(value, dict):  # extra headers: each value is a credential
+            values += [str(text) for text in value.values() if text]
+            continue
         secret = value.get_secret_value() if value is not None else ""
         secret = secret.decode(errors="replace") if isinstance(secret, bytes) else str(secret)
         if secret:
@@ -69,15 +83,62 @@ def secret_values(options_model: type[pydantic.BaseModel], options: pydantic.Bas
 # ---------------------------------------------------------------- passwords in URLs
 
 
+# Query parameters that carry credentials (`?api_key=…`): their values are masked like a password.
+QUERY_SECRETS = frozenset({"api_key", "key", "token", "access_token", "password", "secret", "sig"})
+
+
+def _query_secret_values(query: str) -> list[str]:
+    """The raw values of the credential parameters of a query string."""
+    values = []
+    for piece in query.split("&"):
+        name, sep, value = piece.partition("=")
+        if sep and value and unquote_plus(name).lower() in QUERY_SECRETS:
+            values.append(value)
+    return values
+
+
+def _redact_query(query: str) -> str:
+    pieces = []
+    for piece in query.split("&"):
+        name, sep, value = piece.partition("=")
+        secret = sep and value and unquote_plus(name).lower() in QUERY_SECRETS
+        pieces.append(f"{name}={REDACTED}" if secret else piece)
+    return "&".join(pieces)
+
+
 def redact_url(url: str) -> str:
-    """`url` with the password of its user info (`ws://user:pass@host`) masked, for display and export."""
+    """`url` with the password of its user info (`ws://user:pass@host`) and credential query parameters
+    (`?api_key=…`, QUERY_SECRETS) masked, for display, export and storage."""
     parts = urlsplit(url)
-    if not parts.netloc or "@" not in parts.netloc:
+    if not parts.netloc:
         return url
-    userinfo, _, host = parts.netloc.rpartition("@")
-    if ":" not in userinfo:
-        return url
-    return urlunsplit(parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"))
+    if parts.query:
+        parts = parts._replace(query=_redact_query(parts.query))
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if at and ":" in userinfo:
+        parts = parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:{REDACTED}@{host}")
+    redacted = urlunsplit(parts)
+    return url if redacted == urlunsplit(urlsplit(url)) else redacted
+
+
+def mask_secret_url(url: str) -> str:
+    """A URL that is a secret as a whole (a webhook's path is its key): scheme and host, the rest masked."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    if not parts.scheme or not host:
+        return REDACTED
+    rest = parts.path not in ("", "/") or parts.query or parts.fragment or "@" in parts.netloc
+    return f"{parts.scheme}://{host}/{REDACTED if rest else ''}"
+
+
+URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+QUERY_SECRET_IN_TEXT = re.compile(r"([?&](?:" + "|".join(sorted(QUERY_SECRETS)) + r")=)[^&\s\"'#]+", re.IGNORECASE)
+
+
+def redact_text(text: str) -> str:
+    """`text` (a log line) with every URL in it redacted, and credential parameters of bare paths too."""
+    text = URL_IN_TEXT.sub(lambda match: redact_url(match.group(0)), text)
+    return QUERY_SECRET_IN_TEXT.sub(lambda match: match.group(1) + REDACTED, text)
 
 
 def url_password(url: str) -> str:
@@ -86,14 +147,14 @@ def url_password(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """What of `url`'s user info a server could echo: the password as written and decoded, and the
-    `Authorization: Basic` credentials built from it (base64 of `user:password`)."""
+    """What of `url` a server could echo that is a credential: query credentials, the user info's
+    password as written and decoded, and the `Authorization: Basic` built from it (base64 of `user:password`)."""
     parts = urlsplit(url)
-    if "@" not in parts.netloc or parts.password is None:
-        return []
-    user, password = unquote(parts.username or ""), unquote(parts.password)
-    basic = base64.b64encode(f"{user}:{password}".encode()).decode()
-    return [value for value in dict.fromkeys([parts.password, password, basic]) if value]
+    found = [value for raw in _query_secret_values(parts.query) for value in (raw, unquote_plus(raw))]
+    if "@" in parts.netloc and parts.password is not None:
+        user, password = unquote(parts.username or ""), unquote(parts.password)
+        found += [parts.password, password, base64.b64encode(f"{user}:{password}".encode()).decode()]
+    return [value for value in dict.fromkeys(found) if value]
 
 
 def unmask_url(shown: str, stored: str) -> str:

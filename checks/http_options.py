@@ -8,6 +8,7 @@ once in the form reaches every request the suite makes.
 from __future__ import annotations
 
 import ssl
+from collections.abc import Generator
 from pathlib import Path
 
 import httpx
@@ -20,7 +21,9 @@ class TransportOptions(pydantic.BaseModel):
     """Extra headers and TLS settings of a target reached over HTTP(S) or WS(S)."""
 
     extra_headers: dict[str, str] = pydantic.Field(
-        default_factory=dict, description='Headers added to every request, e.g. {"OpenAI-Organization": "org-1"}.'
+        default_factory=dict,
+        description='Headers added to every request, e.g. {"OpenAI-Organization": "org-1"}; masked like a key.',
+        json_schema_extra={"writeOnly": True},  # often a credential: never shown back (app.redaction)
     )
     verify_tls: bool = pydantic.Field(True, description="Verify the target's TLS certificate (https/wss).")
     ca_bundle: str | None = pydantic.Field(
@@ -90,10 +93,29 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
         return await super().handle_async_request(request)
 
 
+class HeaderAuth(httpx.Auth):
+    """An `Authorization` the options set. As the client's auth it outranks a URL's user info, which
+    httpx would otherwise turn into `Basic` credentials replacing the key on every request."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if "Authorization" not in request.headers:  # one a caller set for this client on purpose stays
+            request.headers["Authorization"] = self.value
+        yield request
+
+
 def http_client(options: TransportOptions, timeout: float, *, authorized: bool = True) -> httpx.AsyncClient:
-    """An httpx client carrying the options' headers and TLS settings (without the key when not `authorized`)."""
+    """An httpx client carrying the options' headers and TLS settings (without the key when not `authorized`).
+
+    When the options set `Authorization` (an `api_key`, or an extra header), it wins over user info in
+    the URL (`http://user:pass@host`), which is then not sent.
+    """
     headers = options.request_headers()
     if not authorized:
         headers.pop("Authorization", None)
+    authorization = next((value for name, value in headers.items() if name.lower() == "authorization"), None)
+    auth = HeaderAuth(authorization) if authorization is not None else None
     transport = PinnedTransport(verify=options.tls_verify())
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers, transport=transport)
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers, auth=auth, transport=transport)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
 import pydantic
 import uvicorn
@@ -33,6 +32,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except pydantic.ValidationError as exc:
         problems = "; ".join(f"RLCONFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"bad setting: {problems}") from None
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from app.logsafe import configure_logging  # credentials never reach a log line
+
+    configure_logging()
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
     return 0

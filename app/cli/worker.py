@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 
 import pydantic
 
@@ -26,7 +25,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise UsageError(f"bad setting: {exc.errors()[0]['msg']}") from None
     if not settings.database_url.startswith("postgresql"):
         raise UsageError("workers need a PostgreSQL database URL (RLCONFORM_DATABASE_URL or --database-url)")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from app.logsafe import configure_logging  # credentials never reach a log line
+
+    configure_logging()
     upgrade_database(settings.database_url)
     from app.worker import run_worker
 

@@ -12,7 +12,8 @@ from fastapi.testclient import TestClient
 from app.hostcheck import AllowedHosts, default_hosts, host_of
 from app.main import create_app
 from app.netpolicy import NetworkRefused, check_host
-from app.redaction import REDACTED, scrub, url_secrets
+from app.redaction import REDACTED, redact_url, scrub, url_secrets
+from tests.app.conftest import QUICK_PLUGRL
 from tests.app.helpers import make_target, service_settings, wait_for_run
 
 
@@ -200,3 +201,107 @@ def test_targets_and_webhooks_naming_metadata_are_refused_at_registration(client
     make_target(client, "ok", fake_kind, "ws://127.0.0.1:9")
     hook = client.post("/api/v1/targets/ok/webhooks", json={"url": "http://[fe80::1]:80/hook"})
     assert hook.status_code == 422 and "link-local" in hook.text
+
+
+# ---------------------------------------------------------------- more secrets (finding 7)
+
+
+def test_the_api_key_wins_over_user_info_in_the_url() -> None:
+    import asyncio
+
+    from checks.http_options import HttpOptions, http_client
+
+    seen: list[bytes] = []
+
+    async def exchange() -> None:
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            head = await reader.readuntil(b"\r\n\r\n")
+            seen.extend(line for line in head.split(b"\r\n") if line.lower().startswith(b"authorization"))
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            async with http_client(HttpOptions(api_key="sk-the-key"), 5) as client:
+                assert (await client.get(f"http://alice:pw@127.0.0.1:{port}/")).status_code == 200
+            async with http_client(HttpOptions(), 5) as client:  # without a key the user info is used
+                await client.get(f"http://alice:pw@127.0.0.1:{port}/")
+
+    asyncio.run(exchange())
+    assert seen == [b"Authorization: Bearer sk-the-key", b"Authorization: Basic " + base64.b64encode(b"alice:pw")]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://h/v1?api_key=k1&model=m", f"https://h/v1?api_key={REDACTED}&model=m"),
+        ("https://h/?Token=t&sig=s&x=1", f"https://h/?Token={REDACTED}&sig={REDACTED}&x=1"),
+        ("https://h/?key=&q=1", "https://h/?key=&q=1"),
+        ("ws://a:pw@h/?access_token=x", f"ws://a:{REDACTED}@h/?access_token={REDACTED}"),
+    ],
+)
+def test_query_string_credentials_are_redacted(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+
+
+def test_query_credentials_and_extra_headers_never_shown_but_used(client: TestClient, reference_server) -> None:
+    url = reference_server() + "?token=qs-secret-1&mode=a"
+    headers = {"X-Api-Key": "hdr-secret-2"}
+    make_target(client, "hdr", "plugrl-server", url, options={**QUICK_PLUGRL, "extra_headers": headers})
+    target = client.get("/api/v1/targets/hdr").json()
+    assert target["options"]["extra_headers"] == REDACTED and "qs-secret-1" not in target["url"]
+    run = wait_for_run(client, client.post("/api/v1/targets/hdr/runs", json={}).json()["id"])
+    assert run["status"] == "finished", run
+    pages = ["/targets/hdr", "/targets/hdr/edit", f"/runs/{run['id']}", f"/api/v1/runs/{run['id']}", "/api/v1/targets"]
+    for page in [*pages, f"/api/v1/runs/{run['id']}/export.json"]:
+        text = client.get(page).text
+        assert "qs-secret-1" not in text and "hdr-secret-2" not in text, page
+    # An edit sending the masked values back keeps them.
+    assert client.patch("/api/v1/targets/hdr", json={"options": {"extra_headers": REDACTED}}).status_code == 200
+    from sqlmodel import Session, select
+
+    from app.models import Target
+
+    with Session(client.app.state.engine) as session:  # type: ignore[attr-defined]
+        stored = session.exec(select(Target).where(Target.name == "hdr")).one()
+        assert stored.options["extra_headers"] == headers and stored.url == url
+
+
+# ---------------------------------------------------------------- webhook URLs and logs (findings 2 and 3)
+
+HOOK = "http://hookuser:hook-pw-9@127.0.0.1:9/services/T01/B02/hook-path-secret"
+
+
+def test_webhook_urls_are_shown_as_scheme_and_host_only(client: TestClient, fake_kind: str) -> None:
+    make_target(client, "notified", fake_kind, "ws://127.0.0.1:9")
+    added = client.post("/api/v1/targets/notified/webhooks", json={"url": HOOK})
+    assert added.status_code == 201 and added.json()["url"] == f"http://127.0.0.1:9/{REDACTED}"
+    assert client.get("/api/v1/targets/notified/webhooks").json()[0]["url"] == f"http://127.0.0.1:9/{REDACTED}"
+    wait_for_run(client, client.post("/api/v1/targets/notified/runs", json={}).json()["id"])
+    page = client.get("/targets/notified").text
+    assert f"http://127.0.0.1:9/{REDACTED}" in page  # the delivery row names where it goes
+    for shown in (page, client.get("/api/v1/targets/notified/webhooks/deliveries").text):
+        assert "hook-path-secret" not in shown and "hook-pw-9" not in shown
+
+
+def test_logs_keep_third_party_requests_quiet_and_redact_every_url(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    from app.logsafe import QUIET_LOGGERS, configure_logging
+
+    factory = logging.getLogRecordFactory()
+    levels = {name: logging.getLogger(name).level for name in QUIET_LOGGERS}
+    try:
+        configure_logging()
+        assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)
+        with caplog.at_level(logging.INFO, logger="rlconform"):
+            logging.getLogger("rlconform").info("posting to %s", "https://u:pw-77@h/x?api_key=k-88&y=1")
+            logging.getLogger("rlconform").info('127.0.0.1 - "GET /api/v1/runs?token=t-99 HTTP/1.1" 200')
+        assert "pw-77" not in caplog.text and "k-88" not in caplog.text and "t-99" not in caplog.text
+        assert f"https://u:{REDACTED}@h/x?api_key={REDACTED}&y=1" in caplog.text
+    finally:
+        logging.setLogRecordFactory(factory)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
