@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -11,8 +12,9 @@ from alembic import command
 from alembic.config import Config
 from fastapi import Request
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlmodel import Session, create_engine
 
@@ -58,6 +60,54 @@ def upgrade_database(url: str) -> None:
         config = alembic_config(url)
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+STARTUP_LOCK_WAIT = 5.0  # seconds start-up waits for another process's write lock on a SQLite file
+
+
+def _where(url: str) -> str:
+    """The database as a person names it: a SQLite file's path, else the URL without its password."""
+    parsed = make_url(url)
+    if parsed.drivername.startswith("sqlite"):
+        return parsed.database or ":memory:"
+    return parsed.render_as_string(hide_password=True)
+
+
+def _sqlite_problem(path: str) -> str | None:
+    """Whether the SQLite file can be read and written now: not corrupt, not locked (sqlite3's words)."""
+    if not Path(path).exists():
+        return None  # created on first use
+    try:
+        connection = sqlite3.connect(path, timeout=STARTUP_LOCK_WAIT)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        connection.execute("PRAGMA schema_version").fetchone()  # reads the header: "file is not a database"
+        connection.execute("BEGIN IMMEDIATE")  # takes the write lock: "database is locked"
+        connection.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        return str(exc)
+    finally:
+        connection.close()
+    return None
+
+
+def startup_problem(url: str) -> str | None:
+    """One line saying why the service cannot use its database (corrupt, locked, unreachable), or None.
+
+    Also brings the schema to the newest revision, as start-up does anyway.
+    """
+    parsed = make_url(url)
+    if parsed.drivername.startswith("sqlite") and parsed.database and parsed.database != ":memory:":
+        problem = _sqlite_problem(parsed.database)
+        if problem:
+            return f"cannot use the database {_where(url)}: {problem}"
+    try:
+        upgrade_database(url)
+    except (SQLAlchemyError, sqlite3.Error, OSError) as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        return f"cannot use the database {_where(url)}: {reason[0] if reason else type(exc).__name__}"
+    return None
 
 
 def get_session(request: Request) -> Iterator[Session]:

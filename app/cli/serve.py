@@ -32,8 +32,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except pydantic.ValidationError as exc:
         problems = "; ".join(f"RLCONFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"bad setting: {problems}") from None
+    from app.db import startup_problem
     from app.logsafe import configure_logging  # credentials never reach a log line
 
+    problem = startup_problem(settings.database_url)  # one line, not the lifespan's traceback
+    if problem:
+        raise UsageError(problem)
     configure_logging()
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="info")
     return 0

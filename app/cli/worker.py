@@ -13,7 +13,7 @@ import asyncio
 import pydantic
 
 from app.cli.common import UsageError
-from app.db import make_engine, upgrade_database
+from app.db import make_engine, startup_problem
 from app.settings import Settings
 
 
@@ -27,8 +27,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise UsageError("workers need a PostgreSQL database URL (RLCONFORM_DATABASE_URL or --database-url)")
     from app.logsafe import configure_logging  # credentials never reach a log line
 
+    problem = startup_problem(settings.database_url)  # upgrades the schema, or says in one line why not
+    if problem:
+        raise UsageError(problem)
     configure_logging()
-    upgrade_database(settings.database_url)
     from app.worker import run_worker
 
     labels = list(dict.fromkeys(args.label or ["default"]))

@@ -305,3 +305,44 @@ def test_logs_keep_third_party_requests_quiet_and_redact_every_url(caplog: pytes
         logging.setLogRecordFactory(factory)
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
+
+
+# ---------------------------------------------------------------- start-up errors (finding 10)
+
+
+def _serve_without_serving(monkeypatch: pytest.MonkeyPatch, url: str) -> int:
+    import app.cli.serve
+    from app.cli import main
+
+    monkeypatch.setattr(app.cli.serve.uvicorn, "run", lambda *args, **kwargs: None)  # never serve
+    return main(["serve", "--no-demo", "--database-url", url])
+
+
+def test_a_corrupt_database_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "corrupt.db"
+    path.write_bytes(b"not a database at all " * 200)
+    assert _serve_without_serving(monkeypatch, f"sqlite:///{path}") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "file is not a database" in err, err
+
+
+def test_a_locked_database_is_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import sqlite3
+
+    import app.db
+
+    path = tmp_path / "locked.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(app.db, "STARTUP_LOCK_WAIT", 0.2)
+    try:
+        assert _serve_without_serving(monkeypatch, f"sqlite:///{path}") == 2
+    finally:
+        holder.close()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "database is locked" in err, err
