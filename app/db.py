@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 from collections.abc import Iterator, Mapping
 from functools import cache
@@ -11,7 +13,7 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from fastapi import Request
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.exc import SQLAlchemyError
@@ -60,6 +62,57 @@ def upgrade_database(url: str) -> None:
         config = alembic_config(url)
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+SQLITE_FULL = 13  # sqlite3's error code for "database or disk is full"
+POSTGRES_DISK_FULL = "53100"
+MIN_FREE_BYTES = 64 * 1024  # less free space beside a SQLite file than this, and the next commit may not fit
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether `exc` (or its cause) says the database's disk is full, in SQLite's, PostgreSQL's or the OS's words."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error) and (
+            getattr(current, "sqlite_errorcode", None) == SQLITE_FULL or "disk is full" in str(current)
+        ):
+            return True
+        if getattr(current, "sqlstate", None) == POSTGRES_DISK_FULL:
+            return True
+        if isinstance(current, OSError) and current.errno == errno.ENOSPC:
+            return True
+        orig = getattr(current, "orig", None)
+        current = orig if isinstance(orig, BaseException) else current.__cause__ or current.__context__
+    return False
+
+
+def full_message(exc: BaseException) -> str:
+    """What a write refused for want of space answers: `database full: ...`."""
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return f"database full: {reason[0] if reason else 'no space left'}; free space where the database is stored"
+
+
+def space_problem(engine: Engine) -> str | None:
+    """For a SQLite file: `database full: ...` when its filesystem has (almost) no space left."""
+    url = engine.url
+    if not url.drivername.startswith("sqlite") or not url.database or url.database == ":memory:":
+        return None
+    try:
+        stats = os.statvfs(Path(url.database).resolve().parent)
+    except OSError:
+        return None
+    free = stats.f_bavail * stats.f_frsize
+    if free < MIN_FREE_BYTES:
+        return f"database full: {free} bytes left beside {url.database}; free space where the database is stored"
+    return None
+
+
+def check_write(session: Session) -> None:
+    """Commit a write that changes nothing (`/healthz`): raises what a real write would raise."""
+    session.execute(text("UPDATE alembic_version SET version_num = version_num"))
+    session.commit()
 
 
 STARTUP_LOCK_WAIT = 5.0  # seconds start-up waits for another process's write lock on a SQLite file

@@ -15,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from app import webhooks
 from app.api import public_router
@@ -22,7 +23,7 @@ from app.api import router as api_router
 from app.api_docs import add_docs
 from app.auth_limit import FailureLimit
 from app.crud import TargetInvalid
-from app.db import make_engine, upgrade_database
+from app.db import full_message, is_disk_full, make_engine, upgrade_database
 from app.demo import close_demo, start_demo
 from app.dispatch import defer_run
 from app.hostcheck import allowed_hosts
@@ -66,6 +67,13 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def _request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         # As FastAPI's own handler, but an echoed input holding a lone surrogate must not break the JSON.
         return JSONResponse({"detail": storable(jsonable_encoder(exc.errors()))}, status_code=422)
+
+    @app.exception_handler(SQLAlchemyError)
+    async def _database_error(_request: Request, exc: SQLAlchemyError) -> JSONResponse:
+        if is_disk_full(exc):  # a condition to fix where the database lives, not a bug: say so, and retry later
+            return JSONResponse({"detail": full_message(exc)}, status_code=503, headers={"Retry-After": "30"})
+        log.error("a database error answered 500", exc_info=exc)
+        return JSONResponse({"detail": "Internal Server Error"}, status_code=500)
 
     @app.exception_handler(TargetInvalid)
     async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
