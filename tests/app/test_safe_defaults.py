@@ -101,6 +101,12 @@ def test_names_and_labels_must_match_whole(client: TestClient, fake_kind: str, f
     assert [e["loc"][-1] for e in response.json()["detail"]] == [field]
 
 
+@pytest.mark.parametrize("entry", ["a.internal\n", "10.0.0.0/8\n"])
+def test_policy_host_names_match_whole(entry: str) -> None:
+    with pytest.raises(NetworkRefused, match="plain host name"):
+        check_host(entry, 80, ["*.internal"])
+
+
 def test_a_golden_name_with_a_trailing_newline_is_refused(client: TestClient) -> None:
     from sqlmodel import Session
 
