@@ -42,7 +42,7 @@ from app.textsafe import unstorable_paths
 from checks.core import HARNESS_VERSION, Gate, Suite, SuiteOptions
 from checks.registry import find_suite, kind_names
 
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # fullmatch: `$` would admit "name\n"
 # Page paths that a target name would shadow (`/targets/new` is the add form).
 RESERVED_NAMES = {"new"}
 MAX_EXPECTED_FAILURES = 1000
@@ -165,7 +165,7 @@ def _validate_target(
     name, kind, url, gate, options = data.name, data.kind, data.url, data.gate, data.options
     expected_failures, schedule_minutes = data.expected_failures, data.schedule_minutes
     errors: list[dict[str, Any]] = []
-    if not NAME_PATTERN.match(name or "") or len(name) > 64:
+    if not NAME_PATTERN.fullmatch(name or "") or len(name) > 64:
         errors.append(_error(["name"], "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"))
     elif name.lower() in RESERVED_NAMES:
         errors.append(_error(["name"], f"{name!r} is reserved for a page of the dashboard"))
@@ -177,7 +177,7 @@ def _validate_target(
         errors.append(_error(["gate"], f"gate must be one of {', '.join(str(g) for g in Gate)}"))
     if schedule_minutes is not None and not 1 <= schedule_minutes <= 7 * 24 * 60:
         errors.append(_error(["schedule_minutes"], "schedule must be between 1 minute and 1 week, or empty"))
-    if not re.match(LABEL_PATTERN, data.worker_label or ""):
+    if not re.fullmatch(LABEL_PATTERN, data.worker_label or ""):
         errors.append(_error(["worker_label"], "use 1-64 letters, digits, '.', '_' or '-', starting with one"))
 
     stored_options = dict(options)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import shutil
+import sqlite3
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -12,9 +15,10 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from fastapi import Request
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlmodel import Session, create_engine
 
@@ -118,6 +122,105 @@ def release_free_pages(engine: Engine, max_pages: int = 0) -> int:
             # As a script: the pragma frees one page per step, and a plain execute steps it only once.
             raw.executescript(f"PRAGMA incremental_vacuum({int(max_pages)});")
         return free if not max_pages else min(free, max_pages)
+
+
+SQLITE_FULL = 13  # sqlite3's error code for "database or disk is full"
+POSTGRES_DISK_FULL = "53100"
+MIN_FREE_BYTES = 64 * 1024  # less free space beside a SQLite file than this, and the next commit may not fit
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether `exc` (or its cause) says the database's disk is full, in SQLite's, PostgreSQL's or the OS's words."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error) and (
+            getattr(current, "sqlite_errorcode", None) == SQLITE_FULL or "disk is full" in str(current)
+        ):
+            return True
+        if getattr(current, "sqlstate", None) == POSTGRES_DISK_FULL:
+            return True
+        if isinstance(current, OSError) and current.errno == errno.ENOSPC:
+            return True
+        orig = getattr(current, "orig", None)
+        current = orig if isinstance(orig, BaseException) else current.__cause__ or current.__context__
+    return False
+
+
+def full_message(exc: BaseException) -> str:
+    """What a write refused for want of space answers: `database full: ...`."""
+    reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return f"database full: {reason[0] if reason else 'no space left'}; free space where the database is stored"
+
+
+def space_problem(engine: Engine) -> str | None:
+    """For a SQLite file: `database full: ...` when its filesystem has (almost) no space left."""
+    url = engine.url
+    if not url.drivername.startswith("sqlite") or not url.database or url.database == ":memory:":
+        return None
+    try:
+        stats = os.statvfs(Path(url.database).resolve().parent)
+    except OSError:
+        return None
+    free = stats.f_bavail * stats.f_frsize
+    if free < MIN_FREE_BYTES:
+        return f"database full: {free} bytes left beside {url.database}; free space where the database is stored"
+    return None
+
+
+def check_write(session: Session) -> None:
+    """Commit a write that changes nothing (`/healthz`): raises what a real write would raise."""
+    session.execute(text("UPDATE alembic_version SET version_num = version_num"))
+    session.commit()
+
+
+STARTUP_LOCK_WAIT = 5.0  # seconds start-up waits for another process's write lock on a SQLite file
+
+
+def _where(url: str) -> str:
+    """The database as a person names it: a SQLite file's path, else the URL without its password."""
+    parsed = make_url(url)
+    if parsed.drivername.startswith("sqlite"):
+        return parsed.database or ":memory:"
+    return parsed.render_as_string(hide_password=True)
+
+
+def _sqlite_problem(path: str) -> str | None:
+    """Whether the SQLite file can be read and written now: not corrupt, not locked (sqlite3's words)."""
+    if not Path(path).exists():
+        return None  # created on first use
+    try:
+        connection = sqlite3.connect(path, timeout=STARTUP_LOCK_WAIT)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        connection.execute("PRAGMA schema_version").fetchone()  # reads the header: "file is not a database"
+        connection.execute("BEGIN IMMEDIATE")  # takes the write lock: "database is locked"
+        connection.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        return str(exc)
+    finally:
+        connection.close()
+    return None
+
+
+def startup_problem(url: str) -> str | None:
+    """One line saying why the service cannot use its database (corrupt, locked, unreachable), or None.
+
+    Also brings the schema to the newest revision, as start-up does anyway.
+    """
+    parsed = make_url(url)
+    if parsed.drivername.startswith("sqlite") and parsed.database and parsed.database != ":memory:":
+        problem = _sqlite_problem(parsed.database)
+        if problem:
+            return f"cannot use the database {_where(url)}: {problem}"
+    try:
+        upgrade_database(url)
+    except (SQLAlchemyError, sqlite3.Error, OSError) as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        return f"cannot use the database {_where(url)}: {reason[0] if reason else type(exc).__name__}"
+    return None
 
 
 def get_session(request: Request) -> Iterator[Session]:

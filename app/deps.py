@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from fastapi import Depends, HTTPException, Request, status
 from sqlmodel import Session, select
 
+from app.auth_limit import auth_limit, client_of
 from app.db import get_session
 from app.metrics import Metrics
 from app.models import DB_INT_MAX, Run, Target
@@ -78,9 +79,14 @@ def require_token(request: Request, settings: SettingsDep) -> None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "writes from another site's pages are refused")
     if settings.api_token is None:
         return
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    limit, client = auth_limit(request), client_of(request)
+    limit.check(client)
+    presented = request.headers.get("authorization")
+    scheme, _, given = (presented or "").partition(" ")
     expected = settings.api_token.get_secret_value()
     if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), expected.encode()):
+        if presented is not None:
+            limit.failed(client)  # a guess; a missing header is none
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
             "this server needs an API token for writes: send Authorization: Bearer <token>",

@@ -19,12 +19,13 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from app import crud, leases, parity_runs
+from app.db import is_disk_full
 from app.leases import Ending
 from app.listening import Announcing, listen_policy
 from app.models import ClauseResultRow, Run, RunStatus, Target, stored_id
 from app.netpolicy import NetworkRefused, Reach
 from app.recording import EndWriter, GroupWriter, RunRecorder, prepare_attempt, stored_clauses
-from app.redaction import scrub, secret_values, url_password
+from app.redaction import scrub, secret_values, url_secrets
 from checks.core import (
     ListenPolicy,
     Outcome,
@@ -42,6 +43,8 @@ from checks.registry import find_suite
 
 log = logging.getLogger("rlconform.runner")
 
+FULL_MESSAGE = "interrupted: the database was full; the results committed before are kept"
+FULL_RETRY_SECONDS = 1.0  # how often a run's end is tried again while the database is full
 INTERRUPTED_MESSAGE = leases.UNLEASED_MESSAGE  # the same words whoever finds the run stopped with the service
 
 
@@ -110,6 +113,9 @@ class Executor:
         except NetworkRefused as exc:
             await end(RunStatus.FINISHED, Outcome.ERROR, f"refused by the network policy: {exc}")
         except Exception as exc:
+            if is_disk_full(exc):  # what it decided could not be kept: not a finished run
+                await end(RunStatus.INTERRUPTED, None, FULL_MESSAGE)
+                return
             log.exception("run %s failed in the harness", run_id)
             if progress.recorder is not None:
                 await _close_quietly(progress.recorder)
@@ -148,7 +154,7 @@ class Executor:
         run_id = stored_id(run)
         options = crud.run_options(suite, run, target)
         url = crud.run_url(run, target)
-        progress.secrets = secret_values(suite.options_model, options) + [p for p in [url_password(url)] if p]
+        progress.secrets = secret_values(suite.options_model, options) + url_secrets(url)
         host, address, listen = await self._where(suite, url, options)
         offset = await asyncio.to_thread(prepare_attempt, self.engine, run_id, attempt)
         recorder = progress.recorder = RunRecorder(self.writer, run_id, attempt, progress.secrets, offset)
@@ -192,8 +198,20 @@ class Executor:
     async def _finish(
         self, run_id: int, attempt: int, started: float, status: RunStatus, outcome: Outcome | None, message: str
     ) -> None:
+        """Record the run's end. On a full disk the run ends `interrupted`, written as soon as there is space."""
         elapsed = time.monotonic() - started
-        await asyncio.to_thread(self.ends.write, run_id, attempt, status, outcome, message, elapsed)
+        while True:
+            try:
+                await asyncio.to_thread(self.ends.write, run_id, attempt, status, outcome, message, elapsed)
+                return
+            except Exception as exc:
+                task = asyncio.current_task()
+                if not is_disk_full(exc) or (task is not None and task.cancelling()):
+                    raise  # stopping: the next start-up marks the run interrupted
+                if status is not RunStatus.INTERRUPTED:
+                    log.warning("run %s: the database is full; it ends `interrupted` once there is space", run_id)
+                status, outcome, message = RunStatus.INTERRUPTED, None, FULL_MESSAGE
+            await asyncio.sleep(FULL_RETRY_SECONDS)
 
 
 def _summary(rolled: Sequence[RolledUp[ClauseResultRow]], run: Run) -> str:

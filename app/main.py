@@ -15,15 +15,18 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from app import webhooks
 from app.api import public_router
 from app.api import router as api_router
 from app.api_docs import add_docs
+from app.auth_limit import FailureLimit
 from app.crud import TargetInvalid
-from app.db import make_engine, upgrade_database
+from app.db import full_message, is_disk_full, make_engine, upgrade_database
 from app.demo import close_demo, start_demo
 from app.dispatch import defer_run
+from app.hostcheck import allowed_hosts
 from app.metrics import Metrics
 from app.request_guard import RequestGuard
 from app.runner import Runner, recover_interrupted
@@ -81,6 +84,13 @@ def _add_error_handlers(app: FastAPI) -> None:
         # As FastAPI's own handler, but an echoed input holding a lone surrogate must not break the JSON.
         return JSONResponse({"detail": storable(capped_inputs(jsonable_encoder(exc.errors())))}, status_code=422)
 
+    @app.exception_handler(SQLAlchemyError)
+    async def _database_error(_request: Request, exc: SQLAlchemyError) -> JSONResponse:
+        if is_disk_full(exc):  # a condition to fix where the database lives, not a bug: say so, and retry later
+            return JSONResponse({"detail": full_message(exc)}, status_code=503, headers={"Retry-After": "30"})
+        log.error("a database error answered 500", exc_info=exc)
+        return JSONResponse({"detail": "Internal Server Error"}, status_code=500)
+
     @app.exception_handler(TargetInvalid)
     async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
         detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
@@ -136,12 +146,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served by add_docs, from local assets
         redoc_url=None,
     )
-    app.add_middleware(RequestGuard)
+    app.add_middleware(RequestGuard, allowed_hosts=allowed_hosts(settings.allowed_hosts, settings.host))
     app.state.settings = settings
     app.state.engine = engine
     app.state.runner = runner
     app.state.requeue = defer_run if settings.uses_workers else None
     app.state.metrics = metrics
+    app.state.auth_limit = FailureLimit(settings.auth_failures_per_minute)
     _add_error_handlers(app)
     add_docs(app)
     app.include_router(api_router)

@@ -56,7 +56,7 @@ def stored_id(row: Target | Run) -> int:
 ENDED_STATUSES = {RunStatus.FINISHED, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
 
 DEFAULT_LABEL = "default"
-LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z"  # \Z: `$` would also match before a final newline
 
 
 class _EnumColumn(TypeDecorator[enum.StrEnum]):
@@ -116,7 +116,7 @@ class GateColumn(_EnumColumn):
 
 
 class TargetBase(SQLModel):
-    name: str = Field(min_length=1, max_length=64, regex=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", index=True, unique=True)
+    name: str = Field(min_length=1, max_length=64, regex=r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z", index=True, unique=True)
     kind: str = Field(max_length=32)
     url: str = Field(default="", max_length=2048)  # empty for client kinds: their runs listen
     description: str = Field(default="", max_length=2000)

@@ -25,7 +25,7 @@ from app import crud, leases
 from app.models import Golden, ParityRun, Run, RunStatus, Target, TranscriptRow, stored_id
 from app.netpolicy import Reach
 from app.recording import transcript_row
-from app.redaction import REDACTED, redact_url, scrub, secret_fields, secret_values, url_password
+from app.redaction import REDACTED, redact_url, scrub, secret_fields, secret_values, url_secrets
 from checks.core import HARNESS_VERSION, Gate, Outcome, truncate
 from checks.parity.encoding import BadEncoding
 from checks.parity.recording import Recording, recording_from_golden
@@ -37,7 +37,7 @@ from checks.registry import find_suite
 
 OUTCOMES = {Status.IDENTICAL: Outcome.PASS, Status.DIVERGENT: Outcome.FAIL, Status.UNDECIDED: Outcome.ERROR}
 SIDES = ("A", "B")  # the transcripts' phase names: A is the first target, B the second
-GOLDEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+GOLDEN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # fullmatch: `$` would admit "name\n"
 
 End = Callable[[RunStatus, Outcome | None, str], Awaitable[None]]  # records the run's status, outcome and message
 # A parity run's row, and its other side: the second target or the golden recording, or why neither is there.
@@ -202,7 +202,7 @@ async def execute_parity(
     # Each side sends its own target's credentials, never the first target's to the second server.
     second_options = run_script_options(script, run, second) if second is not None else options
     urls = [crud.run_url(run, first)] + ([second.url] if second is not None else [])
-    secrets = [url_password(url) for url in urls if url_password(url)]
+    secrets = [secret for url in urls for secret in url_secrets(url)]
     for side in (options, second_options):
         secrets += secret_values(script.options_model, side)
     with contextlib.ExitStack() as pins:
@@ -241,7 +241,7 @@ def _keep(
 
 
 def _golden_name_error(session: Session, name: str) -> crud.TargetInvalid | None:
-    if not GOLDEN_NAME.match(name or ""):
+    if not GOLDEN_NAME.fullmatch(name or ""):
         return _invalid(["name"], "use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
     if session.exec(select(Golden.id).where(Golden.name == name)).first() is not None:
         return _invalid(["name"], f"a golden named {name!r} already exists")

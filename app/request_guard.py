@@ -7,6 +7,7 @@ from urllib.parse import unquote
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.hostcheck import AllowedHosts
 from app.textsafe import UNSTORABLE
 
 MAX_BODY_BYTES = 1024 * 1024  # a target or run request is a few kilobytes; more is a mistake or an attack
@@ -34,11 +35,16 @@ class RequestGuard:
 
     - a URL whose path (404) or query (422) holds NUL or an unpaired surrogate: such a
       name or value matches no row, and PostgreSQL refuses the query outright;
-    - a request body over MAX_BODY_BYTES (413), announced or streamed.
+    - a request body over MAX_BODY_BYTES (413), announced or streamed;
+    - a `Host` the service is not reached by (400): a foreign name pointed at this
+      machine (DNS rebinding) would make the pages and the API same-origin with its site.
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self, app: ASGIApp, allowed_hosts: AllowedHosts | None = None, max_body_bytes: int = MAX_BODY_BYTES
+    ) -> None:
         self.app = app
+        self.allowed_hosts = allowed_hosts or AllowedHosts(["*"])
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -46,6 +52,12 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         send = _with_page_headers(send)
+        host = dict(scope.get("headers", [])).get(b"host", b"").decode("latin-1")
+        if not self.allowed_hosts.admits(host):
+            shown = host[:100] if host else "(none)"
+            detail = f"Host {shown!r} is not a name this service answers to; add it to RLCONFORM_ALLOWED_HOSTS"
+            await _answer(scope, receive, send, 400, detail)
+            return
         if UNSTORABLE.search(scope.get("path", "")):
             await _answer(scope, receive, send, 404, "the URL contains a NUL character or an unpaired surrogate")
             return

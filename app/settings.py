@@ -12,7 +12,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from app.netpolicy import HOST_NAME
+from app.netpolicy import HOST_NAME, UNIX_PREFIX
 from checks.spec import SPEC_PATH
 
 
@@ -27,11 +27,24 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address the service binds.")
     port: int = Field(8080, ge=0, le=65535)
     max_concurrent_runs: int = Field(4, ge=1, le=256, description="Runs executed at the same time.")
-    api_token: SecretStr | None = Field(None, description="When set, every write needs `Authorization: Bearer`.")
+    api_token: SecretStr | None = Field(
+        None,
+        description="When set, every write needs `Authorization: Bearer`: at least 16 characters, no whitespace.",
+    )
+    auth_failures_per_minute: int = Field(
+        10, ge=1, description="Failed logins and wrong bearer tokens a client may send a minute before 429."
+    )
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host names and addresses the service answers to in `Host` (comma separated, `*` for any); "
+        "empty: localhost, 127.0.0.1 and [::1], and with RLCONFORM_HOST=0.0.0.0 also this machine's names "
+        "and addresses. Any other `Host` gets 400 (DNS rebinding).",
+    )
     demo: bool = Field(True, description="Start each in-process reference server and register it as a demo target.")
     allowed_networks: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="CIDRs and host names runs may connect to (comma separated); empty allows any.",
+        description="CIDRs, host names and `unix:` sockets runs may connect to (comma separated); empty: any "
+        "address but link-local and cloud metadata ones (169.254.0.0/16, fe80::/10, fd00:ec2::254), no Unix socket.",
     )
     retention_runs: int = Field(500, ge=1, description="Finished runs kept per target; older ones are pruned.")
     retention_whole_passing: int = Field(
@@ -109,7 +122,7 @@ class Settings(BaseSettings):
             return self.database_url.startswith("postgresql")
         return self.executor == "workers"
 
-    @field_validator("allowed_networks", mode="before")
+    @field_validator("allowed_networks", "allowed_hosts", mode="before")
     @classmethod
     def _split_networks(cls, value: object) -> object:
         if isinstance(value, str):
@@ -121,10 +134,12 @@ class Settings(BaseSettings):
     def _networks_or_names(cls, entries: list[str]) -> list[str]:
         # A mistyped CIDR would otherwise become a host name that matches nothing, silently.
         for entry in entries:
+            if entry.startswith(UNIX_PREFIX) and len(entry) > len(UNIX_PREFIX):
+                continue  # a Unix socket runs may use, named whole
             try:
                 ipaddress.ip_network(entry, strict=False)
             except ValueError:
-                if not HOST_NAME.match(entry.removeprefix("*.")):
+                if not HOST_NAME.fullmatch(entry.removeprefix("*.")):
                     raise ValueError(f"{entry!r} is neither a CIDR (10.0.0.0/8) nor a host name (*.internal)") from None
         return entries
 
@@ -138,10 +153,19 @@ class Settings(BaseSettings):
     @field_validator("api_token", mode="after")
     @classmethod
     def _empty_token_is_none(cls, value: SecretStr | None) -> SecretStr | None:
-        return value if value is not None and value.get_secret_value() else None
+        if value is None or not value.get_secret_value():
+            return None
+        token = value.get_secret_value()
+        if any(character.isspace() for character in token):
+            # A form login would take it as typed while `Bearer` headers are stripped: writes would fail.
+            raise ValueError("the API token contains whitespace (a space, tab or newline); remove it")
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise ValueError(f"the API token is {len(token)} characters; use at least {MIN_TOKEN_LENGTH}")
+        return value
 
 
 MAX_LISTEN_PORTS = 65535
+MIN_TOKEN_LENGTH = 16  # a shorter token is guessed too soon, even at 10 tries a minute
 
 
 def parse_ports(text: str) -> tuple[int, ...]:

@@ -26,6 +26,7 @@ from app.crud import TargetInvalid
 from app.history import conformance_runs
 from app.models import ClauseResultRow, Run, RunStatus, Target, Webhook, WebhookDelivery, utcnow
 from app.netpolicy import NetworkRefused, check_host, check_host_async
+from app.redaction import mask_secret_url
 from checks.core import Verdict, truncate, worst
 
 log = logging.getLogger("rlconform.webhooks")
@@ -174,7 +175,7 @@ async def _send(
     except NetworkRefused as exc:
         return None, f"refused by the network policy: {exc}"
     except httpx.HTTPError as exc:
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, f"{type(exc).__name__}: {exc}".replace(url, mask_secret_url(url))  # the URL is a secret
     return response.status_code, "" if response.is_success else f"HTTP {response.status_code}"
 
 

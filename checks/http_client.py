@@ -23,7 +23,7 @@ import asyncio
 import codecs
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -51,13 +51,32 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
         return await super().handle_async_request(request)
 
 
+class HeaderAuth(httpx.Auth):
+    """An `Authorization` the options set. As the client's auth it outranks a URL's user info, which
+    httpx would otherwise turn into `Basic` credentials replacing the key on every request."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if "Authorization" not in request.headers:  # one a caller set for this client on purpose stays
+            request.headers["Authorization"] = self.value
+        yield request
+
+
 def http_client(options: TransportOptions, timeout: float, *, authorized: bool = True) -> httpx.AsyncClient:
-    """An httpx client carrying the options' headers and TLS settings (without the key when not `authorized`)."""
+    """An httpx client carrying the options' headers and TLS settings (without the key when not `authorized`).
+
+    When the options set `Authorization` (an `api_key`, or an extra header), it wins over user info in
+    the URL (`http://user:pass@host`), which is then not sent.
+    """
     headers = options.request_headers()
     if not authorized:
         headers.pop("Authorization", None)
+    authorization = next((value for name, value in headers.items() if name.lower() == "authorization"), None)
+    auth = HeaderAuth(authorization) if authorization is not None else None
     transport = PinnedTransport(verify=options.tls_verify())
-    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers, transport=transport)
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers, auth=auth, transport=transport)
 
 
 @dataclass

@@ -17,7 +17,9 @@ class TransportOptions(pydantic.BaseModel):
     """Extra headers and TLS settings of a target reached over HTTP(S) or WS(S)."""
 
     extra_headers: dict[str, str] = pydantic.Field(
-        default_factory=dict, description='Headers added to every request, e.g. {"OpenAI-Organization": "org-1"}.'
+        default_factory=dict,
+        description='Headers added to every request, e.g. {"OpenAI-Organization": "org-1"}; masked like a key.',
+        json_schema_extra={"writeOnly": True},  # often a credential: never shown back (app.redaction)
     )
     verify_tls: bool = pydantic.Field(True, description="Verify the target's TLS certificate (https/wss).")
     ca_bundle: str | None = pydantic.Field(

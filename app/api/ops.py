@@ -10,6 +10,7 @@ from sqlalchemy import text
 from sqlmodel import col, select
 
 from app.api.schemas import Health, documented_as
+from app.db import check_write, full_message, is_disk_full, space_problem
 from app.deps import MetricsDep, SessionDep
 from app.history import conformance_runs
 from app.models import Run, RunStatus, Target
@@ -23,10 +24,15 @@ BADGE_COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "error": "#ef6c00", "no r
 
 @router.get("/healthz", summary="Liveness and database reachability", response_model=Health)
 def healthz(session: SessionDep) -> Response:
+    """Reads and a committed write: a database on a full disk still answers reads."""
     try:
         session.connection().execute(text("SELECT 1"))
+        check_write(session)
+        problem = space_problem(session.get_bind().engine)
     except Exception as exc:  # report, don't raise: the probe wants a status
-        body = Health(status="unhealthy", harness_version=HARNESS_VERSION, database=type(exc).__name__)
+        problem = full_message(exc) if is_disk_full(exc) else type(exc).__name__
+    if problem:
+        body = Health(status="unhealthy", harness_version=HARNESS_VERSION, database=problem)
         return JSONResponse(body.model_dump(), status_code=503)
     return JSONResponse(Health(status="ok", harness_version=HARNESS_VERSION, database="ok").model_dump())
 

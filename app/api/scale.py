@@ -10,6 +10,7 @@ from sqlmodel import SQLModel, col, select
 from app import crud, webhooks
 from app.deps import WRITE, SessionDep, SettingsDep, TargetDep
 from app.models import Schedule, ScheduleIn, Webhook, WebhookDelivery, WebhookIn, stored_id
+from app.redaction import mask_secret_url
 from app.worker_status import WorkerStatus, workers_status
 
 router = APIRouter(tags=["scale-out"])
@@ -17,8 +18,12 @@ router = APIRouter(tags=["scale-out"])
 
 class WebhookPublic(SQLModel):
     id: int
-    url: str
+    url: str  # scheme and host only: the rest of a webhook URL is its key (`mask_secret_url`)
     slack: bool
+
+    @classmethod
+    def of(cls, hook: Webhook) -> WebhookPublic:
+        return cls(id=hook.id or 0, url=mask_secret_url(hook.url), slack=hook.slack)
 
 
 class DeliveryPublic(SQLModel):
@@ -56,7 +61,7 @@ def delete_schedule(target: TargetDep, session: SessionDep) -> Response:
 @router.get("/targets/{name}/webhooks", summary="The target's webhooks")
 def list_webhooks(target: TargetDep, session: SessionDep) -> list[WebhookPublic]:
     hooks = session.exec(select(Webhook).where(Webhook.target_id == target.id).order_by(col(Webhook.id))).all()
-    return [WebhookPublic.model_validate(hook, from_attributes=True) for hook in hooks]
+    return [WebhookPublic.of(hook) for hook in hooks]
 
 
 @router.post(
@@ -69,7 +74,7 @@ def add_webhook(data: WebhookIn, target: TargetDep, session: SessionDep, setting
     session.add(hook)
     session.commit()
     session.refresh(hook)
-    return WebhookPublic.model_validate(hook, from_attributes=True)
+    return WebhookPublic.of(hook)
 
 
 @router.get("/targets/{name}/webhooks/deliveries", summary="The delivery log of the target's webhooks")

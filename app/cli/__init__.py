@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--no-demo", action="store_true", help="do not start the demo target")
     serving.add_argument(
         "--log-level",
-        choices=("debug", "info", "warning", "error"),
+        choices=("debug", "info", "warning", "error"),  # app.logsafe.LOG_LEVELS, without importing it
         default="info",
         help="info: the service's own messages; debug adds every request, the service's and its clients'",
     )

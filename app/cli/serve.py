@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
 import pydantic
 import uvicorn
@@ -27,28 +26,18 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     return Settings(**values)  # init arguments outrank the environment
 
 
-LOG_LEVELS = ("debug", "info", "warning", "error")
-# Libraries that log a line per request or frame (the runner's clients, the dashboard's own access log):
-# at WARNING unless --log-level debug, so that the service's own messages are not buried.
-PER_REQUEST_LOGGERS = ("httpx", "httpcore", "websockets", "grpc", "uvicorn.access", "multipart", "procrastinate")
-
-
-def configure_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", force=True)
-    for name in PER_REQUEST_LOGGERS:
-        logging.getLogger(name).setLevel(logging.DEBUG if level == "debug" else max(logging.WARNING, level_of(level)))
-
-
-def level_of(level: str) -> int:
-    return logging.getLevelNamesMapping()[level.upper()]
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
         settings = settings_from_args(args)
     except pydantic.ValidationError as exc:
         problems = "; ".join(f"RLCONFORM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         raise UsageError(f"bad setting: {problems}") from None
+    from app.db import startup_problem
+    from app.logsafe import configure_logging  # credentials never reach a log line
+
+    problem = startup_problem(settings.database_url)  # one line, not the lifespan's traceback
+    if problem:
+        raise UsageError(problem)
     level = getattr(args, "log_level", "info")
     configure_logging(level)
     uvicorn.run(

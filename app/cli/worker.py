@@ -14,11 +14,11 @@ from app.cli.common import UsageError, lazy
 
 def cmd_worker(args: argparse.Namespace) -> int:
     import asyncio
-    import logging
 
     import pydantic
 
-    from app.db import make_engine, upgrade_database  # the database stack loads for this command only
+    from app.db import make_engine, startup_problem  # the database stack loads for this command only
+    from app.logsafe import configure_logging  # credentials never reach a log line
     from app.settings import Settings
 
     values = {"database_url": args.database_url} if args.database_url else {}
@@ -28,8 +28,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise UsageError(f"bad setting: {exc.errors()[0]['msg']}") from None
     if not settings.database_url.startswith("postgresql"):
         raise UsageError("workers need a PostgreSQL database URL (RLCONFORM_DATABASE_URL or --database-url)")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    upgrade_database(settings.database_url)
+    problem = startup_problem(settings.database_url)  # upgrades the schema, or says in one line why not
+    if problem:
+        raise UsageError(problem)
+    configure_logging()
     from app.worker import run_worker
 
     labels = list(dict.fromkeys(args.label or ["default"]))

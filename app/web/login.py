@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from app.auth_limit import auth_limit, client_of
 from app.web.guard import TOKEN_COOKIE, safe_next, token_matches, token_required
 from app.web.pages import page_router
 from app.web.templating import templates
@@ -22,7 +23,12 @@ def login_form(request: Request, next: str = "/") -> HTMLResponse:
 
 @router.post("/login", include_in_schema=False)
 def login(request: Request, token: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "/") -> Response:
+    limit, client = auth_limit(request), client_of(request)
+    if token_required(request):
+        limit.check(client)
     if not token_required(request) or not token_matches(request, token):
+        if token_required(request):
+            limit.failed(client)
         context = {
             "next": safe_next(next),
             "error": "That is not the service's API token.",

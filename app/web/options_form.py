@@ -31,6 +31,7 @@ class OptionField:
     number_type: str = ""  # integer or number, for number inputs and list items
     minimum: float | None = None
     maximum: float | None = None
+    secret: bool = False  # never shown; left empty, the current value is kept
 
     @property
     def input_name(self) -> str:
@@ -76,6 +77,7 @@ def fields_from_schema(schema: Mapping[str, Any]) -> list[OptionField]:
             description=prop.get("description", ""),
             default=prop.get("default"),
             required=name in required,
+            secret=prop.get("format") == "password" or bool(prop.get("writeOnly")),
         )
         if "enum" in prop:
             option.widget, option.choices = "select", [str(choice) for choice in prop["enum"]]
@@ -86,7 +88,7 @@ def fields_from_schema(schema: Mapping[str, Any]) -> list[OptionField]:
             option.minimum = prop.get("minimum", prop.get("exclusiveMinimum"))
             option.maximum = prop.get("maximum", prop.get("exclusiveMaximum"))
         elif kind == "string":
-            option.widget = "password" if prop.get("format") == "password" or prop.get("writeOnly") else "text"
+            option.widget = "password" if option.secret else "text"
         elif kind == "array" and _resolve(prop.get("items", {}), defs)[0].get("type") in (
             "string",
             "integer",
@@ -100,7 +102,7 @@ def fields_from_schema(schema: Mapping[str, Any]) -> list[OptionField]:
 
 def display_value(option: OptionField, value: Any) -> str:
     """The text an input shows for a stored value; secrets are never shown."""
-    if value is None or option.widget == "password":
+    if value is None or option.secret:
         return ""
     if option.widget == "checkbox":
         return "true" if value else ""
@@ -155,7 +157,7 @@ def parse_options(
                 options[option.name] = value
             continue
         if text == "":
-            if option.widget == "password" and option.name in current:
+            if option.secret and option.name in current:
                 options[option.name] = current[option.name]
             continue
         if option.widget == "number":
@@ -171,6 +173,6 @@ def parse_options(
                 continue
         else:
             value = text
-        if value != option.default or option.widget == "password":
+        if value != option.default or option.secret:
             options[option.name] = value
     return options, errors

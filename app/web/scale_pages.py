@@ -15,6 +15,7 @@ from sqlmodel import Session, col, select
 
 from app.deps import SessionDep, SettingsDep
 from app.models import Schedule, Target, Webhook, WebhookDelivery
+from app.redaction import mask_secret_url
 from app.web.pages import page_router
 from app.web.templating import templates
 from app.worker_status import label_warning, workers_status
@@ -40,7 +41,7 @@ def target_scale(request: Request, target: Target) -> dict[str, Any]:
         return {
             "warning": label_warning(session, request.app.state.settings, target),
             "schedule": session.exec(select(Schedule).where(Schedule.target_id == target.id)).first(),
-            "deliveries": [{"row": row, "url": url} for row, url in deliveries],
+            "deliveries": [{"row": row, "url": mask_secret_url(url)} for row, url in deliveries],
         }
 
 

@@ -55,6 +55,7 @@ def service_settings(database_url: str, **overrides: Any) -> Settings:
         "demo": False,
         "api_token": None,
         "allowed_networks": [],
+        "allowed_hosts": ["testserver", "localhost", "127.0.0.1", "[::1]"],  # TestClient sends Host: testserver
         "scheduler_interval": 3600,
         "max_concurrent_runs": 4,
     }

@@ -116,13 +116,13 @@ def test_secrets_are_redacted_everywhere_but_still_used(client: TestClient, fake
 
 
 def test_writes_need_the_token_when_one_is_set(database_url: str, fake_kind: str) -> None:
-    settings = service_settings(database_url, api_token="t0ken")
+    settings = service_settings(database_url, api_token="t0ken-t0ken-t0ken")
     with TestClient(create_app(settings)) as client:
         body = {"name": "eta", "kind": fake_kind, "url": URL}
         assert client.post("/api/v1/targets", json=body).status_code == 401
         bad = {"Authorization": "Bearer wrong"}
         assert client.post("/api/v1/targets", json=body, headers=bad).status_code == 401
-        good = {"Authorization": "Bearer t0ken"}
+        good = {"Authorization": "Bearer t0ken-t0ken-t0ken"}
         assert client.post("/api/v1/targets", json=body, headers=good).status_code == 201
         assert client.get("/api/v1/targets/eta").status_code == 200  # reads stay open
         assert client.post("/api/v1/targets/eta/runs", json={}).status_code == 401
@@ -138,7 +138,7 @@ def test_targets_outside_the_allowed_networks_are_refused(database_url: str, fak
     settings = service_settings(database_url, allowed_networks=["10.0.0.0/8", "localhost"])
     with TestClient(create_app(settings)) as client:
         errors = errors_by_path(
-            client.post("/api/v1/targets", json={"name": "meta", "kind": fake_kind, "url": "ws://169.254.169.254:80"})
+            client.post("/api/v1/targets", json={"name": "public", "kind": fake_kind, "url": "ws://192.0.2.1:80"})
         )
         assert "outside the allowed networks" in errors[("body", "url")]
         make_target(client, "inside", fake_kind, "ws://10.1.2.3:9000")

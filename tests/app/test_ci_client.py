@@ -20,12 +20,12 @@ URL = "ws://127.0.0.1:9"
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return service_settings(f"sqlite:///{tmp_path / 'ci.db'}", api_token="ci-token")
+    return service_settings(f"sqlite:///{tmp_path / 'ci.db'}", api_token="ci-token-ci-token")
 
 
 @pytest.fixture
 def api(live_service: str) -> httpx.Client:
-    with httpx.Client(base_url=live_service, headers={"Authorization": "Bearer ci-token"}) as client:
+    with httpx.Client(base_url=live_service, headers={"Authorization": "Bearer ci-token-ci-token"}) as client:
         yield client
 
 
@@ -35,7 +35,7 @@ def add(api: httpx.Client, name: str, kind: str, url: str, **fields) -> None:
 
 
 def ci(live_service: str, *args: str) -> int:
-    return main(["ci", "--server", live_service, "--token", "ci-token", *args])
+    return main(["ci", "--server", live_service, "--token", "ci-token-ci-token", *args])
 
 
 def test_passing_target_exits_0_and_writes_junit(live_service, api, fake_kind, tmp_path, capsys) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.settings import Settings
 from tests.app.helpers import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,6 +148,10 @@ def test_compose_file() -> None:
     assert ":${" not in backed["environment"]["RLCONFORM_DATABASE_URL"]
     assert backed["environment"]["RLCONFORM_DATABASE_PASSWORD"] == "${RLCONFORM_POSTGRES_PASSWORD:-rlconform}"
     assert services["postgres"]["environment"]["POSTGRES_PASSWORD"] == "${RLCONFORM_POSTGRES_PASSWORD:-rlconform}"
+    # Each dashboard answers the names it is reached by: the published port here, its service name inside.
+    for name in ("rlconform", "rlconform-postgres"):
+        hosts = services[name]["environment"]["RLCONFORM_ALLOWED_HOSTS"].removesuffix("}").split(":-", 1)[1]
+        assert Settings(allowed_hosts=hosts).allowed_hosts == ["localhost", "127.0.0.1", "[::1]", name]
 
 
 def test_secrets_stay_out_of_the_image_and_the_repository() -> None:

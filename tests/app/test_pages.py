@@ -283,9 +283,9 @@ def test_cross_site_form_posts_are_refused(client: TestClient, fake_kind: str) -
 
 
 def test_browser_writes_need_the_token_when_one_is_set(settings: Settings, fake_kind: str) -> None:
-    settings = settings.model_copy(update={"api_token": SecretStr("letmein")})
+    settings = settings.model_copy(update={"api_token": SecretStr("letmein-letmein-16")})
     with TestClient(create_app(settings)) as client:
-        headers = {"Authorization": "Bearer letmein"}
+        headers = {"Authorization": "Bearer letmein-letmein-16"}
         assert (
             client.post(
                 "/api/v1/targets", json={"name": "t", "kind": "fake", "url": "ws://h:1"}, headers=headers
@@ -297,7 +297,9 @@ def test_browser_writes_need_the_token_when_one_is_set(settings: Settings, fake_
         )
         assert blocked.status_code == 303 and blocked.headers["location"] == "/login?next=/targets/t"
         assert client.post("/login", data={"token": "wrong", "next": "/"}).status_code == 400
-        login = client.post("/login", data={"token": "letmein", "next": "//evil.example"}, follow_redirects=False)
+        login = client.post(
+            "/login", data={"token": "letmein-letmein-16", "next": "//evil.example"}, follow_redirects=False
+        )
         assert login.headers["location"] == "/"
         assert client.post("/targets/t/run", follow_redirects=False).headers["location"].startswith("/runs/")
 

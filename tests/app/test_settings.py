@@ -18,13 +18,13 @@ def serve_args(**flags) -> argparse.Namespace:
 
 def test_environment_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RLCONFORM_ALLOWED_NETWORKS", "10.0.0.0/8, trainer.internal ,")
-    monkeypatch.setenv("RLCONFORM_API_TOKEN", "s3")
+    monkeypatch.setenv("RLCONFORM_API_TOKEN", "s3cret-s3cret-s3")
     monkeypatch.setenv("RLCONFORM_DEMO", "false")
     monkeypatch.setenv("RLCONFORM_PORT", "9001")
     settings = Settings()
     assert settings.allowed_networks == ["10.0.0.0/8", "trainer.internal"]
-    assert settings.api_token is not None and settings.api_token.get_secret_value() == "s3"
-    assert "s3" not in repr(settings)
+    assert settings.api_token is not None and settings.api_token.get_secret_value() == "s3cret-s3cret-s3"
+    assert "s3cret" not in repr(settings)
     assert (settings.demo, settings.port) == (False, 9001)
 
 
