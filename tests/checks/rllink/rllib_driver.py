@@ -1,6 +1,6 @@
 """Real RLlib 2.60 as an RLlink server: PPO on CartPole's spaces with the external-inference env runner.
 
-Run with the RLlib venv's python (`.venv-rllib/bin/python`), never the project's:
+Run with the RLlib venv's python (`~/.cache/rlconform-peers/rllib/bin/python`), never the project's:
 
     python rllib_driver.py --port P --ray-dir DIR
 

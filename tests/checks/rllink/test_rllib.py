@@ -1,7 +1,7 @@
 """The real peer: RLlib 2.60's external-inference env runner, graded through the CLI.
 
 Each test starts its own RLlib process (`rllib_driver.py`, run by the RLlib
-venv's python: RLCONFORM_RLLIB_PYTHON, else `.venv-rllib/bin/python`) in a
+venv's python: RLCONFORM_RLLIB_PYTHON, else `~/.cache/rlconform-peers/rllib/bin/python`) in a
 new session on a free port, and at teardown kills every process of that
 session by pid: Ray's gcs_server, raylet and workers start their own process
 groups but stay in the driver's session. The tests skip when the venv is
@@ -30,13 +30,13 @@ CHECK_TIMEOUT = 600.0
 
 def rllib_python() -> Path | None:
     configured = os.environ.get("RLCONFORM_RLLIB_PYTHON")
-    python = Path(configured) if configured else REPO_ROOT / ".venv-rllib" / "bin" / "python"
+    python = Path(configured) if configured else Path.home() / ".cache" / "rlconform-peers" / "rllib" / "bin" / "python"
     return python if python.is_file() and os.access(python, os.X_OK) else None
 
 
 PYTHON = rllib_python()
 pytestmark = pytest.mark.skipif(
-    PYTHON is None, reason="no RLlib venv: scripts/test creates .venv-rllib, or set RLCONFORM_RLLIB_PYTHON"
+    PYTHON is None, reason="no RLlib venv: scripts/test builds ~/.cache/rlconform-peers/rllib (RLCONFORM_RLLIB_PYTHON)"
 )
 
 

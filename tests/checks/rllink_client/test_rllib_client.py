@@ -1,7 +1,7 @@
 """The real peer: RLlib 2.60's own dummy external client (CartPole, msgpack dialect) against rllink-client.
 
 The client runs in the RLlib venv's python (RLCONFORM_RLLIB_PYTHON, else
-`.venv-rllib/bin/python`) in a session of its own, and is killed by pid at
+`~/.cache/rlconform-peers/rllib/bin/python`) in a session of its own, and is killed by pid at
 teardown. It imports Ray and torch but starts no Ray cluster. It unpickles
 the checker's hand-built config (Ray executes it; the checker never does) and
 raises ConnectionError when the server closes, so it does not come back.
@@ -19,7 +19,7 @@ from tests.checks.rllink.test_rllib import REPO_ROOT, kill_session, rllib_python
 
 PYTHON = rllib_python()
 pytestmark = pytest.mark.skipif(
-    PYTHON is None, reason="no RLlib venv: scripts/test creates .venv-rllib, or set RLCONFORM_RLLIB_PYTHON"
+    PYTHON is None, reason="no RLlib venv: scripts/test builds ~/.cache/rlconform-peers/rllib (RLCONFORM_RLLIB_PYTHON)"
 )
 CLIENT = "from ray.rllib.examples.envs.classes.utils.dummy_external_client import _dummy_external_client as c; c({})"
 
