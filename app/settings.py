@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
+from app.models import label_problem
 from app.netpolicy import HOST_NAME, UNIX_PREFIX
 from checks.spec import SPEC_PATH
 
@@ -106,6 +107,14 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("service_labels")
+    @classmethod
+    def _whole_labels(cls, labels: list[str]) -> list[str]:
+        problem = next(filter(None, map(label_problem, labels)), None)
+        if problem:
+            raise ValueError(problem)
+        return labels
 
     @field_validator("listen_ports", mode="before")
     @classmethod

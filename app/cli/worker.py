@@ -19,8 +19,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     from app.db import make_engine, startup_problem  # the database stack loads for this command only
     from app.logsafe import configure_logging  # credentials never reach a log line
+    from app.models import label_problem
     from app.settings import Settings
 
+    labels = list(dict.fromkeys(args.label or ["default"]))
+    problem = next(filter(None, map(label_problem, labels)), None)
+    if problem:
+        raise UsageError(f"--label {problem}")
     values = {"database_url": args.database_url} if args.database_url else {}
     try:
         settings = Settings(**values)
@@ -34,7 +39,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     configure_logging()
     from app.worker import run_worker
 
-    labels = list(dict.fromkeys(args.label or ["default"]))
     asyncio.run(run_worker(settings, make_engine(settings.database_url), labels, args.concurrency))
     return 0
 

@@ -353,3 +353,21 @@ def test_a_locked_database_is_one_line_naming_it(
         holder.close()
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err and "database is locked" in err, err
+
+
+def test_a_worker_label_given_on_the_command_line_must_match_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    assert main(["worker", "--label", "gpu\n", "--database-url", "postgresql+psycopg://u@127.0.0.1:9/x"]) == 2
+    assert "'gpu\\n' is not a worker label" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("labels", ["gpu,bad label", "gpu,-leading", "x" * 65])
+def test_service_labels_must_be_worker_labels(monkeypatch: pytest.MonkeyPatch, labels: str) -> None:
+    import pydantic
+
+    from app.settings import Settings
+
+    monkeypatch.setenv("RLCONFORM_SERVICE_LABELS", labels)
+    with pytest.raises(pydantic.ValidationError, match="is not a worker label"):
+        Settings()
