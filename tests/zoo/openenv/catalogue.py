@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from checks.core import Verdict
 from tests.zoo.entry import ZooEntry
 from tests.zoo.openenv import (
+    advertises_style,
     app_heartbeat,
     bool_reward,
     capacity_one,
@@ -26,6 +27,7 @@ from tests.zoo.openenv import (
     ignores_episode_id,
     ignores_seed,
     ignores_task_id,
+    late_out_of_range,
     leaky_sessions,
     mcp_500,
     mcp_not_jsonrpc,
@@ -57,8 +59,9 @@ class OpenEnvEntry(ZooEntry):
 
 
 ZOO: dict[str, OpenEnvEntry] = {
+    "advertises-style": OpenEnvEntry(advertises_style.make_app, "openenv.schema.action-accepted", named="'style'"),
     "app-heartbeat": OpenEnvEntry(app_heartbeat.make_app, "openenv.ws.unprompted"),
-    "bool-reward": OpenEnvEntry(bool_reward.make_app, "openenv.ws.reward"),
+    "bool-reward": OpenEnvEntry(bool_reward.make_app, "openenv.ws.reward-number", verdict=Verdict.WARN),
     "capacity-one": OpenEnvEntry(capacity_one.make_app, "openenv.capacity.group", options={"group_size": 5}),
     "close-reply": OpenEnvEntry(close_reply.make_app, "openenv.close.clean"),
     "closes-on-unknown-type": OpenEnvEntry(closes_on_unknown_type.make_app, "openenv.errors.unknown-type"),
@@ -81,8 +84,14 @@ ZOO: dict[str, OpenEnvEntry] = {
     "greets-on-connect": OpenEnvEntry(greets_on_connect.make_app, "openenv.ws.unprompted", options={"group_size": 3}),
     "health-500": OpenEnvEntry(health_500.make_app, "openenv.discover.health"),
     "ignores-episode-id": OpenEnvEntry(ignores_episode_id.make_app, "openenv.state.episode-id"),
-    "ignores-seed": OpenEnvEntry(ignores_seed.make_app, "openenv.reset.seed"),
+    "ignores-seed": OpenEnvEntry(ignores_seed.make_app, "openenv.reset.seed", options={"seed_dependent": True}),
     "ignores-task-id": OpenEnvEntry(ignores_task_id.make_app, "openenv.reset.task-id"),
+    "late-out-of-range": OpenEnvEntry(
+        late_out_of_range.make_app,
+        "openenv.ws.reward-range",
+        options={**late_out_of_range.OPTIONS, "group_size": 3},
+        verdict=Verdict.WARN,
+    ),
     "leaky-sessions": OpenEnvEntry(leaky_sessions.make_app, "openenv.isolation.sessions"),
     "mcp-500": OpenEnvEntry(mcp_500.make_app, "openenv.mcp.error-object"),
     "mcp-not-jsonrpc": OpenEnvEntry(mcp_not_jsonrpc.make_app, "openenv.mcp.error-object"),

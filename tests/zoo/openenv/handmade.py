@@ -15,7 +15,7 @@ import random
 import socket
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -36,6 +36,12 @@ class AdvertisedQuizAction(QuizAction):
     hint: str | None = Field(None, max_length=32)
 
 
+class StyledQuizAction(QuizAction):
+    """What /schema shows under the `advertise_style` quirk: an optional enum member /ws refuses."""
+
+    style: Literal["terse", "verbose"] | None = None
+
+
 class QuizObservation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     done: bool = False
@@ -43,6 +49,12 @@ class QuizObservation(BaseModel):
     prompt: str = ""
     feedback: str = ""
     nonce: float = 0.0
+
+
+class QuizResetObservation(QuizObservation):
+    """The reset observation under the `own_reset_observation` quirk: it also names the task."""
+
+    task_id: str = ""
 
 
 class QuizState(BaseModel):
@@ -75,6 +87,8 @@ class Quirks:
     ws_reset_delay: float = 0.0  # seconds a /ws reset takes before its reply (the session waits meanwhile)
     mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
     advertise_hint: bool = False  # /schema.action lists an optional `hint` that /ws refuses
+    advertise_style: bool = False  # /schema.action lists an optional enum `style` that /ws refuses
+    own_reset_observation: bool = False  # reset frames follow /schema.reset_observation (legal: OpenEnv 0.10)
     mcp: str | None = None  # POST /mcp: None (not served), "jsonrpc", "crash", "plain" or "other-code"
 
 
@@ -142,11 +156,15 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
 
     @app.get("/schema")
     def schema() -> dict[str, Any]:
-        return {
-            "action": (AdvertisedQuizAction if quirks.advertise_hint else QuizAction).model_json_schema(),
+        advertised = AdvertisedQuizAction if quirks.advertise_hint else QuizAction
+        published = {
+            "action": (StyledQuizAction if quirks.advertise_style else advertised).model_json_schema(),
             "observation": QuizObservation.model_json_schema(),
             "state": QuizState.model_json_schema(),
         }
+        if quirks.own_reset_observation:
+            published["reset_observation"] = QuizResetObservation.model_json_schema()
+        return published
 
     if quirks.mcp is not None:
         app.post("/mcp")(mcp_endpoint(quirks.mcp))
@@ -254,6 +272,8 @@ async def answer_message(websocket: WebSocket, episode: Episode, quirks: Quirks,
         raw_data = message.get("data")
         data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
         reply: dict[str, Any] | str = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
+        if quirks.own_reset_observation and isinstance(reply, dict):
+            reply["data"]["observation"]["task_id"] = episode.task
     elif kind == "step":
         reply = answer_step(episode, message.get("data"), quirks)
     elif kind == "state":
