@@ -70,6 +70,13 @@ _should(
     ),
 )
 _should(
+    "openenv.ws.metadata-mirror",
+    (
+        "When an observation frame carries metadata both at the top of data and inside data.observation "
+        "(OpenEnv 0.10 mirrors it), the two are equal."
+    ),
+)
+_should(
     "openenv.ws.reward-range",
     ("Every step reward seen in the run lies inside the target's declared reward range (default 0 to 1)."),
 )
@@ -303,6 +310,20 @@ _should(
     ),
 )
 CATALOGUE.alias("openenv.mcp.jsonrpc", "openenv.mcp.error-object")
+_should(
+    "openenv.mcp.missing-name",
+    (
+        "POST /mcp tools/call without a tool name is answered with JSON-RPC error -32602 (invalid params), "
+        "on every env, MCP or not."
+    ),
+)
+_should(
+    "openenv.mcp.input-schema",
+    (
+        "Every tool POST /mcp tools/list returns carries its arguments' JSON schema under MCP's name "
+        "inputSchema (not input_schema)."
+    ),
+)
 
 # 3.20 latency
 _info(

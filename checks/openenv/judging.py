@@ -162,6 +162,16 @@ def observation_decisions(
     if problem is not None:
         return decisions
     decisions += reward_decisions(reply, options, on_reset)
+    top, nested = reply.data.get("metadata"), reply.data["observation"].get("metadata")
+    if top is not None and nested is not None:  # 0.10 mirrors a non-empty metadata; 0.3 sends none
+        decisions.append(
+            Decision(
+                "openenv.ws.metadata-mirror",
+                top == nested,
+                expected="data.metadata equal to data.observation.metadata",
+                actual=f"{summarize(top, 80)} vs {summarize(nested, 80)}" if top != nested else "equal",
+            )
+        )
     if schema is not None:
         problem = observation_schema_problem(reply, schema, on_reset)
         key, _ = observation_model(schema, on_reset)

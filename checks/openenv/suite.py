@@ -43,6 +43,7 @@ PHASES = (
             "openenv.ws.reward",
             "openenv.ws.reward-range",
             "openenv.ws.reward-number",
+            "openenv.ws.metadata-mirror",
             "openenv.schema.observation-valid",
             "openenv.state.shape",
             "openenv.state.episode-id",
@@ -66,6 +67,7 @@ PHASES = (
             "openenv.ws.reward",
             "openenv.ws.reward-range",
             "openenv.ws.reward-number",
+            "openenv.ws.metadata-mirror",
             "openenv.schema.observation-valid",
             "openenv.ws.reply-in-time",
         ),
@@ -147,8 +149,8 @@ PHASES = (
     Phase(
         "mcp",
         mcp_phase,
-        ("openenv.mcp.error-object", "openenv.mcp.error-code"),
-        "POST /mcp with unparsable and invalid requests",
+        ("openenv.mcp.error-object", "openenv.mcp.error-code", "openenv.mcp.missing-name", "openenv.mcp.input-schema"),
+        "POST /mcp with unparsable and invalid requests, tools/call without a name, tools/list",
     ),
     Phase(
         "latency",

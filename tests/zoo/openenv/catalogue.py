@@ -32,6 +32,9 @@ from tests.zoo.openenv import (
     mcp_500,
     mcp_not_jsonrpc,
     mcp_other_code,
+    mcp_snake_schema,
+    mcp_wrong_name_code,
+    metadata_mismatch,
     never_done,
     no_capacity_reached,
     nondeterministic,
@@ -96,6 +99,14 @@ ZOO: dict[str, OpenEnvEntry] = {
     "mcp-500": OpenEnvEntry(mcp_500.make_app, "openenv.mcp.error-object"),
     "mcp-not-jsonrpc": OpenEnvEntry(mcp_not_jsonrpc.make_app, "openenv.mcp.error-object"),
     "mcp-other-code": OpenEnvEntry(mcp_other_code.make_app, "openenv.mcp.error-code", verdict=Verdict.WARN),
+    "mcp-snake-schema": OpenEnvEntry(mcp_snake_schema.make_app, "openenv.mcp.input-schema", verdict=Verdict.WARN),
+    "mcp-wrong-name-code": OpenEnvEntry(mcp_wrong_name_code.make_app, "openenv.mcp.missing-name", verdict=Verdict.WARN),
+    "metadata-mismatch": OpenEnvEntry(
+        metadata_mismatch.make_app,
+        "openenv.ws.metadata-mirror",
+        verdict=Verdict.WARN,
+        knock_on=frozenset({"openenv.schema.observation-valid"}),  # the quiz's schema has no metadata member
+    ),
     "never-done": OpenEnvEntry(
         never_done.make_app, "openenv.termination.within-budget", options={"expected_reward": None, "max_steps": 6}
     ),

@@ -88,8 +88,11 @@ class Quirks:
     mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
     advertise_hint: bool = False  # /schema.action lists an optional `hint` that /ws refuses
     advertise_style: bool = False  # /schema.action lists an optional enum `style` that /ws refuses
+    metadata_mismatch: bool = False  # step frames carry a top-level metadata unlike the observation's
     own_reset_observation: bool = False  # reset frames follow /schema.reset_observation (legal: OpenEnv 0.10)
-    mcp: str | None = None  # POST /mcp: None (not served), "jsonrpc", "crash", "plain" or "other-code"
+    # POST /mcp: None (not served), "jsonrpc", "crash", "plain", "other-code", "snake-schema" (tools/list
+    # spells input_schema) or "missing-name-other-code" (tools/call without a name gets -32601)
+    mcp: str | None = None
 
 
 class Episode:
@@ -126,6 +129,9 @@ def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
         reward = int(reward)
     if quirks.flat_envelope:
         return {**fields, "reward": reward, "done": observation.done}
+    if quirks.metadata_mismatch and observation.done:
+        mirrored = {"observation": {**fields, "metadata": {"step": 1}}, "metadata": {"step": 2}}
+        return {**mirrored, "reward": reward, "done": observation.done}
     return {"observation": fields, "reward": reward, "done": observation.done}
 
 
@@ -302,11 +308,26 @@ def mcp_endpoint(mode: str) -> Any:
             message, code = None, -32700
         else:
             code = -32600 if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" else -32601
+        if code == -32601:
+            return mcp_method(mode, message)
         if mode == "other-code":
             code = -32603
         return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": "no such request"}}
 
     return mcp
+
+
+def mcp_method(mode: str, message: dict[str, Any]) -> dict[str, Any]:
+    """One tool, `add`: tools/list and tools/call as MCP spells them, unless `mode` breaks one."""
+    method, params, rid = message.get("method"), message.get("params") or {}, message.get("id")
+    if method == "tools/list":
+        schema_key = "input_schema" if mode == "snake-schema" else "inputSchema"
+        tool = {"name": "add", "description": "add two integers", schema_key: {"type": "object", "properties": {}}}
+        return {"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}
+    if method == "tools/call" and not params.get("name"):
+        code = -32601 if mode == "missing-name-other-code" else -32602
+        return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "Missing 'name' in params"}}
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}}
 
 
 async def trickle():
