@@ -325,6 +325,20 @@ _should(
     ),
 )
 
+# 3.21 the task API (OpenEnv 0.10)
+_should(
+    "openenv.tasks.consistent",
+    (
+        "When the server serves the task API (/list_environments and /{env}/splits, not 501), its routes "
+        "agree on a split: num_tasks counts what tasks lists, task 0 and task_range 0..2 are what it lists "
+        "first, and none answers a server error."
+    ),
+)
+_should(
+    "openenv.tasks.reset",
+    ("A task the task API lists resets over /ws when its split and index are sent as reset data."),
+)
+
 # 3.20 latency
 _info(
     "openenv.latency.figures",

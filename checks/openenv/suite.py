@@ -18,6 +18,7 @@ from checks.openenv.phase_overlap import overlap_phase
 from checks.openenv.phase_reset import reset_phase
 from checks.openenv.phase_session import session_phase
 from checks.openenv.phase_survive import survive_phase
+from checks.openenv.phase_tasks import tasks_phase
 from checks.openenv.phase_termination import termination_phase
 
 PHASES = (
@@ -151,6 +152,12 @@ PHASES = (
         mcp_phase,
         ("openenv.mcp.error-object", "openenv.mcp.error-code", "openenv.mcp.missing-name", "openenv.mcp.input-schema"),
         "POST /mcp with unparsable and invalid requests, tools/call without a name, tools/list",
+    ),
+    Phase(
+        "tasks",
+        tasks_phase,
+        ("openenv.tasks.consistent", "openenv.tasks.reset", "openenv.ws.reply-in-time"),
+        "the task API when served: its routes agree on a split, and a listed task resets",
     ),
     Phase(
         "latency",

@@ -33,6 +33,7 @@ PEERS = {
     "slow steps served concurrently": (envs.slow_quiz_app, envs.QUIZ_OPTIONS),
     "optional action members of every kind": (envs.form_app, envs.FORM_OPTIONS),
     "hand-made with a JSON-RPC /mcp": (mcp_app, envs.QUIZ_OPTIONS),
+    "hand-made with the task API": (lambda: build_app(Quirks(tasks="consistent")), envs.QUIZ_OPTIONS),
 }
 
 

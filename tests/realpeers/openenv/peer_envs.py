@@ -33,7 +33,7 @@ class GuessResetObservation(GuessObservation):
 
 
 class GuessEnv(Environment[GuessAction, GuessObservation, State]):
-    """Guess a seeded digit in one step; seeds and episode ids are honoured, sessions run at once."""
+    """Guess a seeded digit in one step; seeds, episode ids and tasks are honoured, sessions run at once."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -42,7 +42,34 @@ class GuessEnv(Environment[GuessAction, GuessObservation, State]):
         self._state = State(episode_id=None, step_count=0)
         self._secret = 0
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> GuessObservation:
+    # The task API (OpenEnv 0.10's TaskProvider): three tasks, each a seed; reset takes split and index.
+    TASKS = {"test": [{"seed": 11}, {"seed": 12}, {"seed": 13}]}
+
+    def list_splits(self) -> list[str]:
+        return list(self.TASKS)
+
+    def list_tasks(self, split: str) -> list[Any]:
+        return self.TASKS[split]
+
+    def num_tasks(self, split: str) -> int:
+        return len(self.TASKS[split])
+
+    def get_task(self, split: str, index: int) -> Any:
+        return self.TASKS[split][index]
+
+    def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[Any]:
+        return self.TASKS[split][start:stop]
+
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        split: str | None = None,
+        index: int | None = None,
+        **kwargs: Any,
+    ) -> GuessObservation:
+        if split is not None and index is not None:
+            seed = self.TASKS[split][index]["seed"]
         self._secret = random.Random(seed if seed is not None else 0).randrange(10)
         self._state = State(episode_id=episode_id or str(uuid.uuid4()), step_count=0)
         return GuessResetObservation(low=0, high=9, hint="guess a digit", reward=None)

@@ -35,6 +35,7 @@ from tests.zoo.openenv import (
     mcp_snake_schema,
     mcp_wrong_name_code,
     metadata_mismatch,
+    miscounted_tasks,
     never_done,
     no_capacity_reached,
     nondeterministic,
@@ -107,6 +108,7 @@ ZOO: dict[str, OpenEnvEntry] = {
         verdict=Verdict.WARN,
         knock_on=frozenset({"openenv.schema.observation-valid"}),  # the quiz's schema has no metadata member
     ),
+    "miscounted-tasks": OpenEnvEntry(miscounted_tasks.make_app, "openenv.tasks.consistent", verdict=Verdict.WARN),
     "never-done": OpenEnvEntry(
         never_done.make_app, "openenv.termination.within-budget", options={"expected_reward": None, "max_steps": 6}
     ),

@@ -88,6 +88,7 @@ class Quirks:
     mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
     advertise_hint: bool = False  # /schema.action lists an optional `hint` that /ws refuses
     advertise_style: bool = False  # /schema.action lists an optional enum `style` that /ws refuses
+    tasks: str | None = None  # the task API: None (not served), "consistent" or "miscounted" (num_tasks off by one)
     metadata_mismatch: bool = False  # step frames carry a top-level metadata unlike the observation's
     own_reset_observation: bool = False  # reset frames follow /schema.reset_observation (legal: OpenEnv 0.10)
     # POST /mcp: None (not served), "jsonrpc", "crash", "plain", "other-code", "snake-schema" (tools/list
@@ -174,6 +175,8 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
 
     if quirks.mcp is not None:
         app.post("/mcp")(mcp_endpoint(quirks.mcp))
+    if quirks.tasks is not None:
+        add_task_routes(app, miscounted=quirks.tasks == "miscounted")
 
     @app.post("/reset")
     def http_reset(body: dict[str, Any]) -> dict[str, Any]:
@@ -193,6 +196,35 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
     @app.get("/state")
     def http_state() -> dict[str, Any]:
         return Episode(quirks).state.model_dump()
+
+
+def add_task_routes(app: FastAPI, miscounted: bool) -> None:
+    """OpenEnv 0.10's task API over TASKS: one split, "test", whose tasks are the task ids."""
+    listed = sorted(TASKS)
+
+    @app.get("/list_environments")
+    def environments() -> list[str]:
+        return ["quiz"]
+
+    @app.get("/quiz/splits")
+    def splits() -> list[dict[str, str]]:
+        return [{"name": "test", "type": "test"}]
+
+    @app.post("/quiz/num_tasks")
+    def num_tasks(body: dict[str, Any]) -> dict[str, int]:
+        return {"num_tasks": len(listed) + miscounted}
+
+    @app.post("/quiz/tasks")
+    def tasks(body: dict[str, Any]) -> dict[str, Any]:
+        return {"tasks": listed, "env_name": "quiz"}
+
+    @app.post("/quiz/task")
+    def task(body: dict[str, Any]) -> dict[str, Any]:
+        return {"task": listed[int(body["index"])]}
+
+    @app.post("/quiz/task_range")
+    def task_range(body: dict[str, Any]) -> dict[str, Any]:
+        return {"tasks": listed[body.get("start") : body.get("stop")]}
 
 
 class EndSession(Exception):
