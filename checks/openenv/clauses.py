@@ -313,8 +313,8 @@ CATALOGUE.alias("openenv.mcp.jsonrpc", "openenv.mcp.error-object")
 _should(
     "openenv.mcp.missing-name",
     (
-        "POST /mcp tools/call without a tool name is answered with JSON-RPC error -32602 (invalid params), "
-        "on every env, MCP or not."
+        "POST /mcp tools/call without a tool name is answered with JSON-RPC error -32602 (invalid params); "
+        "another code is judged only on an env whose tools/list lists tools."
     ),
 )
 _should(

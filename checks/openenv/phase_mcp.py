@@ -53,11 +53,15 @@ async def mcp_phase(ctx: Ctx) -> None:
                 actual=reply.describe(),
                 evidence=probe.transcript,
             )
-        await _call_without_name(ctx, probe)
-        await _tool_schemas(ctx, probe)
+        has_tools = await _tool_schemas(ctx, probe)
+        await _call_without_name(ctx, probe, has_tools)
 
 
-async def _call_without_name(ctx: Ctx, probe: HttpClient) -> None:
+async def _call_without_name(ctx: Ctx, probe: HttpClient, has_tools: bool) -> None:
+    """-32602 passes anywhere; another code is judged only on an env that serves MCP tools.
+
+    openenv-core 0.3 answers a non-MCP env's tools/call -32603 "does not support
+    MCP" before looking at the params: no tool could be called there at all."""
     report = ctx.report
     reply = await probe.post("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}})
     problem = error_response_problem(reply)
@@ -70,6 +74,13 @@ async def _call_without_name(ctx: Ctx, probe: HttpClient) -> None:
     )
     if problem is None:
         code = reply.body["error"]["code"]
+        if code != INVALID_PARAMS and not has_tools:
+            report.info(
+                "openenv.mcp.missing-name",
+                actual=f"not judged: the env lists no MCP tools, and answers error code {code}",
+                evidence=probe.transcript,
+            )
+            return
         report.check(
             code == INVALID_PARAMS,
             "openenv.mcp.missing-name",
@@ -79,7 +90,8 @@ async def _call_without_name(ctx: Ctx, probe: HttpClient) -> None:
         )
 
 
-async def _tool_schemas(ctx: Ctx, probe: HttpClient) -> None:
+async def _tool_schemas(ctx: Ctx, probe: HttpClient) -> bool:
+    """Judge the spelling of each tool's schema; whether tools/list listed any tool."""
     report = ctx.report
     reply = await probe.post("/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
     result = reply.body.get("result") if reply.is_json and isinstance(reply.body, dict) else None
@@ -87,7 +99,7 @@ async def _tool_schemas(ctx: Ctx, probe: HttpClient) -> None:
     if not isinstance(tools, list) or not tools:
         why = "tools/list lists no tools" + ("" if isinstance(tools, list) else f": {reply.describe()}")
         report.unsupported("openenv.mcp.input-schema", why, probe.transcript)
-        return
+        return False
     for tool in tools:
         name = tool.get("name") if isinstance(tool, dict) else None
         spelled = isinstance(tool, dict) and isinstance(tool.get("inputSchema"), dict)
@@ -101,6 +113,7 @@ async def _tool_schemas(ctx: Ctx, probe: HttpClient) -> None:
             else "inputSchema",
             evidence=probe.transcript,
         )
+    return True
 
 
 def error_response_problem(reply: Reply) -> str | None:
