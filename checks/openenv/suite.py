@@ -156,7 +156,7 @@ PHASES = (
     Phase(
         "tasks",
         tasks_phase,
-        ("openenv.tasks.consistent", "openenv.tasks.reset", "openenv.ws.reply-in-time"),
+        ("openenv.tasks.consistent", "openenv.tasks.reset"),
         "the task API when served: its routes agree on a split, and a listed task resets",
     ),
     Phase(

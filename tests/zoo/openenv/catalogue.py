@@ -106,7 +106,6 @@ ZOO: dict[str, OpenEnvEntry] = {
         metadata_mismatch.make_app,
         "openenv.ws.metadata-mirror",
         verdict=Verdict.WARN,
-        knock_on=frozenset({"openenv.schema.observation-valid"}),  # the quiz's schema has no metadata member
     ),
     "miscounted-tasks": OpenEnvEntry(miscounted_tasks.make_app, "openenv.tasks.consistent", verdict=Verdict.WARN),
     "never-done": OpenEnvEntry(

@@ -51,6 +51,12 @@ class QuizObservation(BaseModel):
     nonce: float = 0.0
 
 
+class QuizObservationWithMetadata(QuizObservation):
+    """What /schema shows under the `metadata_mismatch` quirk: observations carry metadata (as in 0.10)."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
 class QuizResetObservation(QuizObservation):
     """The reset observation under the `own_reset_observation` quirk: it also names the task."""
 
@@ -166,7 +172,9 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
         advertised = AdvertisedQuizAction if quirks.advertise_hint else QuizAction
         published = {
             "action": (StyledQuizAction if quirks.advertise_style else advertised).model_json_schema(),
-            "observation": QuizObservation.model_json_schema(),
+            "observation": (
+                QuizObservationWithMetadata if quirks.metadata_mismatch else QuizObservation
+            ).model_json_schema(),
             "state": QuizState.model_json_schema(),
         }
         if quirks.own_reset_observation:
