@@ -49,6 +49,7 @@ from tests.zoo.openenv import (
     slow_reset,
     stale_step_count,
     step_count_off,
+    unresettable_task,
     wrong_validation_code,
 )
 
@@ -135,5 +136,6 @@ ZOO: dict[str, OpenEnvEntry] = {
     "slow-reset": OpenEnvEntry(slow_reset.make_app, "openenv.ws.reply-in-time", options=slow_reset.OPTIONS),
     "stale-step-count": OpenEnvEntry(stale_step_count.make_app, "openenv.state.step-count"),
     "step-count-off": OpenEnvEntry(step_count_off.make_app, "openenv.state.step-count"),
+    "unresettable-task": OpenEnvEntry(unresettable_task.make_app, "openenv.tasks.reset", verdict=Verdict.WARN),
     "wrong-validation-code": OpenEnvEntry(wrong_validation_code.make_app, "openenv.action.rejected"),
 }

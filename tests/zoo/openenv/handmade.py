@@ -94,7 +94,9 @@ class Quirks:
     mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
     advertise_hint: bool = False  # /schema.action lists an optional `hint` that /ws refuses
     advertise_style: bool = False  # /schema.action lists an optional enum `style` that /ws refuses
-    tasks: str | None = None  # the task API: None (not served), "consistent" or "miscounted" (num_tasks off by one)
+    # the task API: None (not served), "consistent", "miscounted" (num_tasks off by one) or
+    # "unresettable" (a /ws reset to a listed task is refused)
+    tasks: str | None = None
     metadata_mismatch: bool = False  # step frames carry a top-level metadata unlike the observation's
     own_reset_observation: bool = False  # reset frames follow /schema.reset_observation (legal: OpenEnv 0.10)
     # POST /mcp: None (not served), "jsonrpc", "crash", "plain", "other-code", "snake-schema" (tools/list
@@ -317,6 +319,8 @@ async def answer_message(websocket: WebSocket, episode: Episode, quirks: Quirks,
         await asyncio.sleep(quirks.ws_reset_delay)
         raw_data = message.get("data")
         data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+        if quirks.tasks == "unresettable" and "index" in data:
+            return error("EXECUTION_ERROR", "reset() got an unexpected keyword argument 'index'")
         reply: dict[str, Any] | str = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
         if quirks.own_reset_observation and isinstance(reply, dict):
             reply["data"]["observation"]["task_id"] = episode.task
