@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import json
-import re
 import zlib
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 from sqlmodel.main import SQLModelConfig
 
+from app.names import LABEL_PATTERN as LABEL_PATTERN
 from checks.core import Gate, Outcome, Verdict
 
 
@@ -57,14 +57,6 @@ def stored_id(row: Target | Run) -> int:
 ENDED_STATUSES = {RunStatus.FINISHED, RunStatus.CANCELLED, RunStatus.INTERRUPTED}
 
 DEFAULT_LABEL = "default"
-LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z"  # \Z: `$` would also match before a final newline
-
-
-def label_problem(label: str) -> str | None:
-    """Why `label` is no worker label (matched whole: "gpu\n" is refused), or None."""
-    if re.fullmatch(LABEL_PATTERN, label):
-        return None
-    return f"{label!r} is not a worker label (a letter or digit, then letters, digits, '.', '_', '-'; at most 64)"
 
 
 class _EnumColumn(TypeDecorator[enum.StrEnum]):

@@ -12,7 +12,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
-from app.models import label_problem
+from app.names import label_problem
 from app.netpolicy import HOST_NAME, UNIX_PREFIX
 from checks.spec import SPEC_PATH
 

@@ -19,7 +19,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     from app.db import make_engine, startup_problem  # the database stack loads for this command only
     from app.logsafe import configure_logging  # credentials never reach a log line
-    from app.models import label_problem
+    from app.names import label_problem
     from app.settings import Settings
 
     labels = list(dict.fromkeys(args.label or ["default"]))

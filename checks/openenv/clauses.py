@@ -58,12 +58,27 @@ _must(
 _must(
     "openenv.ws.reward",
     (
-        "A step reward is a finite JSON number, never a boolean or a string; null is allowed on reset, "
-        "and on steps only when the target declares unscored steps."
+        "Every reward the server sends, on reset or step and in every phase, is null (the reward is optional), "
+        "a boolean or a finite JSON number, never a string or another value."
     ),
 )
 _should(
-    "openenv.ws.reward-range", ("Every step reward lies inside the target's declared reward range (default 0 to 1).")
+    "openenv.ws.reward-number",
+    (
+        "A reward is sent as a JSON number or null, not as a JSON boolean: HTTP /step turns the same boolean "
+        "into a number, so the two transports disagree."
+    ),
+)
+_should(
+    "openenv.ws.metadata-mirror",
+    (
+        "When an observation frame carries metadata both at the top of data and inside data.observation "
+        "(OpenEnv 0.10 mirrors it), the two are equal."
+    ),
+)
+_should(
+    "openenv.ws.reward-range",
+    ("Every step reward seen in the run lies inside the target's declared reward range (default 0 to 1)."),
 )
 _must(
     "openenv.ws.order",
@@ -119,7 +134,10 @@ _must(
 )
 _must(
     "openenv.schema.observation-valid",
-    ("Every observation sent, merged with its done and reward, validates against /schema.observation."),
+    (
+        "Every observation sent, merged with its done and reward, validates against /schema.observation; a "
+        "reset observation validates against /schema.reset_observation when /schema publishes one."
+    ),
 )
 _must(
     "openenv.replay.expected-reward",
@@ -184,7 +202,13 @@ _info(
     "openenv.capacity.probed",
     ("How many concurrent sessions the server accepted when probed up to the group size plus one."),
 )
-_must("openenv.capacity.group", "The server accepts as many concurrent sessions as the target's group size.")
+_must(
+    "openenv.capacity.group",
+    (
+        "When the target declares a group size, the server accepts that many concurrent sessions. Without "
+        "one it is not judged: the group runs within the capacity the server shows."
+    ),
+)
 _must(
     "openenv.capacity.reached",
     (
@@ -224,8 +248,9 @@ _must(
 _must(
     "openenv.reset.seed",
     (
-        "When the target's reset data sets a seed, some other seed changes what the episode shows: the "
-        "seed is not silently dropped."
+        "When the target's reset data sets a seed and the env is shown to depend on it (the target declares "
+        "seed_dependent, or unseeded episodes of the run differ), some other seed changes what the episode "
+        "shows: the seed is not silently dropped. Otherwise it is not judged."
     ),
 )
 _must(
@@ -239,7 +264,10 @@ _must(
 # 3.17 termination
 _must(
     "openenv.termination.within-budget",
-    ("The scripted episode reaches done true within the target's declared maximum number of steps."),
+    (
+        "When the target declares a maximum number of steps (max_steps) and not endless episodes, the "
+        "scripted episode reaches done true within it. Nothing on the wire promises an end otherwise."
+    ),
 )
 _info("openenv.termination.after-done", "What the server does with a step sent after done.")
 
@@ -282,6 +310,34 @@ _should(
     ),
 )
 CATALOGUE.alias("openenv.mcp.jsonrpc", "openenv.mcp.error-object")
+_should(
+    "openenv.mcp.missing-name",
+    (
+        "POST /mcp tools/call without a tool name is answered with JSON-RPC error -32602 (invalid params); "
+        "another code is judged only on an env whose tools/list lists tools."
+    ),
+)
+_should(
+    "openenv.mcp.input-schema",
+    (
+        "Every tool POST /mcp tools/list returns carries its arguments' JSON schema under MCP's name "
+        "inputSchema (not input_schema)."
+    ),
+)
+
+# 3.21 the task API (OpenEnv 0.10)
+_should(
+    "openenv.tasks.consistent",
+    (
+        "When the server serves the task API (/list_environments and /{env}/splits, not 501), its routes "
+        "agree on a split: num_tasks counts what tasks lists, task 0 and task_range 0..2 are what it lists "
+        "first, and none answers a server error."
+    ),
+)
+_should(
+    "openenv.tasks.reset",
+    ("A task the task API lists resets over /ws when its split and index are sent as reset data."),
+)
 
 # 3.20 latency
 _info(

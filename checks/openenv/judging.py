@@ -38,10 +38,11 @@ def envelope_problem(reply: Reply) -> str | None:
     return None
 
 
-def reward_problem(reward: Any, on_reset: bool, options: OpenEnvOptions) -> str | None:
-    if reward is None:
-        return None if on_reset or options.unscored_steps else "step reward is null"
-    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+def reward_problem(reward: Any) -> str | None:
+    """A reward that is neither null, a boolean (judged by `boolean_reward_problem`) nor a finite number."""
+    if reward is None or isinstance(reward, bool):
+        return None  # StepResponse.reward is optional; a bool is what the observation type allows
+    if not isinstance(reward, (int, float)):
         return f"reward {truncate(repr(reward), 40)} is not a JSON number"
     if not math.isfinite(reward):
         return f"reward {reward} is not finite"
@@ -55,12 +56,25 @@ def range_problem(reward: Any, options: OpenEnvOptions) -> str | None:
     return None
 
 
-def observation_schema_problem(reply: Reply, schema: dict[str, Any] | None) -> str | None:
+def boolean_reward_problem(reward: Any) -> str | None:
+    if isinstance(reward, bool):
+        return f"reward {json.dumps(reward)} is a JSON boolean (HTTP /step turns it into {float(reward)})"
+    return None
+
+
+def observation_model(schema: dict[str, Any], on_reset: bool) -> tuple[str, Any]:
+    """Which /schema member an observation answers to: reset frames follow reset_observation when published."""
+    key = "reset_observation" if on_reset and isinstance(schema.get("reset_observation"), dict) else "observation"
+    return key, schema.get(key)
+
+
+def observation_schema_problem(reply: Reply, schema: dict[str, Any] | None, on_reset: bool = False) -> str | None:
     data = reply.data
     if schema is None or not isinstance(data, dict) or not isinstance(data.get("observation"), dict):
         return None
     merged = {**data["observation"], "done": data.get("done"), "reward": data.get("reward")}
-    errors = schema_errors(merged, schema.get("observation"), schema.get("observation"))
+    _, model = observation_model(schema, on_reset)
+    errors = schema_errors(merged, model, model)
     return "; ".join(errors[:3]) if errors else None
 
 
@@ -147,15 +161,51 @@ def observation_decisions(
     ]
     if problem is not None:
         return decisions
+    decisions += reward_decisions(reply, options, on_reset)
+    top, nested = reply.data.get("metadata"), reply.data["observation"].get("metadata")
+    if top is not None and nested is not None:  # 0.10 mirrors a non-empty metadata; 0.3 sends none
+        decisions.append(
+            Decision(
+                "openenv.ws.metadata-mirror",
+                top == nested,
+                expected="data.metadata equal to data.observation.metadata",
+                actual=f"{summarize(top, 80)} vs {summarize(nested, 80)}" if top != nested else "equal",
+            )
+        )
+    if schema is not None:
+        problem = observation_schema_problem(reply, schema, on_reset)
+        key, _ = observation_model(schema, on_reset)
+        decisions.append(
+            Decision(
+                "openenv.schema.observation-valid",
+                problem is None,
+                expected=f"the observation validates against /schema.{key}",
+                actual=problem or "validates",
+            )
+        )
+    return decisions
+
+
+def reward_decisions(reply: Reply, options: OpenEnvOptions, on_reset: bool) -> list[Decision]:
+    """The reward clauses on one observation frame (none on any other frame)."""
+    if reply.kind != "observation" or not isinstance(reply.data, dict):
+        return []
+    what = "reset" if on_reset else "step"
     reward = reward_of(reply)
-    decisions.append(
+    decisions = [
         Decision(
             "openenv.ws.reward",
-            reward_problem(reward, on_reset, options) is None,
-            expected="a finite numeric reward" + (" or null" if on_reset else ""),
-            actual=reward_problem(reward, on_reset, options) or f"reward {reward!r} on {what}",
-        )
-    )
+            reward_problem(reward) is None,
+            expected="a finite numeric reward or null",
+            actual=reward_problem(reward) or f"reward {reward!r} on {what}",
+        ),
+        Decision(
+            "openenv.ws.reward-number",
+            boolean_reward_problem(reward) is None,
+            expected="a reward sent as a JSON number or null, not a boolean",
+            actual=boolean_reward_problem(reward) or f"reward {reward!r} on {what}",
+        ),
+    ]
     if not on_reset:
         decisions.append(
             Decision(
@@ -165,17 +215,13 @@ def observation_decisions(
                 actual=range_problem(reward, options) or f"reward {reward!r}",
             )
         )
-    if schema is not None:
-        problem = observation_schema_problem(reply, schema)
-        decisions.append(
-            Decision(
-                "openenv.schema.observation-valid",
-                problem is None,
-                expected="the observation validates against /schema.observation",
-                actual=problem or "validates",
-            )
-        )
     return decisions
+
+
+def judge_rewards(report: Report, replies: list[Reply], options: OpenEnvOptions, evidence: Transcript) -> None:
+    """Every step reward of a played episode, so rewards seen only late in an episode are judged too."""
+    for reply in replies:
+        record(report, reward_decisions(reply, options, on_reset=False), evidence)
 
 
 def error_code_decision(reply: Reply) -> Decision:

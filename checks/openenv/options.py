@@ -11,6 +11,9 @@ from pydantic import Field
 from checks.core import PhaseContext, SuiteOptions
 from checks.http_options import HttpOptions
 
+DEFAULT_GROUP_SIZE = 5
+DEFAULT_STEP_BUDGET = 20
+
 
 class OpenEnvOptions(SuiteOptions, HttpOptions):
     actions: list[Any] | None = Field(
@@ -24,17 +27,30 @@ class OpenEnvOptions(SuiteOptions, HttpOptions):
     contrast_task_id: str | None = Field(
         None, description="A second task id whose first observation must differ from reset.task_id's."
     )
-    group_size: int = Field(5, ge=1, le=32, description="Sessions in one parallel group (the GRPO group size).")
+    group_size: int | None = Field(
+        None,
+        ge=1,
+        le=32,
+        description="Sessions in one parallel group (the GRPO group size) the server must accept. Default: "
+        f"{DEFAULT_GROUP_SIZE}, or the capacity the server shows when that is smaller (then capacity is not judged).",
+    )
     expected_reward: float | None = Field(
         None, description="The final reward the scripted episode (the valid actions in order) must end with."
     )
     reward_range: tuple[float, float] = Field((0.0, 1.0), description="The declared [low, high] of step rewards.")
-    unscored_steps: bool = Field(
-        False, description="Steps may carry a null reward (multi-step envs scored at the end)."
+    seed_dependent: bool = Field(
+        False,
+        description="The env's episodes depend on the reset seed, so a seed that changes nothing is dropped. "
+        "Without it openenv.reset.seed is judged only when unseeded episodes of this run differ.",
     )
-    max_steps: int = Field(
-        20, ge=1, le=1000, description="Declared maximum steps per episode; also the step budget of one episode."
+    max_steps: int | None = Field(
+        None,
+        ge=1,
+        le=1000,
+        description="Declared maximum steps per episode: an episode must end within it. Without it the end of "
+        f"an episode is not judged and {DEFAULT_STEP_BUDGET} steps are the budget of one episode.",
     )
+    endless: bool = Field(False, description="The env's episodes never end (done is never true): nothing to judge.")
     crash_action: Any = Field(
         None, description="Step data the environment answers by raising, to exercise EXECUTION_ERROR."
     )
@@ -48,6 +64,11 @@ class OpenEnvOptions(SuiteOptions, HttpOptions):
         le=64 * 1024 * 1024,
         description="Size of the oversized text frame sent as hostile input (uvicorn refuses above 16 MiB).",
     )
+
+    @property
+    def step_budget(self) -> int:
+        """Steps one scripted episode may take: the declared maximum, else the default budget."""
+        return self.max_steps or DEFAULT_STEP_BUDGET
 
     @pydantic.field_validator("reward_range")
     @classmethod
@@ -74,3 +95,11 @@ class Facts:
 
 
 Ctx = PhaseContext[OpenEnvOptions, Facts]
+
+
+def group_size(ctx: Ctx) -> int:
+    """The parallel group: the declared size, else the default kept within the capacity the run learned."""
+    declared = ctx.options.group_size
+    if declared is not None:
+        return declared
+    return min(DEFAULT_GROUP_SIZE, ctx.state.capacity or DEFAULT_GROUP_SIZE)

@@ -8,13 +8,14 @@ from checks.core import NoReply, truncate
 from checks.errors import PeerClosed, Refused
 from checks.openenv.episodes import finish
 from checks.openenv.judging import error_problem, state_problem
-from checks.openenv.options import Ctx
+from checks.openenv.options import DEFAULT_GROUP_SIZE, Ctx
 from checks.openenv.session import JsonSession, Reply, connect_session
 
 
 async def capacity_phase(ctx: Ctx) -> None:
     report, options = ctx.report, ctx.options
-    limit = options.group_size + 1
+    wanted = options.group_size or DEFAULT_GROUP_SIZE
+    limit = wanted + 1
     sessions: list[JsonSession] = []
     refusal: Reply | None = None
     refused: JsonSession | None = None
@@ -61,13 +62,21 @@ async def capacity_phase(ctx: Ctx) -> None:
         shown = f"{accepted} concurrent sessions accepted"
         shown += f"; session {accepted + 1} got {refusal.describe()}" if refusal else f" (probed up to {limit})"
         report.info("openenv.capacity.probed", actual=shown, evidence=evidence)
-        report.check(
-            accepted >= options.group_size,
-            "openenv.capacity.group",
-            expected=f"at least {options.group_size} concurrent sessions (the group size)",
-            actual=shown,
-            evidence=evidence,
-        )
+        if options.group_size is None:
+            report.info(
+                "openenv.capacity.group",
+                actual=f"not judged: the target declares no group_size; the group runs with "
+                f"{min(wanted, accepted)} sessions ({shown})",
+                evidence=evidence,
+            )
+        else:
+            report.check(
+                accepted >= options.group_size,
+                "openenv.capacity.group",
+                expected=f"at least {options.group_size} concurrent sessions (the group size)",
+                actual=shown,
+                evidence=evidence,
+            )
     finally:
         await asyncio.gather(*(finish(ws, ctx.timeout) for ws in sessions))
 

@@ -6,7 +6,7 @@ import asyncio
 
 from checks.errors import PeerClosed
 from checks.openenv.episodes import finish, session_with_grace
-from checks.openenv.options import Ctx
+from checks.openenv.options import Ctx, group_size
 from checks.openenv.session import JsonSession, Reply, open_session
 
 ENDINGS = ("close message", "WebSocket close", "dropped connection")
@@ -34,7 +34,7 @@ async def close_phase(ctx: Ctx) -> None:
             holder = await open_session(ctx, f"slot holder {index + 1}")
             holders.append(holder)
             await holder.reset(options.reset)
-        rounds = 2 * len(ENDINGS) if known_capacity else options.group_size + 1 + len(ENDINGS)
+        rounds = 2 * len(ENDINGS) if known_capacity else group_size(ctx) + 1 + len(ENDINGS)
         previous = "nothing"
         for index in range(rounds):
             ending = ENDINGS[index % len(ENDINGS)]

@@ -56,6 +56,7 @@ async def discover_phase(ctx: Ctx) -> None:
 
     paths = document.get("paths") if openapi.status == 200 else None
     known.openapi_paths, known.openapi_fetched = (set(paths) if isinstance(paths, dict) else None), True
+    mode = "unknown"
     if known.openapi_paths is None:
         report.unsupported("openenv.mode.consistent", "no OpenAPI paths to read the mode from", http.transcript)
     else:
@@ -77,8 +78,10 @@ async def discover_phase(ctx: Ctx) -> None:
         if seen
     ]
     profile = f"openenv-http/{version.split('.')[0]}.x" if isinstance(version, str) and version else "unknown"
+    line = "openenv 0.10 or later" if markers else "openenv-core 0.3 or earlier (no 0.10 marker)"
     report.info(
         "openenv.discover.profile",
-        actual=f"info.version {version!r} (profile {profile}); 0.10+ markers: {', '.join(markers) or 'none'}",
+        actual=f"the wire shows {line}, {mode} mode; info.version {version!r} (profile {profile}); "
+        f"0.10+ markers: {', '.join(markers) or 'none'}",
         evidence=http.transcript,
     )

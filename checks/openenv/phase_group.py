@@ -7,7 +7,8 @@ from typing import Any
 from checks.core import PhaseStopped
 from checks.openenv.episodes import EpisodeRun, difference, play_alone, play_group
 from checks.openenv.facts import action_plan, load_schema
-from checks.openenv.options import Ctx
+from checks.openenv.judging import judge_rewards
+from checks.openenv.options import Ctx, group_size
 
 
 async def group_phase(ctx: Ctx) -> None:
@@ -15,10 +16,11 @@ async def group_phase(ctx: Ctx) -> None:
     plan = action_plan(options, await load_schema(ctx))
     if not plan.valid:
         raise PhaseStopped("no valid action to script an episode with")
-    script, budget, size = plan.valid, options.max_steps, options.group_size
+    script, budget, size = plan.valid, options.step_budget, group_size(ctx)
 
     first = await play_alone(ctx, "scripted episode, alone (1)", options.reset, script, budget)
     second = await play_alone(ctx, "scripted episode, alone (2)", options.reset, script, budget)
+    _judge_rewards(ctx, [first, second])
     deterministic = first.frames() == second.frames()
     report.check(
         deterministic,
@@ -38,6 +40,7 @@ async def group_phase(ctx: Ctx) -> None:
     if any(run.refused for run in runs):
         refused = next(run for run in runs if run.refused)
         raise PhaseStopped(f"the group could not run: {refused.describe()} (see openenv.capacity.group)", evidence)
+    _judge_rewards(ctx, runs)
     odd_one = next((run for run in runs if run.frames() != runs[0].frames()), None)
     report.check(
         odd_one is None,
@@ -56,6 +59,7 @@ async def group_phase(ctx: Ctx) -> None:
         await play_alone(ctx, f"isolation variant {i + 1}, alone", resets[i], scripts[i], budget) for i in range(size)
     ]
     together = await play_group(ctx, "isolation group", resets, scripts, budget)
+    _judge_rewards(ctx, alone + together)
     mismatches = []
     for index, (solo, shared) in enumerate(zip(alone, together, strict=True)):
         frames_agree = solo.frames() == shared.frames() or not deterministic
@@ -78,6 +82,11 @@ def _variant_reset(base: dict[str, Any], contrast_task_id: str | None, index: in
     if contrast_task_id is not None and "task_id" in base and index % 2:
         variant["task_id"] = contrast_task_id
     return variant
+
+
+def _judge_rewards(ctx: Ctx, runs: list[EpisodeRun]) -> None:
+    for run in runs:
+        judge_rewards(ctx.report, run.steps, ctx.options, run.transcript)
 
 
 def _expect_reward(ctx: Ctx, runs: list[EpisodeRun]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from checks.core import PhaseStopped, Transcript, percentile, seconds
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
-from checks.openenv.options import Ctx
+from checks.openenv.options import Ctx, group_size
 from checks.openenv.session import JsonSession, open_session, settle_all
 
 
@@ -25,7 +25,7 @@ async def latency_phase(ctx: Ctx) -> None:
     finally:
         await finish(ws, ctx.timeout)
 
-    size = min(options.group_size, ctx.state.capacity or options.group_size)
+    size = min(group_size(ctx), ctx.state.capacity or group_size(ctx))
     sessions: list[JsonSession] = []
     try:
         for index in range(size):

@@ -21,7 +21,7 @@ from typing import Any
 from checks.core import PhaseStopped, seconds
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
-from checks.openenv.options import Ctx
+from checks.openenv.options import Ctx, group_size
 from checks.openenv.session import JsonSession, open_session, settle_all
 
 SLOW_STEP = 0.020  # below this a step is too quick for scheduling noise to be told from serving order
@@ -35,7 +35,7 @@ async def overlap_phase(ctx: Ctx) -> None:
     plan = action_plan(options, await load_schema(ctx))
     if not plan.valid:
         raise PhaseStopped("no valid action to step with")
-    size, capacity = options.group_size, ctx.state.capacity
+    size, capacity = group_size(ctx), ctx.state.capacity
     if size < 2 or (capacity is not None and capacity < size):
         why = "the group size is 1" if size < 2 else f"the server accepts {capacity} sessions, fewer than the group"
         report.info("openenv.concurrency.overlap", actual=f"not judged, because {why}")

@@ -37,14 +37,13 @@ async def reset_phase(ctx: Ctx) -> None:
             report.unsupported("openenv.reset.seed-replay", "the reset data sets no integer seed")
             return
         script = action_plan(options, await load_schema(ctx)).valid
-        reference = await play(ws, base, script, options.max_steps)
+        budget = options.step_budget
+        reference = await play(ws, base, script, budget)
         # Back to back in one session: an RNG made once per session, or a falsy-seed test
         # (`if seed:`) that skips seed 0, shows as a replay that drifts.
         for replayed in dict.fromkeys((seed, 0)):
-            first_run = (
-                reference if replayed == seed else await play(ws, {**base, "seed": replayed}, script, options.max_steps)
-            )
-            again = await play(ws, {**base, "seed": replayed}, script, options.max_steps)
+            first_run = reference if replayed == seed else await play(ws, {**base, "seed": replayed}, script, budget)
+            again = await play(ws, {**base, "seed": replayed}, script, budget)
             report.check(
                 again.frames() == first_run.frames(),
                 "openenv.reset.seed-replay",
@@ -54,11 +53,22 @@ async def reset_phase(ctx: Ctx) -> None:
             )
         tried = []
         for other_seed in (seed + 1, seed + 2, seed + 3):
-            run = await play(ws, {**base, "seed": other_seed}, script, options.max_steps)
+            run = await play(ws, {**base, "seed": other_seed}, script, budget)
             tried.append(other_seed)
             if run.frames() != reference.frames():
                 break
         differs = run.frames() != reference.frames()
+        if not differs and not options.seed_dependent:
+            unseeded = {key: value for key, value in base.items() if key != "seed"}
+            shown = [await play(ws, unseeded, script, budget) for _ in range(2)]
+            if shown[0].frames() == shown[1].frames() == reference.frames():
+                report.info(
+                    "openenv.reset.seed",
+                    actual=f"not judged: seeds {[seed, *tried]} and no seed all play the same episode, so "
+                    "nothing shows the env depends on a seed (a target declares seed_dependent to judge it)",
+                    evidence=ws.transcript,
+                )
+                return
         report.check(
             differs,
             "openenv.reset.seed",

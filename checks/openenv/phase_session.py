@@ -81,6 +81,7 @@ async def session_phase(ctx: Ctx) -> None:
         judge_observation(report, step, schema, options, ws.transcript, on_reset=False)
         state = await ws.state()
         judge_step_count(state, 1, "after one accepted step")
+        _unmirrored(ctx, ws)
 
         await _pipelined(ctx, ws, plan, judge_step_count)
         late = await ws.listen(min(ctx.timeout, QUIET_AFTER))
@@ -93,6 +94,16 @@ async def session_phase(ctx: Ctx) -> None:
         )
     finally:
         await finish(ws, ctx.timeout)
+
+
+def _unmirrored(ctx: Ctx, ws: JsonSession) -> None:
+    """openenv.ws.metadata-mirror not judged, with this transcript, when no frame so far mirrored metadata."""
+    if not any(clause_id == "openenv.ws.metadata-mirror" for _, clause_id in ctx.report.results):
+        ctx.report.info(
+            "openenv.ws.metadata-mirror",
+            actual="not judged: no frame carried metadata both in data.observation and at the top of data",
+            evidence=ws.transcript,
+        )
 
 
 async def _pipelined(

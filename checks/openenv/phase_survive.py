@@ -9,7 +9,7 @@ from checks.core import PhaseStopped, TargetUnreachable, Transcript, truncate
 from checks.errors import Refused
 from checks.http_client import HttpClient
 from checks.openenv.episodes import finish, session_with_grace
-from checks.openenv.options import Ctx
+from checks.openenv.options import Ctx, group_size
 from checks.openenv.session import JsonSession, connect_session
 
 HOSTILE_FRAMES: tuple[tuple[str, str | bytes, bool], ...] = (
@@ -125,7 +125,7 @@ class _Survival:
             await ws.send({"type": "reset", "data": dict(options.reset)})
             ws.drop()
             await self.still_healthy("a connection dropped mid-request")
-        burst = max(1, (ctx.state.capacity or options.group_size) - (self.bystander is not None))
+        burst = max(1, (ctx.state.capacity or group_size(ctx)) - (self.bystander is not None))
         await asyncio.gather(*(_bad_session(self.hostile_session, index, self.short) for index in range(burst)))
         # Without a bystander (one-session servers), a fresh session is the proof sessions still work.
         if await self.still_healthy(f"a burst of {burst} bad sessions") and self.bystander is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from checks.core import PhaseStopped
 from checks.openenv.episodes import finish, play
 from checks.openenv.facts import action_plan, load_schema
-from checks.openenv.judging import reward_of
+from checks.openenv.judging import judge_rewards, reward_of
 from checks.openenv.options import Ctx
 from checks.openenv.session import open_session
 
@@ -17,14 +17,29 @@ async def termination_phase(ctx: Ctx) -> None:
         raise PhaseStopped("no valid action to script an episode with")
     ws = await open_session(ctx, "scripted episode to the end")
     try:
-        run = await play(ws, options.reset, plan.valid, options.max_steps)
-        report.check(
-            run.done,
-            "openenv.termination.within-budget",
-            expected=f"done within {options.max_steps} steps",
-            actual=run.describe(),
-            evidence=ws.transcript,
-        )
+        run = await play(ws, options.reset, plan.valid, options.step_budget)
+        judge_rewards(report, run.steps, options, ws.transcript)
+        if options.endless:
+            report.info(
+                "openenv.termination.within-budget",
+                actual=f"not judged: the target declares endless episodes; {run.describe()}",
+                evidence=ws.transcript,
+            )
+        elif options.max_steps is None and not run.done:
+            report.info(
+                "openenv.termination.within-budget",
+                actual=f"not judged: the target declares no max_steps and nothing on the wire promises an end; "
+                f"{run.describe()}",
+                evidence=ws.transcript,
+            )
+        else:
+            report.check(
+                run.done,
+                "openenv.termination.within-budget",
+                expected=f"done within {options.step_budget} steps",
+                actual=run.describe(),
+                evidence=ws.transcript,
+            )
         if run.done:
             after = await ws.step(plan.valid[0])
             report.info(

@@ -18,6 +18,7 @@ from checks.openenv.phase_overlap import overlap_phase
 from checks.openenv.phase_reset import reset_phase
 from checks.openenv.phase_session import session_phase
 from checks.openenv.phase_survive import survive_phase
+from checks.openenv.phase_tasks import tasks_phase
 from checks.openenv.phase_termination import termination_phase
 
 PHASES = (
@@ -42,6 +43,8 @@ PHASES = (
             "openenv.ws.envelope",
             "openenv.ws.reward",
             "openenv.ws.reward-range",
+            "openenv.ws.reward-number",
+            "openenv.ws.metadata-mirror",
             "openenv.schema.observation-valid",
             "openenv.state.shape",
             "openenv.state.episode-id",
@@ -64,6 +67,8 @@ PHASES = (
             "openenv.ws.envelope",
             "openenv.ws.reward",
             "openenv.ws.reward-range",
+            "openenv.ws.reward-number",
+            "openenv.ws.metadata-mirror",
             "openenv.schema.observation-valid",
             "openenv.ws.reply-in-time",
         ),
@@ -100,6 +105,9 @@ PHASES = (
             "openenv.replay.expected-reward",
             "openenv.determinism.group",
             "openenv.isolation.sessions",
+            "openenv.ws.reward",
+            "openenv.ws.reward-number",
+            "openenv.ws.reward-range",
             "openenv.ws.reply-in-time",
         ),
         "the scripted episode alone twice, as an identical parallel group, and as a group of variants",
@@ -121,6 +129,9 @@ PHASES = (
         (
             "openenv.termination.within-budget",
             "openenv.termination.after-done",
+            "openenv.ws.reward",
+            "openenv.ws.reward-number",
+            "openenv.ws.reward-range",
             "openenv.ws.reply-in-time",
         ),
         "play the scripted episode to done within the step budget, then step once more",
@@ -139,8 +150,14 @@ PHASES = (
     Phase(
         "mcp",
         mcp_phase,
-        ("openenv.mcp.error-object", "openenv.mcp.error-code"),
-        "POST /mcp with unparsable and invalid requests",
+        ("openenv.mcp.error-object", "openenv.mcp.error-code", "openenv.mcp.missing-name", "openenv.mcp.input-schema"),
+        "POST /mcp with unparsable and invalid requests, tools/call without a name, tools/list",
+    ),
+    Phase(
+        "tasks",
+        tasks_phase,
+        ("openenv.tasks.consistent", "openenv.tasks.reset"),
+        "the task API when served: its routes agree on a split, and a listed task resets",
     ),
     Phase(
         "latency",

@@ -36,7 +36,6 @@ NO_FAILING_ENTRY: dict[str, str] = {
             "openenv.discover.schema",
             "openenv.discover.openapi",
             "openenv.mode.consistent",
-            "openenv.ws.reward-range",
             "openenv.ws.order",
             "openenv.state.shape",
             "openenv.action.session-usable",

@@ -325,7 +325,6 @@ WALK_OPTIONS: dict[str, Any] = {
     "contrast_task_id": "far",
     "group_size": 3,
     "max_steps": 8,
-    "unscored_steps": False,
     "timeout": 5.0,
     "latency_rounds": 5,
     "actions": [{"direction": "right"}, {"direction": "up"}],

@@ -33,6 +33,7 @@ PEERS = {
     "slow steps served concurrently": (envs.slow_quiz_app, envs.QUIZ_OPTIONS),
     "optional action members of every kind": (envs.form_app, envs.FORM_OPTIONS),
     "hand-made with a JSON-RPC /mcp": (mcp_app, envs.QUIZ_OPTIONS),
+    "hand-made with the task API": (lambda: build_app(Quirks(tasks="consistent")), envs.QUIZ_OPTIONS),
 }
 
 
@@ -57,6 +58,9 @@ async def test_seed_scenario_scores_half_in_a_group_of_five_and_refuses_the_odd_
         "openenv.replay.expected-reward": Verdict.PASS,
         "openenv.determinism.group": Verdict.PASS,
         "openenv.isolation.sessions": Verdict.PASS,
+        "openenv.ws.reward": Verdict.PASS,  # every reward the group saw is judged
+        "openenv.ws.reward-number": Verdict.PASS,
+        "openenv.ws.reward-range": Verdict.PASS,
         "openenv.ws.reply-in-time": Verdict.PASS,
     }
     expected_reward = report.results[("group", "openenv.replay.expected-reward")]

@@ -22,6 +22,7 @@ def test_a_step_observation_decides_envelope_reward_range_and_schema():
     assert [(d.clause_id, d.held) for d in decisions] == [
         ("openenv.ws.envelope", True),
         ("openenv.ws.reward", True),
+        ("openenv.ws.reward-number", True),
         ("openenv.ws.reward-range", True),
         ("openenv.schema.observation-valid", True),
     ]
@@ -29,7 +30,11 @@ def test_a_step_observation_decides_envelope_reward_range_and_schema():
 
 def test_a_reset_observation_has_no_range_and_may_be_unscored():
     decisions = observation_decisions(observation(None, text="hi"), None, OpenEnvOptions(), on_reset=True)
-    assert [(d.clause_id, d.held) for d in decisions] == [("openenv.ws.envelope", True), ("openenv.ws.reward", True)]
+    assert [(d.clause_id, d.held) for d in decisions] == [
+        ("openenv.ws.envelope", True),
+        ("openenv.ws.reward", True),
+        ("openenv.ws.reward-number", True),
+    ]
 
 
 def test_a_frame_that_is_no_observation_decides_only_the_envelope():

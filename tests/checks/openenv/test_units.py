@@ -7,6 +7,7 @@ import pytest
 from checks.http_client import Reply as HttpReply
 from checks.openenv.action_values import UNEXPECTED_KEY, invalid_actions, property_actions, valid_action
 from checks.openenv.judging import (
+    boolean_reward_problem,
     code_problem,
     envelope_problem,
     error_problem,
@@ -95,14 +96,13 @@ def test_envelope_judgement():
 
 
 def test_reward_judgement():
-    options = OpenEnvOptions()
-    assert reward_problem(0.5, False, options) is None
-    assert reward_problem(None, True, options) is None
-    assert reward_problem(None, False, options) == "step reward is null"
-    assert reward_problem(None, False, OpenEnvOptions(unscored_steps=True)) is None
-    assert "not a JSON number" in reward_problem(True, False, options)
-    assert "not a JSON number" in reward_problem("1.0", False, options)
-    assert "not finite" in reward_problem(float("inf"), False, options)
+    assert reward_problem(0.5) is None
+    assert reward_problem(None) is None  # StepResponse.reward is optional, on reset and step alike
+    assert reward_problem(True) is None  # legal by the observation type: judged by the SHOULD below
+    assert "JSON boolean" in boolean_reward_problem(True)
+    assert boolean_reward_problem(1) is None
+    assert "not a JSON number" in reward_problem("1.0")
+    assert "not finite" in reward_problem(float("inf"))
 
 
 def test_error_and_state_judgements():

@@ -1,6 +1,7 @@
 """An env that scores with booleans: the /ws frame carries reward true, not a number.
 
-Broken clause: openenv.ws.reward.
+Legal by the observation type, but HTTP /step sends the same reward as 1.0: a SHOULD.
+Broken clause: openenv.ws.reward-number.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from checks.core import Verdict
 from tests.zoo.entry import ZooEntry
 from tests.zoo.openenv import (
+    advertises_style,
     app_heartbeat,
     bool_reward,
     capacity_one,
@@ -26,10 +27,15 @@ from tests.zoo.openenv import (
     ignores_episode_id,
     ignores_seed,
     ignores_task_id,
+    late_out_of_range,
     leaky_sessions,
     mcp_500,
     mcp_not_jsonrpc,
     mcp_other_code,
+    mcp_snake_schema,
+    mcp_wrong_name_code,
+    metadata_mismatch,
+    miscounted_tasks,
     never_done,
     no_capacity_reached,
     nondeterministic,
@@ -43,6 +49,8 @@ from tests.zoo.openenv import (
     slow_reset,
     stale_step_count,
     step_count_off,
+    string_reward,
+    unresettable_task,
     wrong_validation_code,
 )
 
@@ -57,8 +65,15 @@ class OpenEnvEntry(ZooEntry):
 
 
 ZOO: dict[str, OpenEnvEntry] = {
+    "advertises-style": OpenEnvEntry(advertises_style.make_app, "openenv.schema.action-accepted", named="'style'"),
     "app-heartbeat": OpenEnvEntry(app_heartbeat.make_app, "openenv.ws.unprompted"),
-    "bool-reward": OpenEnvEntry(bool_reward.make_app, "openenv.ws.reward"),
+    "bool-reward": OpenEnvEntry(bool_reward.make_app, "openenv.ws.reward-number", verdict=Verdict.WARN),
+    "string-reward": OpenEnvEntry(
+        string_reward.make_app,
+        "openenv.ws.reward",
+        # The schema types the reward as a number, and the expected reward is compared as one.
+        knock_on=frozenset({"openenv.schema.observation-valid", "openenv.replay.expected-reward"}),
+    ),
     "capacity-one": OpenEnvEntry(capacity_one.make_app, "openenv.capacity.group", options={"group_size": 5}),
     "close-reply": OpenEnvEntry(close_reply.make_app, "openenv.close.clean"),
     "closes-on-unknown-type": OpenEnvEntry(closes_on_unknown_type.make_app, "openenv.errors.unknown-type"),
@@ -81,12 +96,26 @@ ZOO: dict[str, OpenEnvEntry] = {
     "greets-on-connect": OpenEnvEntry(greets_on_connect.make_app, "openenv.ws.unprompted", options={"group_size": 3}),
     "health-500": OpenEnvEntry(health_500.make_app, "openenv.discover.health"),
     "ignores-episode-id": OpenEnvEntry(ignores_episode_id.make_app, "openenv.state.episode-id"),
-    "ignores-seed": OpenEnvEntry(ignores_seed.make_app, "openenv.reset.seed"),
+    "ignores-seed": OpenEnvEntry(ignores_seed.make_app, "openenv.reset.seed", options={"seed_dependent": True}),
     "ignores-task-id": OpenEnvEntry(ignores_task_id.make_app, "openenv.reset.task-id"),
+    "late-out-of-range": OpenEnvEntry(
+        late_out_of_range.make_app,
+        "openenv.ws.reward-range",
+        options={**late_out_of_range.OPTIONS, "group_size": 3},
+        verdict=Verdict.WARN,
+    ),
     "leaky-sessions": OpenEnvEntry(leaky_sessions.make_app, "openenv.isolation.sessions"),
     "mcp-500": OpenEnvEntry(mcp_500.make_app, "openenv.mcp.error-object"),
     "mcp-not-jsonrpc": OpenEnvEntry(mcp_not_jsonrpc.make_app, "openenv.mcp.error-object"),
     "mcp-other-code": OpenEnvEntry(mcp_other_code.make_app, "openenv.mcp.error-code", verdict=Verdict.WARN),
+    "mcp-snake-schema": OpenEnvEntry(mcp_snake_schema.make_app, "openenv.mcp.input-schema", verdict=Verdict.WARN),
+    "mcp-wrong-name-code": OpenEnvEntry(mcp_wrong_name_code.make_app, "openenv.mcp.missing-name", verdict=Verdict.WARN),
+    "metadata-mismatch": OpenEnvEntry(
+        metadata_mismatch.make_app,
+        "openenv.ws.metadata-mirror",
+        verdict=Verdict.WARN,
+    ),
+    "miscounted-tasks": OpenEnvEntry(miscounted_tasks.make_app, "openenv.tasks.consistent", verdict=Verdict.WARN),
     "never-done": OpenEnvEntry(
         never_done.make_app, "openenv.termination.within-budget", options={"expected_reward": None, "max_steps": 6}
     ),
@@ -114,5 +143,6 @@ ZOO: dict[str, OpenEnvEntry] = {
     "slow-reset": OpenEnvEntry(slow_reset.make_app, "openenv.ws.reply-in-time", options=slow_reset.OPTIONS),
     "stale-step-count": OpenEnvEntry(stale_step_count.make_app, "openenv.state.step-count"),
     "step-count-off": OpenEnvEntry(step_count_off.make_app, "openenv.state.step-count"),
+    "unresettable-task": OpenEnvEntry(unresettable_task.make_app, "openenv.tasks.reset", verdict=Verdict.WARN),
     "wrong-validation-code": OpenEnvEntry(wrong_validation_code.make_app, "openenv.action.rejected"),
 }

@@ -15,7 +15,7 @@ import random
 import socket
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -36,6 +36,12 @@ class AdvertisedQuizAction(QuizAction):
     hint: str | None = Field(None, max_length=32)
 
 
+class StyledQuizAction(QuizAction):
+    """What /schema shows under the `advertise_style` quirk: an optional enum member /ws refuses."""
+
+    style: Literal["terse", "verbose"] | None = None
+
+
 class QuizObservation(BaseModel):
     model_config = ConfigDict(extra="forbid")
     done: bool = False
@@ -43,6 +49,18 @@ class QuizObservation(BaseModel):
     prompt: str = ""
     feedback: str = ""
     nonce: float = 0.0
+
+
+class QuizObservationWithMetadata(QuizObservation):
+    """What /schema shows under the `metadata_mismatch` quirk: observations carry metadata (as in 0.10)."""
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class QuizResetObservation(QuizObservation):
+    """The reset observation under the `own_reset_observation` quirk: it also names the task."""
+
+    task_id: str = ""
 
 
 class QuizState(BaseModel):
@@ -75,7 +93,15 @@ class Quirks:
     ws_reset_delay: float = 0.0  # seconds a /ws reset takes before its reply (the session waits meanwhile)
     mute_on_non_object: bool = False  # non-object JSON leaves the session open but deaf until the client leaves
     advertise_hint: bool = False  # /schema.action lists an optional `hint` that /ws refuses
-    mcp: str | None = None  # POST /mcp: None (not served), "jsonrpc", "crash", "plain" or "other-code"
+    advertise_style: bool = False  # /schema.action lists an optional enum `style` that /ws refuses
+    # the task API: None (not served), "consistent", "miscounted" (num_tasks off by one) or
+    # "unresettable" (a /ws reset to a listed task is refused)
+    tasks: str | None = None
+    metadata_mismatch: bool = False  # step frames carry a top-level metadata unlike the observation's
+    own_reset_observation: bool = False  # reset frames follow /schema.reset_observation (legal: OpenEnv 0.10)
+    # POST /mcp: None (not served), "jsonrpc", "crash", "plain", "other-code", "snake-schema" (tools/list
+    # spells input_schema) or "missing-name-other-code" (tools/call without a name gets -32601)
+    mcp: str | None = None
 
 
 class Episode:
@@ -112,6 +138,9 @@ def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
         reward = int(reward)
     if quirks.flat_envelope:
         return {**fields, "reward": reward, "done": observation.done}
+    if quirks.metadata_mismatch and observation.done:
+        mirrored = {"observation": {**fields, "metadata": {"step": 1}}, "metadata": {"step": 2}}
+        return {**mirrored, "reward": reward, "done": observation.done}
     return {"observation": fields, "reward": reward, "done": observation.done}
 
 
@@ -142,14 +171,22 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
 
     @app.get("/schema")
     def schema() -> dict[str, Any]:
-        return {
-            "action": (AdvertisedQuizAction if quirks.advertise_hint else QuizAction).model_json_schema(),
-            "observation": QuizObservation.model_json_schema(),
+        advertised = AdvertisedQuizAction if quirks.advertise_hint else QuizAction
+        published = {
+            "action": (StyledQuizAction if quirks.advertise_style else advertised).model_json_schema(),
+            "observation": (
+                QuizObservationWithMetadata if quirks.metadata_mismatch else QuizObservation
+            ).model_json_schema(),
             "state": QuizState.model_json_schema(),
         }
+        if quirks.own_reset_observation:
+            published["reset_observation"] = QuizResetObservation.model_json_schema()
+        return published
 
     if quirks.mcp is not None:
         app.post("/mcp")(mcp_endpoint(quirks.mcp))
+    if quirks.tasks is not None:
+        add_task_routes(app, miscounted=quirks.tasks == "miscounted")
 
     @app.post("/reset")
     def http_reset(body: dict[str, Any]) -> dict[str, Any]:
@@ -169,6 +206,35 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
     @app.get("/state")
     def http_state() -> dict[str, Any]:
         return Episode(quirks).state.model_dump()
+
+
+def add_task_routes(app: FastAPI, miscounted: bool) -> None:
+    """OpenEnv 0.10's task API over TASKS: one split, "test", whose tasks are the task ids."""
+    listed = sorted(TASKS)
+
+    @app.get("/list_environments")
+    def environments() -> list[str]:
+        return ["quiz"]
+
+    @app.get("/quiz/splits")
+    def splits() -> list[dict[str, str]]:
+        return [{"name": "test", "type": "test"}]
+
+    @app.post("/quiz/num_tasks")
+    def num_tasks(body: dict[str, Any]) -> dict[str, int]:
+        return {"num_tasks": len(listed) + miscounted}
+
+    @app.post("/quiz/tasks")
+    def tasks(body: dict[str, Any]) -> dict[str, Any]:
+        return {"tasks": listed, "env_name": "quiz"}
+
+    @app.post("/quiz/task")
+    def task(body: dict[str, Any]) -> dict[str, Any]:
+        return {"task": listed[int(body["index"])]}
+
+    @app.post("/quiz/task_range")
+    def task_range(body: dict[str, Any]) -> dict[str, Any]:
+        return {"tasks": listed[body.get("start") : body.get("stop")]}
 
 
 class EndSession(Exception):
@@ -253,7 +319,11 @@ async def answer_message(websocket: WebSocket, episode: Episode, quirks: Quirks,
         await asyncio.sleep(quirks.ws_reset_delay)
         raw_data = message.get("data")
         data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+        if quirks.tasks == "unresettable" and "index" in data:
+            return error("EXECUTION_ERROR", "reset() got an unexpected keyword argument 'index'")
         reply: dict[str, Any] | str = {"type": "observation", "data": envelope(episode.reset(data), quirks)}
+        if quirks.own_reset_observation and isinstance(reply, dict):
+            reply["data"]["observation"]["task_id"] = episode.task
     elif kind == "step":
         reply = answer_step(episode, message.get("data"), quirks)
     elif kind == "state":
@@ -282,11 +352,26 @@ def mcp_endpoint(mode: str) -> Any:
             message, code = None, -32700
         else:
             code = -32600 if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" else -32601
+        if code == -32601:
+            return mcp_method(mode, message)
         if mode == "other-code":
             code = -32603
         return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": "no such request"}}
 
     return mcp
+
+
+def mcp_method(mode: str, message: dict[str, Any]) -> dict[str, Any]:
+    """One tool, `add`: tools/list and tools/call as MCP spells them, unless `mode` breaks one."""
+    method, params, rid = message.get("method"), message.get("params") or {}, message.get("id")
+    if method == "tools/list":
+        schema_key = "input_schema" if mode == "snake-schema" else "inputSchema"
+        tool = {"name": "add", "description": "add two integers", schema_key: {"type": "object", "properties": {}}}
+        return {"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}
+    if method == "tools/call" and not params.get("name"):
+        code = -32601 if mode == "missing-name-other-code" else -32602
+        return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "Missing 'name' in params"}}
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}}
 
 
 async def trickle():
