@@ -53,45 +53,6 @@ NO_FAILING_ENTRY: dict[str, str] = {
         ],
         UNCOVERED_KIND.format(kind="openenv"),
     ),
-    **dict.fromkeys(
-        [
-            "rlmesh.h1.peer-info",
-            "rlmesh.h2.missing-base",
-            "rlmesh.h3.contract-stable",
-            "rlmesh.s1.step-shape",
-            "rlmesh.o1.step-latency",
-            "rlmesh.s4.seed-all-lanes",
-            "rlmesh.s4.seed-chain",
-            "rlmesh.s4.seed-matters",
-            "rlmesh.s5.seed-length",
-            "rlmesh.l1.partial-reset",
-            "rlmesh.l3.lane-fifo",
-            "rlmesh.v3.state-unchanged",
-            "rlmesh.l1.bad-index",
-            "rlmesh.e2.session-usable",
-            "rlmesh.e2.empty-request",
-            "rlmesh.e2.step-before-reset",
-            "rlmesh.e2.fatal-ends-stream",
-            "rlmesh.e1.survives",
-            "rlmesh.r1.render-multi-lane",
-            "rlmesh.r1.render-bad-lane",
-        ],
-        "no rlmesh zoo entry flags it on its own yet (several are knock-ons of entries, and the 0.1.0 wheel "
-        "warns on s4.seed-all-lanes, s5.seed-length and r1.render-bad-lane): follow-up of issue 19",
-    ),
-    **dict.fromkeys(
-        [
-            "plugrl-client.5.1.unknown-keys",
-            "plugrl-client.8.one-feedback-per-action",
-            "plugrl-client.4.3.feedback-envs-held",
-            "plugrl-client.5.2.observation-form",
-            "plugrl-client.5.4.feedback-form",
-            "plugrl-client.8.1.probe-observation",
-            "plugrl-client.5.3.steps-within-horizon",
-            "plugrl-client.7.6.no-stale-feedback",
-        ],
-        UNCOVERED_KIND.format(kind="plugrl-client"),
-    ),
 }
 
 
