@@ -63,6 +63,7 @@ VARIANTS = {
     "offset-actions": "the Discrete action space starts at -1",
     "unknown-fields": "every message carries fields rlconform's protos do not declare",
     "next-step": "NEXT_STEP autoreset on a lane server with subset steps (0.1.0 never pairs the two)",
+    "declares-step-limit": "the spec metadata declares max_episode_steps, which every episode keeps",
 }
 # Hostile servers: the checker must reach a verdict within its deadlines, with bounded memory.
 HOSTILE = {

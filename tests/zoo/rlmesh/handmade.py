@@ -153,6 +153,8 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         if "unspecified-autoreset" in self.faults:
             mode = core_pb2.AUTORESET_MODE_UNSPECIFIED
         spec = core_pb2.EnvSpec(id="HandmadeWalk-v0", action_space=discrete, observation_space=box)
+        if "declares-step-limit" in self.faults:
+            spec.metadata.entries["max_episode_steps"].int_value = EPISODE_LENGTH
         if "drifting-contract" in self.faults:
             self.handshakes = getattr(self, "handshakes", 0) + 1
             spec.metadata.entries["handshakes"].int_value = self.handshakes
