@@ -39,13 +39,13 @@ FAULTS = {  # fault -> what the server does wrong (catalogue.py: the clause that
     "accepts-missing-base": "a Handshake without base is answered in-band, not refused",
     "drifting-contract": "each Handshake's contract carries a handshake counter in its spec metadata",
     "indices-on-full-step": "a full-width step response lists every lane in env_indices",
-    "slow-steps": "every step takes SLOW_STEP seconds (graded against a tighter latency_bound_ms)",
+    "slow-steps": "every step takes SLOW_STEP seconds, deadlines honoured (graded against a tighter latency_bound_ms)",
     "one-seed-one-lane": "a single seed seeds lane 0 only, leaving the other lanes unseeded",
     "unseeded-reset-reseeds": "an unseeded reset draws fresh entropy instead of continuing the seeded generator",
     "seed-ignored-at-start": "every episode starts at position 0, whatever the seed",
     "extra-seeds-dropped": "surplus seeds are silently dropped",
     "partial-reset-off-by-one": "a partial reset seeds its lane with the seed plus one (and reports the seed sent)",
-    "pipelined-lifo": "steps pipelined for one lane are applied latest first",
+    "pipelined-lifo": "subset steps pipelined for one lane are applied latest first",
     "bad-action-moves": "a rejected action still draws the lanes' step noise",
     "out-of-range-reset-ok": "a partial reset of an out-of-range lane is answered with an empty reset",
     "sulks-after-bad-action": "the step after a rejected action is refused with a recoverable INTERNAL",
@@ -72,7 +72,9 @@ HOSTILE = {
 }
 SLOW_REPLY = 1.0
 SLOW_STEP = 0.012  # under the 20 ms floors of the timeout and overlap clauses, so only the latency bound sees it
-LIFO_WINDOW = 0.005  # pipelined-lifo: a step waits this long over (1 + steps already waiting) before its lane lock
+# pipelined-lifo: a subset step waits this long over the number of steps waiting before its lane lock, so later
+# arrivals go first (full-width steps do not wait, which keeps the run short)
+LIFO_WINDOW = 0.02
 HUGE_REPLY = 2 * 1024 * 1024
 
 

@@ -129,7 +129,7 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         self.next_step = bool(faults & {"next-step", "autoreset-reward"})
         self.locks = [asyncio.Lock() for _ in range(lanes)]
         self.global_lock = asyncio.Lock()
-        self.step_delay = step_delay
+        self.step_delay = step_delay or (SLOW_STEP if "slow-steps" in faults else 0.0)
         self.allow_shutdown = allow_shutdown
         self.sessions = 0
         self.stopped = asyncio.Event()
@@ -212,7 +212,7 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
 
         async def handle(request: env_pb2.JoinRequest) -> None:
             deadline_ms = request.step.timeout_ms if request.WhichOneof("kind") == "step" else 0
-            if "pipelined-lifo" in self.faults and request.WhichOneof("kind") == "step":
+            if "pipelined-lifo" in self.faults and request.WhichOneof("kind") == "step" and request.step.env_indices:
                 self.lifo_waiting += 1
                 await asyncio.sleep(LIFO_WINDOW / self.lifo_waiting)  # later arrivals wait less
                 self.lifo_waiting -= 1
@@ -357,8 +357,6 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         echoed = list(range(len(self.lanes))) if "indices-on-full-step" in self.faults else []
         response = env_pb2.StepResponse(env_indices=list(body.env_indices) if body.env_indices else echoed)
         async with self.locked(chosen):
-            if "slow-steps" in self.faults:
-                await asyncio.sleep(SLOW_STEP)
             if self.step_delay:
                 deadline = body.timeout_ms / 1000 if "ignores-timeout" not in self.faults else 0
                 if deadline and deadline < self.step_delay:  # give up at the deadline, the env untouched
