@@ -4,7 +4,8 @@ Every MUST and SHOULD clause of every kind needs a zoo entry that makes it fail
 (or warn), and a conforming server or real peer on which it is decided `pass`,
 not "not judged". The fail side is the zoo catalogues (each entry's clause is
 what its kind's test_zoo.py proves the suite flags). The pass side is computed
-here by running the cheap reference servers in process, and read from the real
+here by running every kind's conforming reference server (or, for a client kind,
+its reference client against a listening run) in process (tests/checks/reference_runs.py), and read from the real
 peers' tables (tests/realpeers/verdicts.py), which their own tests hold exact.
 
 A clause that lacks a side is listed below with the reason; an exception that is
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 
 import pytest
 
-from checks.core import Level, Report, run_suite
+from checks.core import Level
 from checks.registry import get_suite, kind_names
+from tests.checks.reference_runs import REFERENCE_RUNS
 from tests.realpeers.verdicts import LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE, TRANSFORMERS_SERVE, PeerTable
 from tests.zoo.entry import ZooEntry
 
@@ -51,45 +53,6 @@ NO_FAILING_ENTRY: dict[str, str] = {
             "openenv.latency.bound",
         ],
         UNCOVERED_KIND.format(kind="openenv"),
-    ),
-    **dict.fromkeys(
-        [
-            "rlmesh.h1.peer-info",
-            "rlmesh.h2.missing-base",
-            "rlmesh.h3.contract-stable",
-            "rlmesh.s1.step-shape",
-            "rlmesh.o1.step-latency",
-            "rlmesh.s4.seed-all-lanes",
-            "rlmesh.s4.seed-chain",
-            "rlmesh.s4.seed-matters",
-            "rlmesh.s5.seed-length",
-            "rlmesh.l1.partial-reset",
-            "rlmesh.l3.lane-fifo",
-            "rlmesh.v3.state-unchanged",
-            "rlmesh.l1.bad-index",
-            "rlmesh.e2.session-usable",
-            "rlmesh.e2.empty-request",
-            "rlmesh.e2.step-before-reset",
-            "rlmesh.e2.fatal-ends-stream",
-            "rlmesh.e1.survives",
-            "rlmesh.r1.render-multi-lane",
-            "rlmesh.r1.render-bad-lane",
-        ],
-        "no rlmesh zoo entry flags it on its own yet (several are knock-ons of entries, and the 0.1.0 wheel "
-        "warns on s4.seed-all-lanes, s5.seed-length and r1.render-bad-lane): follow-up of issue 19",
-    ),
-    **dict.fromkeys(
-        [
-            "plugrl-client.5.1.unknown-keys",
-            "plugrl-client.8.one-feedback-per-action",
-            "plugrl-client.4.3.feedback-envs-held",
-            "plugrl-client.5.2.observation-form",
-            "plugrl-client.5.4.feedback-form",
-            "plugrl-client.8.1.probe-observation",
-            "plugrl-client.5.3.steps-within-horizon",
-            "plugrl-client.7.6.no-stale-feedback",
-        ],
-        UNCOVERED_KIND.format(kind="plugrl-client"),
     ),
 }
 
@@ -132,70 +95,17 @@ def test_a_clause_that_passes_everywhere_is_caught():
 # ---------------------------------------------------------------- the pass side
 
 
-async def openai_reference() -> Report:
-    from checks.openai.reference import ReferenceModel, make_app
-    from tests.checks.openai.helpers import check, serving
-
-    model = ReferenceModel()
-    model.api_key = "sk-reference"
-    with serving(make_app(model)) as url:
-        return await check(url, {"context_window": 4096, "api_key": "sk-reference"})
-
-
-async def session_reference() -> Report:
-    from checks.session.reference import start_reference_server
-    from checks.session.suite import SUITE
-
-    running = await start_reference_server(tree="v2", backend_delay=0)
-    try:
-        return await run_suite(SUITE, running.url, {"timeout": 5})
-    finally:
-        await running.close()
-
-
-async def ors_reference() -> Report:
-    from checks.ors.reference import start_reference_server
-    from checks.ors.suite import SUITE
-    from tests.zoo.ors.catalogue import QUICK_OPTIONS
-
-    running = await start_reference_server()
-    try:
-        return await run_suite(SUITE, running.url, QUICK_OPTIONS)
-    finally:
-        await running.close()
-
-
-async def ors_reference_keepalive() -> Report:
-    """The opt-in keep-alive phase on a reference server with a short idle expiry, so its clauses are decided."""
-    from checks.ors.reference import OrsServer, serve_app
-    from checks.ors.suite import SUITE
-    from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS
-
-    running = await serve_app(OrsServer(idle_expiry=1.2, ping_interval=0.2))
-    try:
-        return await run_suite(SUITE, running.url, {"timeout": 5, **KEEPALIVE_OPTIONS}, ["keepalive"])
-    finally:
-        await running.close()
-
-
-# Conforming servers run here, by kind; their passes are computed, not recorded.
-REFERENCE_RUNS: dict[str, list[Callable[[], Awaitable[Report]]]] = {
-    "openai-chat": [openai_reference],
-    "session-server": [session_reference],
-    "ors": [ors_reference, ors_reference_keepalive],
-}
 REAL_PEERS: list[PeerTable] = [TRANSFORMERS_SERVE, LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE]
-# Kinds whose pass side this test does not compute yet (their own tests run their conforming servers).
+# Kinds whose pass side this test does not compute yet.
 PASS_SIDE_ELSEWHERE = {
-    "plugrl-server": "reference run in tests/checks/plugrl (not yet folded in here)",
     "openenv": "conforming envs in tests/checks/openenv (another helper's OpenEnv work this round)",
-    "rlmesh": "the rlmesh 0.1.0 servers in tests/checks/rlmesh/test_real_peers.py (subprocesses, not yet a table)",
-    "rllink": "RLlib 2.60 in tests/checks/rllink/test_rllib.py (a Ray cluster, not yet a table)",
-    "plugrl-client": "a client kind: graded by listening for its reference client",
-    "rllink-client": "a client kind: graded by listening for its reference client",
 }
 # Clauses no conforming server or real peer decides `pass` on its own, and why.
-NO_PASSING_SERVER: dict[str, str] = {}
+NO_PASSING_SERVER: dict[str, str] = {
+    "plugrl-client.7.6.no-stale-feedback": "the suite only ever records this clause missed (checks/plugrl_client/"
+    "judging.py: sequence() and unheld()); a client that drops its held feedback on reconnect leaves it unrecorded, "
+    "never `pass`, so no conforming client can decide it: a gap in checks/, reported to be fixed there",
+}
 
 
 def passes_of_table(table: PeerTable) -> set[str]:

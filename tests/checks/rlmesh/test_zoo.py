@@ -48,7 +48,9 @@ async def test_handmade_fault_is_flagged_with_its_clause(fault, monkeypatch):
     delay = 0.03 if fault in ("serial-lanes", "ignores-timeout", "answers-after-timeout") else 0.0
     server, _, address = await rlmesh_handmade.start(lanes=2, faults={fault}, step_delay=delay)
     try:
-        report = await run_suite(SUITE, address, OPTIONS, include_optional=fault == "never-stops")
+        report = await run_suite(
+            SUITE, address, {**OPTIONS, **ZOO[fault].options}, include_optional=fault == "never-stops"
+        )
     finally:
         await server.stop(0)
     flagged = clauses_with(report, Verdict.FAIL) | clauses_with(report, Verdict.WARN)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from checks.core import Verdict
 from tests.zoo.entry import ZooEntry
-from tests.zoo.plugrl_client import lifecycle, probe, transport
+from tests.zoo.plugrl_client import forms, lifecycle, probe, transport
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,4 +54,22 @@ ZOO: dict[str, PlugRLClientEntry] = {
         lifecycle.ExitsOnResync, "plugrl-client.7.2.reconnects-after-resync", phases=("resync",), sessions=1
     ),
     "IgnoresText": PlugRLClientEntry(lifecycle.IgnoresText, "plugrl-client.7.4.text-fatal", phases=("text",)),
+    "RejectsUnknownKeys": PlugRLClientEntry(
+        forms.RejectsUnknownKeys, "plugrl-client.5.1.unknown-keys", phases=("basic",)
+    ),
+    "SkipsFeedbackRow": PlugRLClientEntry(
+        forms.SkipsFeedbackRow, "plugrl-client.8.one-feedback-per-action", phases=("basic",)
+    ),
+    "FeedsBackUnasked": PlugRLClientEntry(
+        forms.FeedsBackUnasked, "plugrl-client.4.3.feedback-envs-held", phases=("basic",)
+    ),
+    "ExtraObservationKey": PlugRLClientEntry(
+        forms.ExtraObservationKey, "plugrl-client.5.2.observation-form", phases=("basic",)
+    ),
+    "NoTruncated": PlugRLClientEntry(forms.NoTruncated, "plugrl-client.5.4.feedback-form", phases=("basic",)),
+    "Float32States": PlugRLClientEntry(forms.Float32States, "plugrl-client.8.1.probe-observation", phases=("basic",)),
+    "IdlesLastEnv": PlugRLClientEntry(forms.IdlesLastEnv, "plugrl-client.5.3.steps-within-horizon", phases=("basic",)),
+    "StaleAfterInfer": PlugRLClientEntry(
+        forms.StaleAfterInfer, "plugrl-client.7.6.no-stale-feedback", phases=("resync",)
+    ),
 }

@@ -4,7 +4,7 @@ With no faults it is a conforming lane server: N lanes of a seeded noisy walk
 (Box(2,) float32 observation [position, count], Discrete(3) action, episodes of
 `EPISODE_LENGTH` steps, DISABLED autoreset, `subset_step`), one lock per lane so
 lanes overlap, a step `timeout_ms` honoured with a recoverable TIMEOUT, and
-recoverable errors where the protocol asks for them. Each fault in FAULTS breaks
+recoverable errors where the protocol asks for them. Each fault in FAULTS (faults.py) breaks
 exactly one thing (catalogue.py names the clause that must catch it); each of VARIANTS is
 legal but unusual, and must pass everything.
 """
@@ -18,6 +18,20 @@ import grpc
 import numpy as np
 
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc, spaces_pb2
+from tests.zoo.rlmesh.faults import (
+    FAULTS,
+    HOSTILE,
+    HUGE_REPLY,
+    LIFO_WINDOW,
+    NOT_PROTOBUF,
+    RAW_FAULTS,
+    SLOW_REPLY,
+    SLOW_STEP,
+    VARIANTS,
+    lane_warning_infos,
+)
+
+__all__ = ["FAULTS", "HOSTILE", "HUGE_REPLY", "SLOW_REPLY", "VARIANTS", "start"]
 
 GENERATION = "rlmesh-wire-v1"
 EPISODE_LENGTH = 5
@@ -25,50 +39,6 @@ ACTIONS = 3
 LOW, HIGH = -100.0, 100.0
 UNDECLARED_HANDSHAKE_FIELD = b"\x32\x072026.06"  # tag 6, a string, as 0.1.0 sends
 UNDECLARED_RESPONSE_FIELDS = b"\x58\x07\x60\x80\x01\x78\x03"  # varints at tags 11, 12 and 15 (timings)
-
-FAULTS = {  # fault -> what the server does wrong (catalogue.py: the clause that must catch it)
-    "any-generation": "compatible=true whatever generation is offered",
-    "fatal-bad-action": "a bad action is a non-recoverable INTERNAL",
-    "serial-lanes": "one lock for all lanes despite subset_step",
-    "never-stops": "accepts Shutdown and keeps serving",
-    "double-sessions": "serves a second concurrent Join",
-    "wide-subset": "advertises subset_step, steps every lane",
-    "unspecified-autoreset": "autoreset_mode UNSPECIFIED",
-    "f64-obs": "float64 bytes for a float32 observation space",
-    "off-by-one-steps": "completions count one step too many",
-    "forgets-on-close": "Close reports no still-active episode",
-    "wrong-echo": "error responses carry no request_id",
-    "ignores-timeout": "a step's timeout_ms is ignored: the late step is answered",
-    "answers-after-timeout": "TIMEOUT at the deadline, then the step's own late answer",
-    "autoreset-reward": "NEXT_STEP, with a reward of 1 on each autoreset step",
-    "lane-warnings": "an observation warning in a lane's `final_info` entry",
-    "slot-leak": "a finished session never gives its slot back: every later Join is refused",
-    "ignores-configure": "a ConfigureEnvRequest is answered as an unknown arm",
-    "sorted-subset": "steps the named lanes in ascending order, whatever order was asked",
-    "accepts-any-action": "out-of-range actions are clamped, not rejected",
-    "big-endian-obs": "observations in big-endian byte order",
-    "shared-rng": "all lanes draw their step noise from one generator",
-    "join-ends-at-once": "every Join stream ends with OK before answering anything",
-    "zero-lanes": "the contract says num_envs 0",
-    "impossible-shape": "an observation shape no message could ever carry",
-    "unparsable-handshake": "the HandshakeResponse bytes are not a protobuf message",
-    "unparsable-replies": "every JoinResponse's bytes are not a protobuf message",
-}
-RAW_FAULTS = {"unparsable-handshake", "unparsable-replies"}
-NOT_PROTOBUF = b"\x0a\xff\xff\xff\xff\x0f not a protobuf message"  # a length prefix far beyond the bytes
-VARIANTS = {
-    "both-flags": "an episode that ends on its time limit sets terminated and truncated together",
-    "offset-actions": "the Discrete action space starts at -1",
-    "unknown-fields": "every message carries fields rlconform's protos do not declare",
-    "next-step": "NEXT_STEP autoreset on a lane server with subset steps (0.1.0 never pairs the two)",
-}
-# Hostile servers: the checker must reach a verdict within its deadlines, with bounded memory.
-HOSTILE = {
-    "slow-replies": "every Join response comes SLOW_REPLY seconds late",
-    "huge-reply": "every step observation is HUGE_REPLY bytes, beyond any sane message limit",
-}
-SLOW_REPLY = 1.0
-HUGE_REPLY = 2 * 1024 * 1024
 
 
 def error(code: int, message: str, recoverable: bool = True) -> env_pb2.JoinResponse:
@@ -81,13 +51,18 @@ class BadRequest(Exception):
         self.code = code
 
 
+class Fatal(BadRequest):
+    """A non-recoverable error."""
+
+
 class BadAction(BadRequest):
     def __init__(self, message: str) -> None:
         super().__init__(env_pb2.ENV_ERROR_CODE_INVALID_ACTION, message)
 
 
 class Lane:
-    def __init__(self, generator: list[np.random.Generator]) -> None:
+    def __init__(self, generator: list[np.random.Generator], faults: frozenset[str] = frozenset()) -> None:
+        self.faults = faults
         self.generator = generator  # a one-item holder, so that lanes can (wrongly) share it
         self.pending = False  # ended under NEXT_STEP: the next step autoresets
         self.position = 0.0
@@ -98,10 +73,13 @@ class Lane:
         self.started = 0
         self.active = False
 
-    def reset(self, seed: int | None, episode_id: str) -> None:
+    def reset(self, seed: int | None, episode_id: str, seed_offset: int = 0) -> None:
         if seed is not None:
-            self.generator[0] = np.random.default_rng(seed)
-        self.position = float(np.float32(self.generator[0].uniform(-5, 5)))
+            self.generator[0] = np.random.default_rng(seed + seed_offset)
+        elif "unseeded-reset-reseeds" in self.faults:
+            self.generator[0] = np.random.default_rng()
+        start = self.generator[0].uniform(-5, 5)
+        self.position = 0.0 if "seed-ignored-at-start" in self.faults else float(np.float32(start))
         self.count, self.total, self.seed, self.episode_id = 0, 0.0, seed, episode_id
         self.started, self.active, self.pending = time.time_ns(), True, False
 
@@ -140,12 +118,18 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
             raise ValueError(f"unknown faults {unknown}")
         self.faults = faults
         shared = [np.random.default_rng()]
-        self.lanes = [Lane(shared if "shared-rng" in faults else [np.random.default_rng()]) for _ in range(lanes)]
+        lane_faults = frozenset(faults)
+        self.lanes = [
+            Lane(shared if "shared-rng" in faults else [np.random.default_rng()], lane_faults) for _ in range(lanes)
+        ]
+        self.lifo_waiting = 0  # pipelined-lifo: steps waiting before their lane lock
+        self.probed = False  # refuses-join-after-probe: an empty JoinRequest was seen
+        self.sulking = False  # sulks-after-bad-action: the last request was a rejected action
         self.first_action = -1 if "offset-actions" in faults else 0
         self.next_step = bool(faults & {"next-step", "autoreset-reward"})
         self.locks = [asyncio.Lock() for _ in range(lanes)]
         self.global_lock = asyncio.Lock()
-        self.step_delay = step_delay
+        self.step_delay = step_delay or (SLOW_STEP if "slow-steps" in faults else 0.0)
         self.allow_shutdown = allow_shutdown
         self.sessions = 0
         self.stopped = asyncio.Event()
@@ -168,18 +152,24 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         mode = core_pb2.AUTORESET_MODE_NEXT_STEP if self.next_step else core_pb2.AUTORESET_MODE_DISABLED
         if "unspecified-autoreset" in self.faults:
             mode = core_pb2.AUTORESET_MODE_UNSPECIFIED
+        spec = core_pb2.EnvSpec(id="HandmadeWalk-v0", action_space=discrete, observation_space=box)
+        if "declares-step-limit" in self.faults:
+            spec.metadata.entries["max_episode_steps"].int_value = EPISODE_LENGTH
+        if "drifting-contract" in self.faults:
+            self.handshakes = getattr(self, "handshakes", 0) + 1
+            spec.metadata.entries["handshakes"].int_value = self.handshakes
         return core_pb2.EnvContract(
-            spec=core_pb2.EnvSpec(id="HandmadeWalk-v0", action_space=discrete, observation_space=box),
+            spec=spec,
             num_envs=0 if "zero-lanes" in self.faults else len(self.lanes),
             autoreset_mode=mode,
         )
 
     async def Handshake(self, request, context):
-        if not request.HasField("base"):
+        if not request.HasField("base") and "accepts-missing-base" not in self.faults:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "handshake request missing base")
         generation = request.base.protocol_generation.strip()
         base = core_pb2.HandshakeResponse(
-            peer_info=core_pb2.PeerInfo(component="handmade-env"),
+            peer_info=core_pb2.PeerInfo(component="" if "no-peer-info" in self.faults else "handmade-env"),
             capabilities={"subset_step": "true"},
             supported_workflow_editions=["2026.06"],
         )
@@ -201,9 +191,16 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
 
     # -- the Join stream
 
-    async def Join(self, request_iterator, context):
+    async def admit(self, context) -> None:
+        """Refuse a Join the way the protocol asks (or, under a fault, the way it does not)."""
         if self.sessions and "double-sessions" not in self.faults:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "an active Join session exists")
+        if self.probed and not self.sessions and "refuses-join-after-probe" in self.faults:
+            self.probed = False
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "worker restarting")
+
+    async def Join(self, request_iterator, context):
+        await self.admit(context)
         self.sessions += 1
         await context.send_initial_metadata(())
         if "join-ends-at-once" in self.faults:
@@ -215,6 +212,10 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
 
         async def handle(request: env_pb2.JoinRequest) -> None:
             deadline_ms = request.step.timeout_ms if request.WhichOneof("kind") == "step" else 0
+            if "pipelined-lifo" in self.faults and request.WhichOneof("kind") == "step" and request.step.env_indices:
+                self.lifo_waiting += 1
+                await asyncio.sleep(LIFO_WINDOW / self.lifo_waiting)  # later arrivals wait less
+                self.lifo_waiting -= 1
             if "answers-after-timeout" in self.faults and 0 < deadline_ms < self.step_delay * 1000:
                 await asyncio.sleep(deadline_ms / 1000)
                 timed_out = error(env_pb2.ENV_ERROR_CODE_TIMEOUT, f"step timed out after {deadline_ms} ms")
@@ -248,9 +249,8 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
                 if "huge-reply" in self.faults and response.WhichOneof("kind") == "step":
                     response.step.observation.leaves[0] = bytes(HUGE_REPLY)
                 yield response
-                if response.WhichOneof("kind") == "close" or (
-                    response.WhichOneof("kind") == "error" and not response.error.is_recoverable
-                ):
+                fatal = response.WhichOneof("kind") == "error" and not response.error.is_recoverable
+                if response.WhichOneof("kind") == "close" or (fatal and "fatal-stays-open" not in self.faults):
                     return
         finally:
             reader.cancel()
@@ -277,13 +277,17 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
                 return env_pb2.JoinResponse(close=env_pb2.CloseEnvsResponse(final_episodes=finals))
             if kind == "configure" and "ignores-configure" not in self.faults:
                 return env_pb2.JoinResponse(configure=env_pb2.ConfigureEnvResponse())
+            self.probed = kind is None
+            if kind is None and "empty-request-invalid" in self.faults:
+                return error(env_pb2.ENV_ERROR_CODE_INVALID_ACTION, "empty Join request")
             return error(env_pb2.ENV_ERROR_CODE_UNSUPPORTED, "empty or unknown Join request")
         except BadAction as exc:
+            self.sulking = "sulks-after-bad-action" in self.faults
             if "fatal-bad-action" in self.faults:
                 return error(env_pb2.ENV_ERROR_CODE_INTERNAL, str(exc), recoverable=False)
             return error(exc.code, str(exc))
         except BadRequest as exc:
-            return error(exc.code, str(exc))
+            return error(exc.code, str(exc), recoverable=not isinstance(exc, Fatal))
 
     def indices(self, requested, width_name: str) -> list[int]:
         chosen = list(requested) or list(range(len(self.lanes)))
@@ -297,20 +301,43 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         return _Locks([self.global_lock] if "serial-lanes" in self.faults else [self.locks[i] for i in sorted(chosen)])
 
     async def reset(self, body: env_pb2.ResetRequest, session_reset: list[bool]) -> env_pb2.JoinResponse:
+        if "out-of-range-reset-ok" in self.faults and any(i >= len(self.lanes) for i in body.env_indices):
+            return env_pb2.JoinResponse(reset=env_pb2.ResetResponse())
         chosen = self.indices(body.env_indices, "partial reset")
-        seeds = list(body.seeds)
+        seeds: list[int | None] = list(body.seeds)
+        if "extra-seeds-dropped" in self.faults:
+            seeds = seeds[: len(chosen)]
         if len(seeds) == 1 and len(chosen) > 1 and not body.env_indices:
-            seeds = [seeds[0] + i for i in range(len(chosen))]  # one seed seeds every lane, as gymnasium does
+            first = seeds[0]
+            assert first is not None
+            if "one-seed-one-lane" in self.faults:
+                seeds = [first] + [None] * (len(chosen) - 1)
+            else:
+                seeds = [first + i for i in range(len(chosen))]  # one seed seeds every lane, as gymnasium does
         if seeds and len(seeds) != len(chosen):
             raise BadRequest(env_pb2.ENV_ERROR_CODE_INVALID_ACTION, f"{len(seeds)} seeds for {len(chosen)} lanes")
         async with self.locked(chosen):
             for position, lane in enumerate(chosen):
                 ids = list(body.episode_ids)
-                self.lanes[lane].reset(seeds[position] if seeds else None, ids[position] if position < len(ids) else "")
+                offset = 1 if "partial-reset-off-by-one" in self.faults and body.env_indices else 0
+                episode_id = ids[position] if position < len(ids) else ""
+                self.lanes[lane].reset(seeds[position] if seeds else None, episode_id, offset)
                 session_reset[lane] = True
         return env_pb2.JoinResponse(reset=env_pb2.ResetResponse(observation=self.observe(chosen)))
 
     async def step(self, body: env_pb2.StepRequest, session_reset: list[bool]) -> env_pb2.JoinResponse:
+        if self.sulking:
+            self.sulking = False
+            raise BadRequest(env_pb2.ENV_ERROR_CODE_INTERNAL, "still upset about the last action")
+        try:
+            return await self.checked_step(body, session_reset)
+        except BadAction:
+            if "bad-action-moves" in self.faults:
+                for lane in self.lanes:
+                    lane.generator[0].uniform(-0.1, 0.1)
+            raise
+
+    async def checked_step(self, body: env_pb2.StepRequest, session_reset: list[bool]) -> env_pb2.JoinResponse:
         chosen = self.indices(body.env_indices, "subset step")
         leaves = list(body.action.leaves) if body.HasField("action") else []
         if len(leaves) != 1 or len(leaves[0]) != 8 * len(chosen):
@@ -326,8 +353,9 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         if "sorted-subset" in self.faults:
             chosen = sorted(chosen)
         if not all(session_reset[i] for i in chosen):
-            raise BadRequest(env_pb2.ENV_ERROR_CODE_NOT_READY, "reset the lane before stepping it")
-        response = env_pb2.StepResponse(env_indices=list(body.env_indices) if body.env_indices else [])
+            raise self.not_ready()
+        echoed = list(range(len(self.lanes))) if "indices-on-full-step" in self.faults else []
+        response = env_pb2.StepResponse(env_indices=list(body.env_indices) if body.env_indices else echoed)
         async with self.locked(chosen):
             if self.step_delay:
                 deadline = body.timeout_ms / 1000 if "ignores-timeout" not in self.faults else 0
@@ -360,10 +388,19 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
                 response.infos.CopyFrom(lane_warning_infos(len(chosen)))
         return env_pb2.JoinResponse(step=response)
 
+    def not_ready(self) -> BadRequest:
+        if "step-before-reset-invalid" in self.faults:
+            return BadRequest(env_pb2.ENV_ERROR_CODE_INVALID_ACTION, "reset the lane before stepping it")
+        if "fatal-stays-open" in self.faults:
+            return Fatal(env_pb2.ENV_ERROR_CODE_NOT_READY, "reset the lane before stepping it")
+        return BadRequest(env_pb2.ENV_ERROR_CODE_NOT_READY, "reset the lane before stepping it")
+
     def render(self, body: env_pb2.RenderRequest) -> env_pb2.JoinResponse:
-        if len(body.env_indices) > 1:
+        if len(body.env_indices) > 1 and "renders-many-lanes" not in self.faults:
             return error(env_pb2.ENV_ERROR_CODE_UNSUPPORTED, "render one lane at a time")
         if any(i >= len(self.lanes) for i in body.env_indices):
+            if "render-bad-lane-unsupported" in self.faults:
+                return error(env_pb2.ENV_ERROR_CODE_UNSUPPORTED, "render lane out of range")
             return error(env_pb2.ENV_ERROR_CODE_INVALID_ACTION, "render lane out of range")
         return env_pb2.JoinResponse(render=env_pb2.RenderResponse())
 
@@ -374,33 +411,6 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
         if "big-endian-obs" in self.faults:
             slab = slab.astype(">f4")
         return spaces_pb2.SpaceValue(leaves=[slab.tobytes()])
-
-
-def lane_warning_infos(lanes: int) -> spaces_pb2.MetaMap:
-    """Per-lane infos packed gymnasium-style, the last lane's carrying an observation conformance warning."""
-
-    def meta_map(entries: dict[str, spaces_pb2.MetaValue]) -> spaces_pb2.MetaValue:
-        return spaces_pb2.MetaValue(map_value=spaces_pb2.MetaMap(entries=entries))
-
-    warning = meta_map(
-        {
-            "kind": spaces_pb2.MetaValue(string_value="observation"),
-            "path": spaces_pb2.MetaValue(string_value="$"),
-            "detail": spaces_pb2.MetaValue(string_value="$: element 0 above high bound"),
-        }
-    )
-    per_lane = [meta_map({}) for _ in range(lanes - 1)]
-    per_lane.append(
-        meta_map({"rlmesh.conformance.warning": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(items=[warning]))})
-    )
-    return spaces_pb2.MetaMap(
-        entries={
-            "final_info": spaces_pb2.MetaValue(list_value=spaces_pb2.MetaList(items=per_lane)),
-            "_final_info": spaces_pb2.MetaValue(
-                list_value=spaces_pb2.MetaList(items=[spaces_pb2.MetaValue(bool_value=True)] * lanes)
-            ),
-        }
-    )
 
 
 class _RawWire(grpc.GenericRpcHandler):
