@@ -101,11 +101,7 @@ PASS_SIDE_ELSEWHERE = {
     "openenv": "conforming envs in tests/checks/openenv (another helper's OpenEnv work this round)",
 }
 # Clauses no conforming server or real peer decides `pass` on its own, and why.
-NO_PASSING_SERVER: dict[str, str] = {
-    "plugrl-client.7.6.no-stale-feedback": "the suite only ever records this clause missed (checks/plugrl_client/"
-    "judging.py: sequence() and unheld()); a client that drops its held feedback on reconnect leaves it unrecorded, "
-    "never `pass`, so no conforming client can decide it: a gap in checks/, reported to be fixed there",
-}
+NO_PASSING_SERVER: dict[str, str] = {}
 
 
 def passes_of_table(table: PeerTable) -> set[str]:
