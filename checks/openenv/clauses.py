@@ -290,6 +290,14 @@ _must(
     "openenv.http.invalid-action",
     ("In simulation mode POST /step with an action that breaks /schema.action answers 422 with a detail list."),
 )
+_should(
+    "openenv.http.metadata",
+    (
+        "When the wire shows openenv 0.10 (a /list_environments path or /schema.reset_observation), the "
+        "POST /reset and /step answers carry a top-level metadata key: null when the observation's metadata "
+        "is empty, else the same object."
+    ),
+)
 _info(
     "openenv.http.crash-response",
     ("What POST /step answers when the environment raises (OpenEnv 0.3.0 sends a plain-text 500)."),

@@ -144,6 +144,7 @@ PHASES = (
             "openenv.http.step",
             "openenv.http.invalid-action",
             "openenv.http.crash-response",
+            "openenv.http.metadata",
         ),
         "POST /reset and /step in simulation mode",
     ),
