@@ -333,6 +333,31 @@ _should(
     ),
 )
 
+# 3.22 /ws attached to an HTTP MCP session (OpenEnv 0.10)
+_should(
+    "openenv.attach.session",
+    (
+        "When the wire shows openenv 0.10 and POST /mcp openenv/session/create answers a session id, "
+        "/ws?session_id=<id> attaches a socket to that session: a reset there answers an observation and a "
+        "state request a state."
+    ),
+)
+_should(
+    "openenv.attach.unknown-id",
+    "On such a server /ws?session_id= with an id no session has is answered with a SESSION_ERROR error frame.",
+)
+_should(
+    "openenv.attach.single",
+    "A second /ws?session_id= for a session that already has a socket attached gets a SESSION_ERROR error frame.",
+)
+_should(
+    "openenv.attach.close",
+    (
+        'Once its socket is gone, openenv/session/close of the HTTP session answers {"closed": true} (or '
+        "-32602 when the session already ended), and its slot is free: a new /ws session resets."
+    ),
+)
+
 # 3.21 the task API (OpenEnv 0.10)
 _should(
     "openenv.tasks.consistent",

@@ -74,3 +74,10 @@ def test_http_metadata_is_null_when_empty_and_the_observation_s_metadata_otherwi
     assert "differs" in (http_metadata_problem(body({"step": 1}, metadata={"step": 2})) or "")
     assert "null while" in (http_metadata_problem(body({"step": 1}, metadata=None)) or "")
     assert "neither null" in (http_metadata_problem(body({}, metadata=[])) or "")
+
+
+async def test_attach_is_not_judged_on_a_wire_without_0_10_markers():
+    with serve_in_thread(build_app(Quirks(mcp="jsonrpc"))) as url:
+        report = await check(url, envs.QUIZ_OPTIONS, ["attach"])
+    for clause_id in ("openenv.attach.session", "openenv.attach.unknown-id"):
+        assert report.results[("attach", clause_id)].verdict is Verdict.UNSUPPORTED

@@ -14,6 +14,7 @@ from tests.zoo.entry import ZooEntry
 from tests.zoo.openenv import (
     advertises_style,
     app_heartbeat,
+    attach_ignores_id,
     bool_reward,
     capacity_one,
     close_reply,
@@ -108,6 +109,12 @@ ZOO: dict[str, OpenEnvEntry] = {
     "leaky-sessions": OpenEnvEntry(leaky_sessions.make_app, "openenv.isolation.sessions"),
     "mcp-500": OpenEnvEntry(mcp_500.make_app, "openenv.mcp.error-object"),
     "mcp-not-jsonrpc": OpenEnvEntry(mcp_not_jsonrpc.make_app, "openenv.mcp.error-object"),
+    "attach-ignores-id": OpenEnvEntry(
+        attach_ignores_id.make_app,
+        "openenv.attach.unknown-id",
+        verdict=Verdict.WARN,
+        knock_on=frozenset({"openenv.attach.single"}),
+    ),
     "http-no-metadata": OpenEnvEntry(http_no_metadata.make_app, "openenv.http.metadata", verdict=Verdict.WARN),
     "mcp-other-code": OpenEnvEntry(mcp_other_code.make_app, "openenv.mcp.error-code", verdict=Verdict.WARN),
     "mcp-snake-schema": OpenEnvEntry(mcp_snake_schema.make_app, "openenv.mcp.input-schema", verdict=Verdict.WARN),

@@ -373,6 +373,10 @@ def mcp_method(mode: str, message: dict[str, Any]) -> dict[str, Any]:
         schema_key = "input_schema" if mode == "snake-schema" else "inputSchema"
         tool = {"name": "add", "description": "add two integers", schema_key: {"type": "object", "properties": {}}}
         return {"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}
+    if method == "openenv/session/create":  # the session is never attached: /ws here ignores ?session_id=
+        return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": "handmade-http-session"}}
+    if method == "openenv/session/close":
+        return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": params.get("session_id"), "closed": True}}
     if method == "tools/call" and not params.get("name"):
         code = -32601 if mode == "missing-name-other-code" else -32602
         return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "Missing 'name' in params"}}
