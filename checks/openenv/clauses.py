@@ -290,6 +290,14 @@ _must(
     "openenv.http.invalid-action",
     ("In simulation mode POST /step with an action that breaks /schema.action answers 422 with a detail list."),
 )
+_should(
+    "openenv.http.metadata",
+    (
+        "When the wire shows openenv 0.10 (a /list_environments path or /schema.reset_observation), the "
+        "POST /reset and /step answers carry a top-level metadata key: null when the observation's metadata "
+        "is empty, else the same object."
+    ),
+)
 _info(
     "openenv.http.crash-response",
     ("What POST /step answers when the environment raises (OpenEnv 0.3.0 sends a plain-text 500)."),
@@ -322,6 +330,31 @@ _should(
     (
         "Every tool POST /mcp tools/list returns carries its arguments' JSON schema under MCP's name "
         "inputSchema (not input_schema)."
+    ),
+)
+
+# 3.22 /ws attached to an HTTP MCP session (OpenEnv 0.10)
+_should(
+    "openenv.attach.session",
+    (
+        "When the wire shows openenv 0.10 and POST /mcp openenv/session/create answers a session id, "
+        "/ws?session_id=<id> attaches a socket to that session: a reset there answers an observation and a "
+        "state request a state."
+    ),
+)
+_should(
+    "openenv.attach.unknown-id",
+    "On such a server /ws?session_id= with an id no session has is answered with a SESSION_ERROR error frame.",
+)
+_should(
+    "openenv.attach.single",
+    "A second /ws?session_id= for a session that already has a socket attached gets a SESSION_ERROR error frame.",
+)
+_should(
+    "openenv.attach.close",
+    (
+        'Once its socket is gone, openenv/session/close of the HTTP session answers {"closed": true} (or '
+        "-32602 when the session already ended), and its slot is free: a new /ws session resets."
     ),
 )
 

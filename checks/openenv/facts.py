@@ -40,6 +40,17 @@ async def load_openapi_paths(ctx: Ctx) -> set[str] | None:
     return known.openapi_paths
 
 
+async def markers_010(ctx: Ctx) -> list[str]:
+    """What on the wire shows openenv 0.10 or later (empty: nothing does, so 0.10 features are not judged)."""
+    paths = await load_openapi_paths(ctx) or set()
+    schema = await load_schema(ctx) or {}
+    seen = (
+        ("/list_environments path", "/list_environments" in paths),
+        ("reset_observation in /schema", "reset_observation" in schema),
+    )
+    return [marker for marker, shown in seen if shown]
+
+
 @dataclass(frozen=True)
 class ActionPlan:
     """The actions a run replays: valid ones form the scripted episode, invalid ones must be refused."""

@@ -38,6 +38,23 @@ def envelope_problem(reply: Reply) -> str | None:
     return None
 
 
+def http_metadata_problem(body: Any) -> str | None:
+    """What keeps an OpenEnv 0.10 HTTP /reset or /step body from carrying its top-level metadata key:
+    always present, null when the observation's metadata is empty, else the same object."""
+    if not isinstance(body, dict) or not isinstance(body.get("observation"), dict):
+        return None  # judged by openenv.http.reset / openenv.http.step
+    if "metadata" not in body:
+        return "no top-level metadata key"
+    top, nested = body["metadata"], body["observation"].get("metadata")
+    if top is None:
+        return None if not nested else f"metadata is null while observation.metadata is {summarize(nested, 80)}"
+    if not isinstance(top, dict):
+        return f"metadata is {summarize(top, 60)}, neither null nor an object"
+    if top != (nested or {}):
+        return f"metadata {summarize(top, 80)} differs from observation.metadata {summarize(nested, 80)}"
+    return None
+
+
 def reward_problem(reward: Any) -> str | None:
     """A reward that is neither null, a boolean (judged by `boolean_reward_problem`) nor a finite number."""
     if reward is None or isinstance(reward, bool):

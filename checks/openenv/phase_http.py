@@ -6,7 +6,8 @@ from typing import Any
 
 from checks.core import Report, Transcript
 from checks.http_client import HttpClient, Reply
-from checks.openenv.facts import action_plan, load_openapi_paths, load_schema
+from checks.openenv.facts import action_plan, load_openapi_paths, load_schema, markers_010
+from checks.openenv.judging import http_metadata_problem
 from checks.openenv.options import Ctx
 
 
@@ -19,19 +20,24 @@ async def http_phase(ctx: Ctx) -> None:
             "openenv.http.step",
             "openenv.http.invalid-action",
             "openenv.http.crash-response",
+            "openenv.http.metadata",
         ):
             report.unsupported(clause_id, "the server is not in simulation mode (no /reset and /step in OpenAPI)")
         return
     plan = action_plan(options, await load_schema(ctx))
+    markers = await markers_010(ctx)
     async with HttpClient(ctx.url, report.transcript("HTTP /reset and /step"), ctx.timeout, ctx.options) as probe:
         evidence = probe.transcript
         reset = await probe.post("/reset", _http_reset(options.reset))
         _judge_result(report, "openenv.http.reset", reset, evidence)
+        answers = [("/reset", reset)]
         if plan.valid:
             step = await probe.post("/step", {"action": plan.valid[0]})
             _judge_result(report, "openenv.http.step", step, evidence)
+            answers.append(("/step", step))
         else:
             report.error("openenv.http.step", "no valid action to send")
+        _judge_metadata(report, markers, answers, evidence)
         objects = [(label, action) for label, action in plan.invalid if isinstance(action, dict)]
         if objects:
             label, action = objects[0]
@@ -63,6 +69,27 @@ def _judge_result(report: Report, clause_id: str, reply: Reply, evidence: Transc
         actual=problem or reply.describe(),
         evidence=evidence,
     )
+
+
+def _judge_metadata(report: Report, markers: list[str], answers: list[tuple[str, Reply]], evidence: Transcript) -> None:
+    """0.10 always puts `metadata` at the top of an HTTP body; 0.3 never did, so only a 0.10 wire is judged."""
+    if not markers:
+        report.info(
+            "openenv.http.metadata",
+            actual="not judged: the wire shows no openenv 0.10 marker (0.3 sends no top-level metadata)",
+            evidence=evidence,
+        )
+        return
+    for route, reply in answers:
+        problem = http_metadata_problem(reply.body) if reply.status == 200 else None
+        report.check(
+            problem is None,
+            "openenv.http.metadata",
+            expected=f"POST {route}: a top-level metadata key, null or the observation's metadata "
+            f"(the wire shows {', '.join(markers)})",
+            actual=problem or "metadata as 0.10 sends it",
+            evidence=evidence,
+        )
 
 
 def _result_problem(reply: Reply) -> str | None:

@@ -41,11 +41,11 @@ QUIET_BEFORE = 0.3
 T = TypeVar("T")
 
 
-def ws_url(base_url: str) -> str:
+def ws_url(base_url: str, query: str = "") -> str:
     """The target's /ws endpoint: http -> ws, https -> wss, keeping any path prefix."""
     parts = urlsplit(base_url.strip())
     scheme = "wss" if parts.scheme == "https" else "ws"
-    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/ws", "", ""))
+    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/ws", query, ""))
 
 
 def summarize_frame(data: bytes | str) -> tuple[str, str]:
@@ -244,7 +244,7 @@ async def open_session(ctx: Ctx, label: str, timeout: float | None = None) -> Js
         ) from None
 
 
-async def connect_session(ctx: Ctx, label: str, timeout: float | None = None) -> JsonSession:
+async def connect_session(ctx: Ctx, label: str, timeout: float | None = None, query: str = "") -> JsonSession:
     """A recorded /ws session. Raises TargetUnreachable or Refused like `open_websocket`.
 
     Once the session phase has seen the server greet every new session unasked
@@ -253,7 +253,7 @@ async def connect_session(ctx: Ctx, label: str, timeout: float | None = None) ->
     """
     transcript = ctx.report.transcript(label)
     socket = await open_websocket(
-        ws_url(ctx.url),
+        ws_url(ctx.url, query),
         transcript,
         timeout=timeout or ctx.timeout,
         max_size=FRAME_CAP,

@@ -6,6 +6,7 @@ from checks.core import Phase, Suite
 from checks.openenv.clauses import CATALOGUE
 from checks.openenv.options import Facts, OpenEnvOptions
 from checks.openenv.phase_actions import actions_phase
+from checks.openenv.phase_attach import attach_phase
 from checks.openenv.phase_capacity import capacity_phase
 from checks.openenv.phase_close import close_phase
 from checks.openenv.phase_discover import discover_phase
@@ -144,6 +145,7 @@ PHASES = (
             "openenv.http.step",
             "openenv.http.invalid-action",
             "openenv.http.crash-response",
+            "openenv.http.metadata",
         ),
         "POST /reset and /step in simulation mode",
     ),
@@ -152,6 +154,18 @@ PHASES = (
         mcp_phase,
         ("openenv.mcp.error-object", "openenv.mcp.error-code", "openenv.mcp.missing-name", "openenv.mcp.input-schema"),
         "POST /mcp with unparsable and invalid requests, tools/call without a name, tools/list",
+    ),
+    Phase(
+        "attach",
+        attach_phase,
+        (
+            "openenv.attach.session",
+            "openenv.attach.unknown-id",
+            "openenv.attach.single",
+            "openenv.attach.close",
+            "openenv.ws.reply-in-time",
+        ),
+        "an HTTP MCP session, /ws?session_id= attached to it, an unknown id and a second attach, then close it",
     ),
     Phase(
         "tasks",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checks.core import Verdict
-from checks.openenv.judging import observation_decisions
+from checks.openenv.judging import http_metadata_problem, observation_decisions
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.session import decode_frame
 from tests.checks.openenv import envs
@@ -51,3 +51,33 @@ def test_metadata_mirrored_at_the_top_of_data_is_judged_only_when_both_are_there
     assert mirror(both) == [True]
     assert mirror(differ) == [False]
     assert mirror(nested_only) == []
+
+
+async def test_http_metadata_passes_on_a_0_10_wire_and_is_not_judged_on_a_0_3_one():
+    with serve_in_thread(build_app(Quirks(tasks="consistent"))) as url:
+        shows_010 = await check(url, envs.QUIZ_OPTIONS, ["http"])
+    with serve_in_thread(build_app()) as url:
+        shows_03 = await check(url, envs.QUIZ_OPTIONS, ["http"])
+    assert shows_010.results[("http", "openenv.http.metadata")].verdict is Verdict.PASS
+    result = shows_03.results[("http", "openenv.http.metadata")]
+    assert result.verdict is Verdict.INFO
+    assert result.actual.startswith("not judged")
+
+
+def test_http_metadata_is_null_when_empty_and_the_observation_s_metadata_otherwise():
+    def body(nested, **top):
+        return {"observation": {"metadata": nested}, "reward": 0.0, "done": False, **top}
+
+    assert http_metadata_problem(body({}, metadata=None)) is None
+    assert http_metadata_problem(body({"step": 1}, metadata={"step": 1})) is None
+    assert http_metadata_problem(body({})) == "no top-level metadata key"
+    assert "differs" in (http_metadata_problem(body({"step": 1}, metadata={"step": 2})) or "")
+    assert "null while" in (http_metadata_problem(body({"step": 1}, metadata=None)) or "")
+    assert "neither null" in (http_metadata_problem(body({}, metadata=[])) or "")
+
+
+async def test_attach_is_not_judged_on_a_wire_without_0_10_markers():
+    with serve_in_thread(build_app(Quirks(mcp="jsonrpc"))) as url:
+        report = await check(url, envs.QUIZ_OPTIONS, ["attach"])
+    for clause_id in ("openenv.attach.session", "openenv.attach.unknown-id"):
+        assert report.results[("attach", clause_id)].verdict is Verdict.UNSUPPORTED

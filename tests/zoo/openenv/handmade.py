@@ -99,6 +99,7 @@ class Quirks:
     tasks: str | None = None
     metadata_mismatch: bool = False  # step frames carry a top-level metadata unlike the observation's
     own_reset_observation: bool = False  # reset frames follow /schema.reset_observation (legal: OpenEnv 0.10)
+    http_metadata: bool = True  # False: a server showing 0.10 leaves metadata out of HTTP /reset and /step
     # POST /mcp: None (not served), "jsonrpc", "crash", "plain", "other-code", "snake-schema" (tools/list
     # spells input_schema) or "missing-name-other-code" (tools/call without a name gets -32601)
     mcp: str | None = None
@@ -188,9 +189,13 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
     if quirks.tasks is not None:
         add_task_routes(app, miscounted=quirks.tasks == "miscounted")
 
+    # OpenEnv 0.10 puts a top-level metadata (null when empty) in every HTTP body; 0.3 never did.
+    shows_010 = quirks.tasks is not None or quirks.own_reset_observation
+    top = {"metadata": None} if shows_010 and quirks.http_metadata else {}
+
     @app.post("/reset")
     def http_reset(body: dict[str, Any]) -> dict[str, Any]:
-        return {**envelope(Episode(quirks).reset(body), Quirks()), "reward": None}
+        return {**envelope(Episode(quirks).reset(body), Quirks()), "reward": None, **top}
 
     @app.post("/step")
     def http_step(body: dict[str, Any], response: Response) -> dict[str, Any]:
@@ -201,7 +206,7 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
             return {"detail": json.loads(exc.json())}
         episode = Episode(quirks)
         episode.reset({})
-        return envelope(episode.step(action), Quirks())
+        return {**envelope(episode.step(action), Quirks()), **top}
 
     @app.get("/state")
     def http_state() -> dict[str, Any]:
@@ -368,6 +373,10 @@ def mcp_method(mode: str, message: dict[str, Any]) -> dict[str, Any]:
         schema_key = "input_schema" if mode == "snake-schema" else "inputSchema"
         tool = {"name": "add", "description": "add two integers", schema_key: {"type": "object", "properties": {}}}
         return {"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}
+    if method == "openenv/session/create":  # the session is never attached: /ws here ignores ?session_id=
+        return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": "handmade-http-session"}}
+    if method == "openenv/session/close":
+        return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": params.get("session_id"), "closed": True}}
     if method == "tools/call" and not params.get("name"):
         code = -32601 if mode == "missing-name-other-code" else -32602
         return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "Missing 'name' in params"}}
