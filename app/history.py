@@ -90,6 +90,28 @@ def conformance_runs() -> ColumnElement[bool]:
     return ~select(ParityRun.run_id).where(ParityRun.run_id == Run.id).exists()
 
 
+# A run's type and what a parity comparison found (checks.parity.script.Status), in their own words: a parity
+# run is neither a conformance pass nor a fail, so the run lists filter the two apart.
+RUN_TYPES = ("conformance", "parity")
+COMPARISONS = ("identical", "divergent", "undecided")
+
+
+def runs_with_parity() -> Any:
+    """Runs each with its parity row (None for a conformance run), by one outer join the id order still drives."""
+    return select(Run, ParityRun).join(ParityRun, col(ParityRun.run_id) == Run.id, isouter=True)
+
+
+def narrow_to_type(statement: Any, run_type: str, comparison: str) -> Any:
+    """`runs_with_parity()` narrowed to one type of run (`""`: both) and, for parity runs, one comparison."""
+    if run_type == "conformance":
+        statement = statement.where(col(ParityRun.run_id).is_(None))
+    elif run_type == "parity":
+        statement = statement.where(col(ParityRun.run_id).is_not(None))
+    if comparison:
+        statement = statement.where(ParityRun.verdict == comparison)
+    return statement
+
+
 def _recent_runs(session: Session, target_id: int, limit: int, before_id: int | None = None) -> list[Run]:
     """The target's last `limit` runs (older than run `before_id` if given), oldest first."""
     statement = select(Run).where(Run.target_id == target_id, conformance_runs())
