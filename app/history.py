@@ -355,6 +355,7 @@ def previous_run(session: Session, run: Run) -> Run | None:
 
 Cells = dict[tuple[int, str], dict[str, str]]
 
+
 class RunBrief(NamedTuple):
     """What the overview and the matrix show of a run: they never load its options, phases or message."""
 

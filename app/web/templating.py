@@ -123,8 +123,8 @@ def outcome_badge(run: Any) -> Markup:
     if not run.outcome:
         return status_badge(run)
     mark = OUTCOME_MARKS.get(run.outcome, {"symbol": "?", "label": run.outcome})
-    label = escape(mark["label"])
-    return Markup(f'<span class="badge o-{label}"><span aria-hidden="true">{escape(mark["symbol"])}</span> {label}</span>')
+    label, symbol = escape(mark["label"]), escape(mark["symbol"])
+    return Markup(f'<span class="badge o-{label}"><span aria-hidden="true">{symbol}</span> {label}</span>')
 
 
 def spec_url(clause_id: str) -> str:
