@@ -394,11 +394,11 @@ def latest_runs_per_target(
     plain = ("status", "outcome", "created_at", "finished_at")
     statement: Any
     if session.get_bind().dialect.name == "postgresql":
-        lateral = newest.add_columns(inner.target_id, *[getattr(inner, name) for name in plain]).lateral("latest")
+        lateral = newest.add_columns(col(inner.target_id), *[getattr(inner, name) for name in plain]).lateral("latest")
         picked = [lateral.c.id, lateral.c.target_id, *[type_coerce(lateral.c[name], String) for name in plain]]
         statement = select(*picked).select_from(Target).join(lateral, literal(True))
     else:
-        picked = [Run.id, Run.target_id, *[type_coerce(getattr(Run, name), String) for name in plain]]
+        picked = [col(Run.id), col(Run.target_id), *[type_coerce(getattr(Run, name), String) for name in plain]]
         statement = select(*picked).select_from(Target).join(Run, col(Run.id).in_(newest.scalar_subquery()))
     if kind is not None:
         statement = statement.where(Target.kind == kind)
