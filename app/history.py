@@ -393,6 +393,7 @@ def latest_runs_per_target(
     newest = newest.order_by(col(inner.created_at).desc(), col(inner.id).desc()).limit(max(1, limit))
     plain = ("status", "outcome", "created_at", "finished_at")
     statement: Any
+    picked: list[Any]
     if session.get_bind().dialect.name == "postgresql":
         lateral = newest.add_columns(col(inner.target_id), *[getattr(inner, name) for name in plain]).lateral("latest")
         picked = [lateral.c.id, lateral.c.target_id, *[type_coerce(lateral.c[name], String) for name in plain]]
