@@ -12,6 +12,7 @@ from sqlmodel import Session, col, select
 from app.deps import SessionDep
 from app.history import COMPARISONS, RUN_TYPES, kind_matrix, narrow_to_type, runs_with_parity
 from app.models import DB_INT_MAX, ENDED_STATUSES, ParityRun, Run, RunStatus, Target
+from app.web.grid_cells import matrix_row_cells
 from app.web.pages import page_router
 from app.web.templating import templates
 from checks.core import Outcome
@@ -120,7 +121,7 @@ def matrix_page(request: Request, session: SessionDep, kind: str) -> HTMLRespons
         "kinds": kinds,
         "columns": columns,
         "clause_ids": clause_ids,
-        "cells": cells,
+        "matrix_cells": matrix_row_cells(columns, clause_ids, cells),
         "levels": levels,
         "nav": "matrix",
     }
