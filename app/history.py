@@ -36,7 +36,6 @@ from app.models import (
     TrendPoint,
     parse_row_id,
     stored_id,
-    utcnow,
 )
 from checks.core import ROLLUP_RANK, Gate, Outcome, Verdict
 from checks.registry import find_suite
@@ -369,9 +368,9 @@ class RunBrief(NamedTuple):
     finished_at: datetime | None
 
 
-def _moment(value: datetime | str | None) -> datetime | None:
+def _moment(value: datetime | str) -> datetime:
     """A stored time read as text (SQLite) or as the driver's datetime (PostgreSQL)."""
-    return value if value is None or isinstance(value, datetime) else datetime.fromisoformat(value)
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 def latest_runs_per_target(
@@ -407,7 +406,8 @@ def latest_runs_per_target(
         statement = statement.where(Target.kind == kind)
     by_target: dict[int, list[RunBrief]] = {}
     for run_id, target_id, status, outcome, created_at, finished_at in session.execute(statement):
-        brief = RunBrief(run_id, target_id, status, outcome, _moment(created_at) or utcnow(), _moment(finished_at))
+        ended = None if finished_at is None else _moment(finished_at)
+        brief = RunBrief(run_id, target_id, status, outcome, _moment(created_at), ended)
         by_target.setdefault(target_id, []).append(brief)
     for runs in by_target.values():
         runs.sort(key=lambda run: (run.created_at, run.id))

@@ -26,7 +26,7 @@ def history_row_cells(history: TargetHistory) -> list[Markup]:
     rows = []
     for clause in history.clauses:
         parts = []
-        for cell, column_class in zip(clause.cells, column_classes, strict=False):
+        for cell, column_class in zip(clause.cells, column_classes, strict=True):
             moved = " transition" if cell.transition else ""
             if cell.verdict:
                 link = clause_url(cell.run_id, cell.phase or "", clause.clause_id)
