@@ -13,9 +13,10 @@ the evidence behind it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, String, and_, case, cast, func, literal, or_
+from sqlalchemy import ColumnElement, String, and_, case, cast, func, literal, or_, type_coerce
 from sqlalchemy.orm import aliased
 from sqlmodel import Session, col, select
 
@@ -88,6 +89,28 @@ def _clause_order(kind: str, clause_ids: Iterable[str]) -> list[str]:
 def conformance_runs() -> ColumnElement[bool]:
     """Runs of the target's own suite: a parity run is stored under its first target but compares two."""
     return ~select(ParityRun.run_id).where(ParityRun.run_id == Run.id).exists()
+
+
+# A run's type and what a parity comparison found (checks.parity.script.Status), in their own words: a parity
+# run is neither a conformance pass nor a fail, so the run lists filter the two apart.
+RUN_TYPES = ("conformance", "parity")
+COMPARISONS = ("identical", "divergent", "undecided")
+
+
+def runs_with_parity() -> Any:
+    """Runs each with its parity row (None for a conformance run), by one outer join the id order still drives."""
+    return select(Run, ParityRun).join(ParityRun, col(ParityRun.run_id) == Run.id, isouter=True)
+
+
+def narrow_to_type(statement: Any, run_type: str, comparison: str) -> Any:
+    """`runs_with_parity()` narrowed to one type of run (`""`: both) and, for parity runs, one comparison."""
+    if run_type == "conformance":
+        statement = statement.where(col(ParityRun.run_id).is_(None))
+    elif run_type == "parity":
+        statement = statement.where(col(ParityRun.run_id).is_not(None))
+    if comparison:
+        statement = statement.where(ParityRun.verdict == comparison)
+    return statement
 
 
 def _recent_runs(session: Session, target_id: int, limit: int, before_id: int | None = None) -> list[Run]:
@@ -195,8 +218,9 @@ def target_history(session: Session, target: Target, limit: int = 30, before_id:
     for clause_id in _clause_order(target.kind, levels):
         row = [cells.get((run_id, clause_id)) for run_id in run_ids]
         transitions, is_flaky = _flips([cell["verdict"] if cell else None for cell in row], reconfigured)
+        # Built without validation (every value is already typed): a fleet's grid has thousands of cells.
         history_cells = [
-            HistoryCell(
+            HistoryCell.model_construct(
                 run_id=run_id,
                 verdict=Verdict(cell["verdict"]) if cell else None,
                 phase=cell["phase"] if cell else None,
@@ -214,12 +238,13 @@ def target_history(session: Session, target: Target, limit: int = 30, before_id:
             )
         )
 
-    trend = {run_id: TrendPoint(run_id=run_id) for run_id in run_ids}
+    tally = {run_id: [0, 0, 0] for run_id in run_ids}  # passed, failing, decided: plain ints, then one model each
     for (run_id, _), cell in cells.items():
-        point = trend[run_id]
-        point.decided += 1
-        point.passed += cell["verdict"] == Verdict.PASS
-        point.failing += cell["verdict"] in FAILING
+        counts = tally[run_id]
+        counts[0] += cell["verdict"] == Verdict.PASS
+        counts[1] += cell["verdict"] in FAILING
+        counts[2] += 1
+    trend = {run_id: TrendPoint(run_id=run_id, passed=p, failing=f, decided=d) for run_id, (p, f, d) in tally.items()}
     return TargetHistory(
         target=target.name,
         kind=target.kind,
@@ -331,25 +356,33 @@ def previous_run(session: Session, run: Run) -> Run | None:
 
 Cells = dict[tuple[int, str], dict[str, str]]
 
-# What the overview and the matrix show of a run: they never load its options, phases or message.
-BRIEF_COLUMNS = ("id", "target_id", "status", "outcome", "created_at", "finished_at")
+
+class RunBrief(NamedTuple):
+    """What the overview and the matrix show of a run: they never load its options, phases or message."""
+
+    id: int
+    target_id: int
+    status: str
+    outcome: str | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+def _moment(value: datetime | str) -> datetime:
+    """A stored time read as text (SQLite) or as the driver's datetime (PostgreSQL)."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
 def latest_runs_per_target(
-    session: Session,
-    limit: int,
-    *,
-    kind: str | None = None,
-    finished_only: bool = False,
-    columns: Sequence[str] = BRIEF_COLUMNS,
-) -> dict[int, list[Any]]:
-    """The last `limit` conformance runs of every target (of `kind`), oldest first: `columns` only.
+    session: Session, limit: int, *, kind: str | None = None, finished_only: bool = False
+) -> dict[int, list[RunBrief]]:
+    """The last `limit` conformance runs of every target (of `kind`), oldest first, as `RunBrief`s.
 
     One index probe per target over `(target_id, created_at)`, however many runs the fleet holds:
     a per-target LIMIT (LATERAL on PostgreSQL, a correlated id subquery on SQLite), never a ranking
-    of every run.
+    of every run. The columns are read as plain values and turned into times here: the ORM's per-value
+    type processing cost more than the query on a fleet's overview (4,000 rows).
     """
-    picked = [getattr(Run, name) for name in columns]
     inner = aliased(Run, name="newest")
     newest = (
         select(inner.id)
@@ -359,19 +392,23 @@ def latest_runs_per_target(
     if finished_only:
         newest = newest.where(inner.status == RunStatus.FINISHED)
     newest = newest.order_by(col(inner.created_at).desc(), col(inner.id).desc()).limit(max(1, limit))
+    plain = ("status", "outcome", "created_at", "finished_at")
     statement: Any
+    picked: list[Any]
     if session.get_bind().dialect.name == "postgresql":
-        lateral = newest.add_columns(*[getattr(inner, name) for name in columns[1:]]).lateral("latest")
-        statement = (
-            select(*[lateral.c[name] for name in ("id", *columns[1:])]).select_from(Target).join(lateral, literal(True))
-        )
+        lateral = newest.add_columns(col(inner.target_id), *[getattr(inner, name) for name in plain]).lateral("latest")
+        picked = [lateral.c.id, lateral.c.target_id, *[type_coerce(lateral.c[name], String) for name in plain]]
+        statement = select(*picked).select_from(Target).join(lateral, literal(True))
     else:
+        picked = [col(Run.id), col(Run.target_id), *[type_coerce(getattr(Run, name), String) for name in plain]]
         statement = select(*picked).select_from(Target).join(Run, col(Run.id).in_(newest.scalar_subquery()))
     if kind is not None:
         statement = statement.where(Target.kind == kind)
-    by_target: dict[int, list[Any]] = {}
-    for row in session.exec(statement):
-        by_target.setdefault(row.target_id, []).append(row)
+    by_target: dict[int, list[RunBrief]] = {}
+    for run_id, target_id, status, outcome, created_at, finished_at in session.execute(statement):
+        ended = None if finished_at is None else _moment(finished_at)
+        brief = RunBrief(run_id, target_id, status, outcome, _moment(created_at), ended)
+        by_target.setdefault(target_id, []).append(brief)
     for runs in by_target.values():
         runs.sort(key=lambda run: (run.created_at, run.id))
     return by_target

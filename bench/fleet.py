@@ -211,6 +211,16 @@ def pages(engine: Engine) -> list[str]:
         highest = session.exec(select(Run.id).order_by(col(Run.id).desc())).first() or 0
         clause = session.exec(select(ClauseResultRow).where(ClauseResultRow.run_id == newest)).first()
         assert clause is not None
+        # The grids' sizes differ by kind (clauses per suite): every kind's matrix and one target page of each.
+        first_of_kind = {}
+        for name, kind in session.exec(select(Target.name, Target.kind).order_by(col(Target.id))):
+            first_of_kind.setdefault(kind, name)
+    others = [
+        path
+        for kind, name in sorted(first_of_kind.items())
+        if kind != target.kind
+        for path in (f"/matrix/{kind}", f"/targets/{name}")
+    ]
     return [
         "/",
         "/runs",
@@ -227,6 +237,7 @@ def pages(engine: Engine) -> list[str]:
         "/api/v1/runs",
         f"/api/v1/targets/{target.name}/history",
         f"/api/v1/runs/{newest}/results",
+        *others,
     ]
 
 

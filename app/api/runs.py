@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, HTTPException, Query, Response, status
 from sqlmodel import Session, col, select
 
 from app import crud
-from app.api.schemas import ClauseResultOut, RunExport, TranscriptPublic, documented_as
+from app.api.schemas import ClauseResultOut, ParityComparison, RunExport, RunOut, TranscriptPublic, documented_as
 from app.deps import WRITE, RunDep, RunnerDep, SessionDep
-from app.history import comparison_run, diff_runs
-from app.models import DB_INT_MAX, ClauseResultRow, Run, RunDiff, RunPublic, RunStatus, Target, TranscriptRow
+from app.history import comparison_run, diff_runs, narrow_to_type, runs_with_parity
+from app.models import (
+    DB_INT_MAX,
+    ClauseResultRow,
+    ParityRun,
+    Run,
+    RunDiff,
+    RunPublic,
+    RunStatus,
+    Target,
+    TranscriptRow,
+)
+from checks.core import Outcome
 from checks.formats import render_junit
 
 router = APIRouter(tags=["runs"])
@@ -36,30 +47,60 @@ def _results(session: Session, run: Run, after_id: int = 0) -> list[ClauseResult
     )
 
 
-@router.get("/runs", summary="Runs, newest first")
+def _typed(public: RunPublic, parity: ParityRun | None) -> RunOut:
+    if parity is None:
+        return RunOut(**public.model_dump(), type="conformance")
+    comparison = ParityComparison(
+        second=parity.second_name,
+        comparison=parity.verdict,
+        divergence_count=int((parity.result or {}).get("divergence_count", 0)),
+    )
+    return RunOut(**public.model_dump(), type="parity", parity=comparison)
+
+
+@router.get("/runs", summary="Runs, newest first; conformance and parity runs filtered apart with `type`")
 def list_runs(
     session: SessionDep,
     target: str | None = None,
     status_: Annotated[RunStatus | None, Query(alias="status")] = None,
+    run_type: Annotated[
+        Literal["conformance", "parity"] | None,
+        Query(alias="type", description="Conformance runs only, or parity runs only; an `outcome` implies conformance"),
+    ] = None,
+    outcome: Annotated[Outcome | None, Query(description="A conformance verdict: parity runs never match")] = None,
+    comparison: Annotated[
+        Literal["identical", "divergent", "undecided"] | None,
+        Query(description="What a parity run found: implies `type=parity`"),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     before_id: Annotated[
         int | None, Query(ge=0, le=DB_INT_MAX + 1, description="Only runs with a smaller id (paging)")
     ] = None,
-) -> list[RunPublic]:
-    statement = select(Run)
+) -> list[RunOut]:
+    implied = "conformance" if outcome else "parity" if comparison else run_type
+    if (outcome and comparison) or (run_type and implied != run_type):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            "an outcome filters conformance runs and a comparison parity runs: "
+            f"type={run_type or ''!s} outcome={outcome or ''!s} comparison={comparison or ''!s} cannot all hold",
+        )
+    statement = narrow_to_type(runs_with_parity(), implied or "", comparison or "")
     if target is not None:
-        statement = statement.join(Target, col(Target.id) == Run.target_id).where(Target.name == target)
+        statement = statement.where(Run.target_id == select(Target.id).where(Target.name == target).scalar_subquery())
     if status_ is not None:
         statement = statement.where(Run.status == status_)
+    if outcome is not None:
+        statement = statement.where(Run.outcome == outcome)
     if before_id is not None:
         statement = statement.where(col(Run.id) < before_id)
-    runs = session.exec(statement.order_by(col(Run.id).desc()).limit(limit)).all()
-    return crud.runs_public(session, runs)
+    rows = session.exec(statement.order_by(col(Run.id).desc()).limit(limit)).all()
+    publics = crud.runs_public(session, [run for run, _ in rows])
+    return [_typed(public, parity) for public, (_, parity) in zip(publics, rows, strict=True)]
 
 
-@router.get("/runs/{run_id}", summary="A run's status, outcome and progress")
-def read_run(run: RunDep, session: SessionDep) -> RunPublic:
-    return _public(session, run)
+@router.get("/runs/{run_id}", summary="A run's status, outcome and progress; a parity run's comparison")
+def read_run(run: RunDep, session: SessionDep) -> RunOut:
+    return _typed(_public(session, run), session.get(ParityRun, run.id))
 
 
 @router.get("/runs/{run_id}/results", summary="The run's clause results so far, in the order decided")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import Response
 from sqlmodel import SQLModel
@@ -14,6 +14,21 @@ class ClauseResultOut(ClauseResultPublic):
     """A clause result with its row id, for polling with `?after_id=`."""
 
     id: int
+
+
+class ParityComparison(SQLModel):
+    """What a parity run compared and found; the whole comparison is at `/api/v1/parity-runs/{id}`."""
+
+    second: str  # the second target's name, or "golden NAME"
+    comparison: str | None  # identical, divergent, undecided; None until finished
+    divergence_count: int
+
+
+class RunOut(RunPublic):
+    """A run with its type: a parity run's `outcome` is not a conformance verdict, its `parity` says what it found."""
+
+    type: Literal["conformance", "parity"]
+    parity: ParityComparison | None = None
 
 
 class TranscriptPublic(SQLModel):

@@ -10,8 +10,9 @@ from fastapi.responses import HTMLResponse
 from sqlmodel import Session, col, select
 
 from app.deps import SessionDep
-from app.history import kind_matrix
+from app.history import COMPARISONS, RUN_TYPES, kind_matrix, narrow_to_type, runs_with_parity
 from app.models import DB_INT_MAX, ENDED_STATUSES, ParityRun, Run, RunStatus, Target
+from app.web.grid_cells import matrix_row_cells
 from app.web.pages import page_router
 from app.web.templating import templates
 from checks.core import Outcome
@@ -21,9 +22,6 @@ router = page_router()
 
 PAGE_SIZE = 50
 TRIGGERS = ("browser", "api", "ci", "schedule")
-RUN_TYPES = ("conformance", "parity")
-# What a parity comparison found, as its own words: a parity run is not a conformance pass or fail.
-COMPARISONS = ("identical", "divergent", "undecided")
 LIVE_STATUSES = [str(status) for status in RunStatus if status not in ENDED_STATUSES]
 
 
@@ -55,19 +53,14 @@ def runs_page(
     run_type = "conformance" if outcome else "parity" if comparison else run_type if run_type in RUN_TYPES else ""
     # Runs (with their parity row, if any), newest id first, so the id order is the index read and a page stops
     # after PAGE_SIZE rows; target names come in a second query.
-    statement = select(Run, ParityRun).join(ParityRun, col(ParityRun.run_id) == Run.id, isouter=True)
+    statement = runs_with_parity()
     if target:
         statement = statement.where(Run.target_id == select(Target.id).where(Target.name == target).scalar_subquery())
     if kind:
         statement = statement.where(Run.kind == kind)
-    if run_type == "conformance":
-        statement = statement.where(col(ParityRun.run_id).is_(None))
-    elif run_type == "parity":
-        statement = statement.where(col(ParityRun.run_id).is_not(None))
+    statement = narrow_to_type(statement, run_type, comparison)
     if outcome is not None:
         statement = statement.where(Run.outcome == outcome)
-    if comparison:
-        statement = statement.where(ParityRun.verdict == comparison)
     if trigger:
         statement = statement.where(Run.trigger == trigger)
     active: list[tuple[Run, str, ParityRun | None]] = []
@@ -128,7 +121,7 @@ def matrix_page(request: Request, session: SessionDep, kind: str) -> HTMLRespons
         "kinds": kinds,
         "columns": columns,
         "clause_ids": clause_ids,
-        "cells": cells,
+        "matrix_cells": matrix_row_cells(columns, clause_ids, cells),
         "levels": levels,
         "nav": "matrix",
     }

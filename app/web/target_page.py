@@ -16,6 +16,7 @@ from app.deps import RunnerDep, SessionDep, TargetDep
 from app.history import last_passing_run, target_history
 from app.models import DB_INT_MAX
 from app.svg import trend_chart
+from app.web.grid_cells import history_row_cells
 from app.web.guard import WriteGuard
 from app.web.invocation import rlconform_command
 from app.web.pages import page_router
@@ -51,6 +52,7 @@ def target_page(
     context = {
         "target": target,
         "history": history,
+        "history_cells": history_row_cells(history),
         "paged": before is not None,
         "commands": trigger_commands(str(request.base_url), target.name),
         "latest": latest,

@@ -8,11 +8,13 @@ SPEC.md) is passed as `Markup`.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
 
 from app.redaction import redact_url
 from checks.core import Verdict, seconds, truncate
@@ -78,8 +80,51 @@ def duration(start: datetime | None, end: datetime | None) -> str:
     return seconds((end - start).total_seconds())
 
 
+@lru_cache(maxsize=4096)
+def _path_part(text: str) -> str:
+    # Phases and clause ids repeat in every row and column of the grids: quote each once.
+    return quote(text, safe="")
+
+
 def clause_url(run_id: int, phase: str, clause_id: str) -> str:
-    return f"/runs/{run_id}/clauses/{quote(phase, safe='')}/{quote(clause_id, safe='')}"
+    return f"/runs/{run_id}/clauses/{_path_part(phase)}/{_path_part(clause_id)}"
+
+
+@lru_cache(maxsize=64)
+def _verdict_parts(verdict: str | None, compact: bool) -> tuple[str, str, str]:
+    """The markup of a verdict mark: (its class attribute, its title attribute, what goes inside the tag)."""
+    mark = verdict_mark(verdict)
+    label = escape(mark["label"])
+    word = f'<span class="sr-only">{label}</span>' if compact else f'<span class="v-word">{label}</span>'
+    return (
+        f'class="v v-{label}{" v-compact" if compact else ""}"',
+        f'title="{label}: {escape(mark["meaning"])}"',
+        f'<span class="v-sym" aria-hidden="true">{escape(mark["symbol"])}</span>{word}',
+    )
+
+
+def verdict_badge(verdict: str | None, link: str | None = None, compact: bool = False) -> Markup:
+    """A verdict's symbol and word (a link when `link` is given): the `verdict` macro, built in Python because
+    the history grid and the matrix draw one per cell."""
+    class_, title, inner = _verdict_parts(verdict, compact)
+    if link:
+        return Markup(f'<a {class_} href="{escape(link)}" {title}>{inner}</a>')
+    return Markup(f"<span {class_} {title}>{inner}</span>")
+
+
+def status_badge(run: Any) -> Markup:
+    status = escape(run.status)
+    spinner = '<span class="spinner" aria-hidden="true"></span>' if run.status == "running" else ""
+    return Markup(f'<span class="badge s-{status}">{spinner}{status}</span>')
+
+
+def outcome_badge(run: Any) -> Markup:
+    """A run's outcome (its status until it has one): the `outcome` macro, once per row of the long lists."""
+    if not run.outcome:
+        return status_badge(run)
+    mark = OUTCOME_MARKS.get(run.outcome, {"symbol": "?", "label": run.outcome})
+    label, symbol = escape(mark["label"]), escape(mark["symbol"])
+    return Markup(f'<span class="badge o-{label}"><span aria-hidden="true">{symbol}</span> {label}</span>')
 
 
 def spec_url(clause_id: str) -> str:
@@ -105,6 +150,9 @@ templates.env.globals.update(
     OUTCOME_MARKS=OUTCOME_MARKS,
     verdict_mark=verdict_mark,
     clause_url=clause_url,
+    verdict_badge=verdict_badge,
+    outcome_badge=outcome_badge,
+    status_badge=status_badge,
     spec_url=spec_url,
     query=query,
 )

@@ -50,6 +50,7 @@ def test_history_grid_marks_transitions_and_flaky_clauses(client: TestClient, se
 
     html = client.get(f"/targets/{target.name}").text
     assert html.count('class="cell transition"') == 2 + 1 + 3 + 1  # an error is a transition, not a flip
+    assert html.count('</a><span class="sr-only"> (changed)</span></td>') == 7 and "&lt;span" not in html
     assert 'class="is-flaky"' in html and "1 flaky" in html
     assert f'href="/runs/{history.runs[3].id}/clauses/a/c.multi"' in html
     assert '<svg class="trend"' in html
@@ -158,6 +159,7 @@ def test_a_verdict_change_with_a_configuration_change_is_marked_and_not_flaky(
     html = client.get(f"/targets/{target.name}").text
     assert html.count('<span class="config-mark" title="URL changed">') == 1
     assert html.count("config-change") >= 4  # two run headers and their cells
+    assert html.count('<td class="cell transition config-change"><a class="v v-') == 2
     diff = client.get(f"/runs/{history.runs[2].id}/diff?against={history.runs[0].id}").text
     assert "configuration changed between these runs: URL changed; options changed: timeout" in diff
 

@@ -226,6 +226,40 @@ def test_the_runs_list_shows_parity_runs_as_comparisons_and_filters_them_apart(c
     assert f'href="/parity/{parity["id"]}"' not in client.get("/runs?comparison=identical").text
 
 
+def test_the_api_run_list_types_parity_runs_and_filters_them_apart(client, plugrl_target) -> None:
+    plugrl_target("wide", action_dim=4)
+    plugrl_target("narrow", action_dim=3)
+    own = wait_for_run(client, client.post("/api/v1/targets/wide/runs", json={}).json()["id"], timeout=60)
+    parity = run_parity(client, first="wide", second="narrow")
+    assert (parity["outcome"], parity["parity_status"]) == ("fail", "divergent")
+
+    def listed(**params: str) -> list[int]:
+        response = client.get("/api/v1/runs", params={"target": "wide", **params})
+        assert response.status_code == 200, response.text
+        return [run["id"] for run in response.json()]
+
+    both = {run["id"]: run for run in client.get("/api/v1/runs", params={"target": "wide"}).json()}
+    assert both[own["id"]]["type"] == "conformance" and both[own["id"]]["parity"] is None
+    assert both[parity["id"]]["type"] == "parity"
+    assert both[parity["id"]]["parity"] == {
+        "second": "narrow",
+        "comparison": "divergent",
+        "divergence_count": parity["divergence_count"],
+    }
+    assert client.get(f"/api/v1/runs/{parity['id']}").json()["parity"]["comparison"] == "divergent"
+    assert listed(type="conformance") == [own["id"]]
+    assert listed(type="parity") == [parity["id"]]
+    assert listed(outcome="fail") == []  # a divergence is not a conformance failure
+    assert listed(outcome=own["outcome"]) == [own["id"]]
+    assert listed(comparison="divergent") == [parity["id"]]
+    assert listed(comparison="identical") == []
+    contradictory = client.get("/api/v1/runs", params={"type": "parity", "outcome": "fail"})
+    assert contradictory.status_code == 422 and "outcome" in contradictory.text
+    assert client.get("/api/v1/runs", params={"type": "golden"}).status_code == 422
+    schema = client.get("/openapi.json").json()["components"]["schemas"]
+    assert {"type", "parity"} <= set(schema["RunOut"]["properties"]) and "ParityComparison" in schema
+
+
 def test_ci_parity_prints_the_outcome_and_writes_a_junit_case_per_path_group(
     live_service, reference_server, capsys, tmp_path
 ) -> None:
