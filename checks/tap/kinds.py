@@ -28,6 +28,12 @@ def _openai(options: Mapping[str, str]) -> TapSpec:
     return openai.spec(preset)
 
 
+def _openenv(options: Mapping[str, str]) -> TapSpec:
+    from checks.tap import openenv
+
+    return openenv.spec(openenv.parse_options(options))
+
+
 def _no_options(kind: str, options: Mapping[str, str]) -> None:
     if options:
         raise ValueError(f"{kind}'s tap takes no options")
@@ -37,6 +43,7 @@ def _no_options(kind: str, options: Mapping[str, str]) -> None:
 TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
     "plugrl-server": _plugrl,
     "openai-chat": _openai,
+    "openenv": _openenv,
 }
 
 
