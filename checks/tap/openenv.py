@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,19 +219,6 @@ class OpenEnvWatcher(ExchangeWatcher):
 
     def forget(self, connection: int) -> None:
         self.sessions.pop(connection, None)
-
-
-def parse_options(options: Mapping[str, str]) -> OpenEnvOptions:
-    unknown = set(options) - TAKES
-    if unknown:
-        raise ValueError(f"openenv's tap takes only {', '.join(sorted(TAKES))}, not {', '.join(sorted(unknown))}")
-    values: dict[str, Any] = {}
-    for key, text in options.items():
-        try:
-            values[key] = json.loads(text)
-        except ValueError:
-            raise ValueError(f"option {key}: {text!r} is not JSON (e.g. true, or [0, 10])") from None
-    return OpenEnvOptions.model_validate(values)
 
 
 def spec(options: OpenEnvOptions | None = None) -> TapSpec:

@@ -12,6 +12,7 @@ import pytest
 import websockets
 
 from checks.tap import openenv as tap_openenv
+from checks.tap.kinds import tap_spec
 from checks.verdicts import Verdict
 from tests.checks.openenv import envs
 from tests.checks.openenv.serving import serve_in_thread
@@ -100,7 +101,8 @@ async def test_zoo_servers_are_flagged_through_the_tap(name):
 
 
 def test_options_are_read_as_json_and_unknown_ones_refused():
-    assert tap_openenv.parse_options({"unscored_steps": "true"}).unscored_steps is True
-    assert tap_openenv.parse_options({"reward_range": "[0, 10]"}).reward_range == (0.0, 10.0)
+    assert tap_spec("openenv", {"unscored_steps": "true"}).catalogue is not None
     with pytest.raises(ValueError, match="takes only"):
-        tap_openenv.parse_options({"group_size": "3"})
+        tap_spec("openenv", {"group_size": "3"})
+    with pytest.raises(ValueError, match="options"):
+        tap_spec("openenv", {"reward_range": "[3, 1]"})
