@@ -15,6 +15,7 @@ REAL_PEER_FILES = {
     "tests/checks/openenv/test_conforming.py": "openenv-core's server",
     "tests/checks/openenv/test_cli.py": "openenv-core's server",
     "tests/checks/openenv/test_zoo.py": "openenv-core's server",
+    "tests/checks/tap/test_real_peers.py": "RLlib's and OpenEnv 0.10's own clients through the tap",
     "tests/checks/parity/test_env_scripts.py": "openenv-core's and the rlmesh package's servers",
 }
 # Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
