@@ -86,7 +86,9 @@ class ExchangeWatcher:
     upgrades = False  # True: a connection may switch to WebSocket frames (OpenEnv's /ws)
 
     def __init__(self) -> None:
-        self.requests: dict[int, deque[HttpMessage]] = {}
+        self.requests: dict[int, deque[tuple[int, HttpMessage]]] = {}
+        self.copies = 0  # copies judged so far: an order over every connection's messages
+        self.asked_at = 0  # when the request `exchange` is judging reached the tap, in that order
 
     def readers(self) -> tuple[Any, Any]:
         responses = MessageReader(responses=True, upgrades=self.upgrades)
@@ -97,6 +99,7 @@ class ExchangeWatcher:
 
     def judge(self, copy: Copy, ledger: Ledger) -> None:
         pending = self.requests.setdefault(copy.connection, deque())
+        self.copies += 1
         item = copy.item
         if isinstance(item, Opened):
             ledger.note(copy.connection, f"connection from {item.source}")
@@ -108,11 +111,11 @@ class ExchangeWatcher:
                 self.forget(copy.connection)
                 ledger.forget(copy.connection)
         elif isinstance(item, HttpMessage) and copy.sender == "client":
-            pending.append(item)
+            pending.append((self.copies, item))
             headers = ", ".join(f"{key}: {value}" for key, value in scrubbed(item.head.headers))
             ledger.note(copy.connection, f"client: {item.head.start} ({len(item.body)} bytes) {headers}")
         elif isinstance(item, HttpMessage) and pending:
-            request = pending.popleft()
+            self.asked_at, request = pending.popleft()
             ledger.note(copy.connection, f"server: {item.head.start} ({len(item.body)} bytes)")
             self.exchange(copy.connection, request, item, ledger)
         elif isinstance(item, WsMessage):

@@ -48,6 +48,13 @@ def _rllink(options: Mapping[str, str]) -> TapSpec:
     return rllink.spec(model_options("rllink", RLlinkOptions, rllink.TAKES, options))
 
 
+def _session(options: Mapping[str, str]) -> TapSpec:
+    from checks.tap import session
+
+    _no_options("session-server", options)
+    return session.spec()
+
+
 def model_options(kind: str, model: type[M], takes: Iterable[str], options: Mapping[str, str]) -> M:
     """The suite's options model from the tap's `--option key=value` (each value JSON, or a bare string)."""
     unknown = set(options) - set(takes)
@@ -76,6 +83,7 @@ TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
     "openai-chat": _openai,
     "openenv": _openenv,
     "rllink": _rllink,
+    "session-server": _session,
 }
 
 

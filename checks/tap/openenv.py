@@ -156,7 +156,10 @@ class OpenEnvWatcher(ExchangeWatcher):
             return [missed("openenv.ws.handshake", expected="JSON text frames", actual=reply.describe())]
         if session.closing and not session.pending:  # replies to messages sent before the close may still come
             return [missed("openenv.close.clean", expected="no frame answering close", actual=reply.describe())]
-        if not session.pending:
+        replies = ("observation", "state", "error")
+        typed_otherwise = reply.kind is not None and reply.kind not in replies
+        if not session.pending or (typed_otherwise and not session.order_lost):
+            # A frame of a type no message is answered with (a greeting, a heartbeat): unasked, whatever is pending.
             problem = ws_judging.unprompted_problem(reply)
             if problem is None:
                 return []
