@@ -55,6 +55,13 @@ def _session(options: Mapping[str, str]) -> TapSpec:
     return session.spec()
 
 
+def _ors(options: Mapping[str, str]) -> TapSpec:
+    from checks.tap import ors
+
+    _no_options("ors", options)
+    return ors.spec()
+
+
 def model_options(kind: str, model: type[M], takes: Iterable[str], options: Mapping[str, str]) -> M:
     """The suite's options model from the tap's `--option key=value` (each value JSON, or a bare string)."""
     unknown = set(options) - set(takes)
@@ -84,6 +91,7 @@ TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
     "openenv": _openenv,
     "rllink": _rllink,
     "session-server": _session,
+    "ors": _ors,
 }
 
 
