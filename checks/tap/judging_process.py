@@ -27,6 +27,7 @@ from checks.tap.ledger import Ledger, Rollover
 
 LIVE_EVERY = 0.5  # seconds between live snapshots of the open window
 MAX_WINDOWS = 100
+NICENESS = 10
 
 
 @dataclass
@@ -84,6 +85,8 @@ class Judge:
     def run(self) -> None:
         signal.set_wakeup_fd(-1)  # the parent's event loop owns that descriptor, not this process
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops this process, a Ctrl-C does not
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)  # on a busy machine the relay gets the CPU first; a full lane then samples
         while True:
             try:
                 item = self.lane.copies.get(timeout=0.05)

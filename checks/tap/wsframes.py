@@ -139,7 +139,8 @@ class FrameReader:
                 key, offset = bytes(buffer[offset : offset + 4]), offset + 4
             if len(buffer) < offset + length:
                 return None
-            raw = bytes(buffer[offset : offset + length])
+            with memoryview(buffer) as view:  # one copy of the payload, not a slice and then a copy of it
+                raw = bytes(view[offset : offset + length])
             del buffer[: offset + length]
             done = self._take(first & 0x0F, bool(first & 0x80), raw, key, bool(first & 0x40))
             if done is not None:
