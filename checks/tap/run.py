@@ -27,7 +27,8 @@ from checks.tap.judging_process import Final, ProcessJudging, ProcessQueue
 from checks.tap.ledger import Ledger, Rollover
 from checks.tap.relay import Relay, StreamReader
 
-# The judging thread gives the event loop the GIL back this often (seconds): forwarding waits at most this long.
+# A thread of the tap's (the judging thread, or the feeder of the judging process's queue) gives the event loop
+# the GIL back this often (seconds): forwarding waits at most this long.
 SWITCH_INTERVAL = 0.0005
 MAX_WINDOWS = 100
 
@@ -91,11 +92,11 @@ class TapRun:
 
     async def start(self, host: str, port: int) -> int:
         bound = await self.relay.start(host, port)
+        if sys.getswitchinterval() > SWITCH_INTERVAL:  # the queue's feeder thread, or the judging thread
+            sys.setswitchinterval(SWITCH_INTERVAL)
         if self.judging is not None:
             self.judging.start()
             return bound
-        if sys.getswitchinterval() > SWITCH_INTERVAL:
-            sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread.start()
         return bound
 
