@@ -15,6 +15,7 @@ REAL_PEER_FILES = {
     "tests/checks/openenv/test_conforming.py": "openenv-core's server",
     "tests/checks/openenv/test_cli.py": "openenv-core's server",
     "tests/checks/openenv/test_zoo.py": "openenv-core's server",
+    "tests/checks/tap/test_real_peers.py": "RLlib's and OpenEnv 0.10's own clients through the tap",
     "tests/checks/parity/test_env_scripts.py": "openenv-core's and the rlmesh package's servers",
     "tests/realpeers/transformers/test_transformers_serve.py": "transformers serve (RLCONFORM_TRANSFORMERS_PYTHON)",
 }

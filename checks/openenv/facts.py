@@ -7,16 +7,9 @@ from typing import Any
 
 from checks.http_client import HttpClient
 from checks.openenv.action_values import invalid_actions, valid_action
+from checks.openenv.http_judging import usable_schema
 from checks.openenv.options import Ctx, OpenEnvOptions
 from checks.openenv.schemas import is_valid
-
-SCHEMA_KEYS = ("action", "observation", "state")
-
-
-def usable_schema(body: Any) -> dict[str, Any] | None:
-    if isinstance(body, dict) and all(isinstance(body.get(key), dict) for key in SCHEMA_KEYS):
-        return body
-    return None
 
 
 async def load_schema(ctx: Ctx) -> dict[str, Any] | None:

@@ -53,7 +53,7 @@ async def attach_phase(ctx: Ctx) -> None:
 
 
 def _unsupported(ctx: Ctx, why: str, evidence: Transcript) -> None:
-    for clause_id in ATTACH_CLAUSES:
+    for clause_id in (*ATTACH_CLAUSES, "openenv.ws.reply-in-time"):  # no /ws session is opened here either
         ctx.report.unsupported(clause_id, why, evidence)
 
 

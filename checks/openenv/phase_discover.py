@@ -2,73 +2,32 @@
 
 from __future__ import annotations
 
+from checks.decision import record
 from checks.http_client import HttpClient
-from checks.openenv.facts import usable_schema
+from checks.openenv import http_judging as judge
 from checks.openenv.options import Ctx
-
-SIMULATION_PATHS = ("/reset", "/step", "/state")
 
 
 async def discover_phase(ctx: Ctx) -> None:
     report, known = ctx.report, ctx.state
     async with HttpClient(ctx.url, report.transcript("discovery endpoints"), ctx.timeout, ctx.options) as http:
         health = await http.get("/health")
-        report.check(
-            health.status == 200 and isinstance(health.body, dict) and health.body.get("status") == "healthy",
-            "openenv.discover.health",
-            expected='200 {"status": "healthy"}',
-            actual=health.describe(),
-            evidence=http.transcript,
-        )
-
+        record(report, judge.health(health), http.transcript)
         metadata = await http.get("/metadata")
-        body = metadata.body if isinstance(metadata.body, dict) else {}
-        report.check(
-            metadata.status == 200 and isinstance(body.get("name"), str) and isinstance(body.get("description"), str),
-            "openenv.discover.metadata",
-            expected="200 with string name and description",
-            actual=metadata.describe(),
-            evidence=http.transcript,
-        )
-
+        record(report, judge.metadata(metadata), http.transcript)
         schema = await http.get("/schema")
-        usable = usable_schema(schema.body) if schema.status == 200 else None
-        report.check(
-            usable is not None,
-            "openenv.discover.schema",
-            expected="200 with object action, observation and state schemas",
-            actual=schema.describe(),
-            evidence=http.transcript,
-        )
-        known.schema, known.schema_fetched = usable, True
-
+        record(report, judge.schema(schema), http.transcript)
+        known.schema, known.schema_fetched = (judge.usable_schema(schema.body) if schema.status == 200 else None), True
         openapi = await http.get("/openapi.json")
-        document = openapi.body if isinstance(openapi.body, dict) else {}
-        info = document.get("info")
-        version = info.get("version") if isinstance(info, dict) else None
-        report.check(
-            openapi.status == 200 and isinstance(version, str),
-            "openenv.discover.openapi",
-            expected="200 with a string info.version",
-            actual=openapi.describe(),
-            evidence=http.transcript,
-        )
-
-    paths = document.get("paths") if openapi.status == 200 else None
-    known.openapi_paths, known.openapi_fetched = (set(paths) if isinstance(paths, dict) else None), True
+        record(report, judge.openapi(openapi), http.transcript)
+    version = judge.openapi_version(openapi)
+    known.openapi_paths, known.openapi_fetched = judge.openapi_paths(openapi), True
     mode = "unknown"
     if known.openapi_paths is None:
         report.unsupported("openenv.mode.consistent", "no OpenAPI paths to read the mode from", http.transcript)
     else:
-        present = [p for p in SIMULATION_PATHS if p in known.openapi_paths]
-        mode = "simulation" if len(present) == 3 else "production" if not present else "mixed"
-        report.check(
-            mode != "mixed",
-            "openenv.mode.consistent",
-            expected="all or none of /reset, /step, /state",
-            actual=f"{mode} mode: {', '.join(present) or 'none'} listed",
-            evidence=http.transcript,
-        )
+        mode = judge.mode_name(known.openapi_paths)
+        record(report, judge.mode(known.openapi_paths), http.transcript)
     markers = [
         marker
         for marker, seen in (

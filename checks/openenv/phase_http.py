@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from checks.core import Report, Transcript
+from checks.decision import record
 from checks.http_client import HttpClient, Reply
+from checks.openenv import http_judging
 from checks.openenv.facts import action_plan, load_openapi_paths, load_schema, markers_010
 from checks.openenv.judging import http_metadata_problem
 from checks.openenv.options import Ctx
@@ -29,11 +31,11 @@ async def http_phase(ctx: Ctx) -> None:
     async with HttpClient(ctx.url, report.transcript("HTTP /reset and /step"), ctx.timeout, ctx.options) as probe:
         evidence = probe.transcript
         reset = await probe.post("/reset", _http_reset(options.reset))
-        _judge_result(report, "openenv.http.reset", reset, evidence)
+        record(report, http_judging.result("openenv.http.reset", reset), evidence)
         answers = [("/reset", reset)]
         if plan.valid:
             step = await probe.post("/step", {"action": plan.valid[0]})
-            _judge_result(report, "openenv.http.step", step, evidence)
+            record(report, http_judging.result("openenv.http.step", step), evidence)
             answers.append(("/step", step))
         else:
             report.error("openenv.http.step", "no valid action to send")
@@ -59,18 +61,6 @@ async def http_phase(ctx: Ctx) -> None:
             report.unsupported("openenv.http.crash-response", "the target declares no crash_action")
 
 
-def _judge_result(report: Report, clause_id: str, reply: Reply, evidence: Transcript) -> None:
-    """A /reset or /step answer must be 200 {observation, reward, done}."""
-    problem = _result_problem(reply)
-    report.check(
-        problem is None,
-        clause_id,
-        expected="200 {observation, reward, done}",
-        actual=problem or reply.describe(),
-        evidence=evidence,
-    )
-
-
 def _judge_metadata(report: Report, markers: list[str], answers: list[tuple[str, Reply]], evidence: Transcript) -> None:
     """0.10 always puts `metadata` at the top of an HTTP body; 0.3 never did, so only a 0.10 wire is judged."""
     if not markers:
@@ -90,18 +80,6 @@ def _judge_metadata(report: Report, markers: list[str], answers: list[tuple[str,
             actual=problem or "metadata as 0.10 sends it",
             evidence=evidence,
         )
-
-
-def _result_problem(reply: Reply) -> str | None:
-    if reply.status != 200 or not isinstance(reply.body, dict):
-        return f"answered {reply.describe()}"
-    if not isinstance(reply.body.get("observation"), dict):
-        return "observation is not an object"
-    if not isinstance(reply.body.get("done"), bool):
-        return f"done is {reply.body.get('done')!r}, not a boolean"
-    if "reward" not in reply.body:
-        return "no reward key"
-    return None
 
 
 def _http_reset(data: dict[str, Any]) -> dict[str, Any]:

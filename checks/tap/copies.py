@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
 @dataclass
@@ -23,6 +23,15 @@ class Copy:
     size: int
     at: float
     after_gap: bool = False
+    number: int = 0  # the relay's count of messages when this one came (the dropped ones included)
+
+
+class Offer(Protocol):
+    """Where the relay offers copies: this queue (judging thread) or `judging_process.ProcessQueue`."""
+
+    def offer(self, copy: Copy) -> bool: ...
+
+    def __len__(self) -> int: ...
 
 
 class CopyQueue:

@@ -43,6 +43,13 @@ def scrubbed(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
+def is_upgrade(head: Head, response: bool) -> bool:
+    """A response switching protocols, or a request asking for a WebSocket."""
+    if response:
+        return head.status() == 101
+    return "websocket" in head.value("upgrade").lower()
+
+
 def parse_head(data: bytes) -> Head:
     lines = data.decode("latin-1").split("\r\n")
     headers = []
@@ -67,6 +74,8 @@ class MessageReader:
     responses: bool
     methods: deque[str] = field(default_factory=deque)
     broken: str = ""
+    upgrades: bool = False  # stop at a WebSocket upgrade (a request asking one, a 101): the rest is frames
+    upgraded: Head | None = None
     _buffer: bytearray = field(default_factory=bytearray)
     _head: Head | None = None
     _body: bytearray = field(default_factory=bytearray)
@@ -78,13 +87,22 @@ class MessageReader:
             return []
         self._buffer += data
         found: list[HttpMessage] = []
-        while True:
+        while self.upgraded is None:
             if self._head is None and not self._start():
                 return found
             message = self._read_body()
             if message is None:
                 return found
             found.append(message)
+            if self.upgrades and is_upgrade(message.head, self.responses):
+                self.upgraded = message.head
+        return found
+
+    def rest(self) -> bytes:
+        """What came after the upgrade's head: the first WebSocket bytes."""
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return rest
 
     def end(self) -> list[HttpMessage]:
         """The connection ended: a body read to EOF is complete, any other half message is not."""

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+import pydantic
 
 from checks.registry import find_record
 from checks.tap.run import TapSpec
+
+M = TypeVar("M", bound=pydantic.BaseModel)
 
 
 def _plugrl(options: Mapping[str, str]) -> TapSpec:
@@ -28,6 +34,51 @@ def _openai(options: Mapping[str, str]) -> TapSpec:
     return openai.spec(preset)
 
 
+def _openenv(options: Mapping[str, str]) -> TapSpec:
+    from checks.openenv.options import OpenEnvOptions
+    from checks.tap import openenv
+
+    return openenv.spec(model_options("openenv", OpenEnvOptions, openenv.TAKES, options))
+
+
+def _rllink(options: Mapping[str, str]) -> TapSpec:
+    from checks.rllink.options import RLlinkOptions
+    from checks.tap import rllink
+
+    return rllink.spec(model_options("rllink", RLlinkOptions, rllink.TAKES, options))
+
+
+def _session(options: Mapping[str, str]) -> TapSpec:
+    from checks.tap import session
+
+    _no_options("session-server", options)
+    return session.spec()
+
+
+def _ors(options: Mapping[str, str]) -> TapSpec:
+    from checks.tap import ors
+
+    _no_options("ors", options)
+    return ors.spec()
+
+
+def model_options(kind: str, model: type[M], takes: Iterable[str], options: Mapping[str, str]) -> M:
+    """The suite's options model from the tap's `--option key=value` (each value JSON, or a bare string)."""
+    unknown = set(options) - set(takes)
+    if unknown:
+        raise ValueError(f"{kind}'s tap takes only {', '.join(sorted(takes))}, not {', '.join(sorted(unknown))}")
+    values: dict[str, Any] = {}
+    for key, text in options.items():
+        try:
+            values[key] = json.loads(text)
+        except ValueError:
+            values[key] = text
+    try:
+        return model.model_validate(values)
+    except pydantic.ValidationError as exc:
+        raise ValueError(f"{kind}'s tap options: {exc.errors()[0]['msg']}") from None
+
+
 def _no_options(kind: str, options: Mapping[str, str]) -> None:
     if options:
         raise ValueError(f"{kind}'s tap takes no options")
@@ -37,6 +88,10 @@ def _no_options(kind: str, options: Mapping[str, str]) -> None:
 TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
     "plugrl-server": _plugrl,
     "openai-chat": _openai,
+    "openenv": _openenv,
+    "rllink": _rllink,
+    "session-server": _session,
+    "ors": _ors,
 }
 
 

@@ -134,6 +134,7 @@ class Ledger:
         self.judged_messages = 0
         self.unjudged = 0  # dropped because the judging queue was full
         self.connections = 0
+        self.judge_faults: list[str] = []  # a watcher that raised outside a judge (judging went on)
 
     def log(self, connection: int) -> ConnectionLog:
         return self.logs.setdefault(connection, ConnectionLog())

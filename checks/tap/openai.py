@@ -9,9 +9,6 @@ concurrency, limits, tools round trips) is `skip` "needs an active run".
 
 from __future__ import annotations
 
-import json
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 from checks.decision import Decision
@@ -22,10 +19,9 @@ from checks.openai.options import PRESETS, Profile
 from checks.openai.shapes import message_of
 from checks.report import Catalogue
 from checks.tap import fidelity
-from checks.tap.copies import Copy
-from checks.tap.http1 import HttpMessage, MessageReader, scrubbed
+from checks.tap.exchanges import ExchangeWatcher, reply_of
+from checks.tap.http1 import HttpMessage
 from checks.tap.ledger import Ledger
-from checks.tap.relay import Ended, Opened
 from checks.tap.run import TapSpec
 
 FIDELITY_STATEMENTS = {
@@ -59,80 +55,13 @@ def tap_catalogue() -> Catalogue:
     return catalogue
 
 
-class RequestReader(MessageReader):
-    """Reads requests and tells the response reader each one's method (a HEAD's answer has no body)."""
-
-    def __init__(self, responses: MessageReader) -> None:
-        super().__init__(responses=False)
-        self.answers = responses
-
-    def feed(self, data: bytes) -> list[HttpMessage]:
-        found = super().feed(data)
-        for message in found:
-            self.answers.methods.append(message.head.method_path()[0])
-        return found
-
-
-def _json(data: bytes) -> Any:
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-
-
-def reply_of(request: HttpMessage, response: HttpMessage) -> Reply:
-    method, path = request.head.method_path()
-    content_type = response.head.value("content-type")
-    parsed = _json(response.body) if "json" in content_type else None
-    return Reply(
-        response.head.status(),
-        content_type=content_type,
-        text=response.body.decode("utf-8", "replace"),
-        body=parsed,
-        is_json=parsed is not None,
-        raw=response.body,
-        headers=scrubbed(response.head.headers),
-        raw_size=len(response.body),
-        method=method,
-        path=path,
-        sent=_json(request.body),
-    )
-
-
-@dataclass
-class HttpConnection:
-    requests: deque[HttpMessage] = field(default_factory=deque)
-
-
-class OpenAIWatcher:
+class OpenAIWatcher(ExchangeWatcher):
     def __init__(self, profile: Profile) -> None:
+        super().__init__()
         self.profile = profile
-        self.connections: dict[int, HttpConnection] = {}
         self.conversations = fidelity.Conversations()
 
-    def readers(self) -> tuple[MessageReader, MessageReader]:
-        responses = MessageReader(responses=True)
-        return RequestReader(responses), responses
-
-    def judge(self, copy: Copy, ledger: Ledger) -> None:
-        state = self.connections.setdefault(copy.connection, HttpConnection())
-        item = copy.item
-        if isinstance(item, Opened):
-            ledger.note(copy.connection, f"connection from {item.source}")
-        elif isinstance(item, Ended):
-            if item.by == "server":
-                self.connections.pop(copy.connection, None)
-                ledger.forget(copy.connection)
-        elif isinstance(item, HttpMessage) and copy.sender == "client":
-            state.requests.append(item)
-            headers = ", ".join(f"{key}: {value}" for key, value in scrubbed(item.head.headers))
-            ledger.note(copy.connection, f"client: {item.head.start} ({len(item.body)} bytes) {headers}")
-        elif isinstance(item, HttpMessage) and state.requests:
-            request = state.requests.popleft()
-            ledger.note(copy.connection, f"server: {item.head.start} ({len(item.body)} bytes)")
-            self._exchange(copy.connection, request, item, ledger)
-
-    def _exchange(self, connection: int, request: HttpMessage, response: HttpMessage, ledger: Ledger) -> None:
+    def exchange(self, connection: int, request: HttpMessage, response: HttpMessage, ledger: Ledger) -> None:
         method, path = request.head.method_path()
         reply = reply_of(request, response)
         if method == "GET" and path.split("?")[0].endswith("/models"):

@@ -6,7 +6,7 @@ other side to drain, so a slow reader slows its sender (back-pressure passes thr
 the tap holds at most one read per direction. An end of stream is passed on as a half close
 and a reset as an abort, so each side sees the other close as it did; a WebSocket close frame
 is bytes like any other and reaches the other side unchanged, code and reason. Judging runs
-in a thread of its own (`Judging`) and never holds a pump.
+in a process of its own (`judging_process`), or a thread, and never holds a pump.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from checks.tap.copies import Copy, CopyQueue
+from checks.tap.copies import Copy, Offer
 
 READ_SIZE = 1024 * 1024
 
@@ -61,7 +61,7 @@ class Relay:
         self,
         upstream: tuple[str, int],
         readers: Callable[[], tuple[StreamReader, StreamReader]],
-        queue: CopyQueue,
+        queue: Offer,
         admit: Callable[[str], bool] = lambda source: True,
     ) -> None:
         self.upstream = upstream
@@ -90,7 +90,7 @@ class Relay:
 
     def _offer(self, connection: int, sender: str, item: Any, size: int) -> None:
         self.stats.messages += 1
-        copy = Copy(connection, sender, item, size, time.monotonic(), after_gap=connection in self._gaps)
+        copy = Copy(connection, sender, item, size, time.monotonic(), connection in self._gaps, self.stats.messages)
         if self.queue.offer(copy):
             self._gaps.discard(connection)
         else:

@@ -1,7 +1,10 @@
-"""One tap: the relay on the event loop, the judges in a thread, verdicts kept in ledgers rolled over by time or count.
+"""One tap: the relay on the event loop, the judges in a process of their own (or a thread), verdicts kept in
+ledgers rolled over by time or count.
 
 `TapRun.start` binds and returns the URL to give the client; `stop` ends the relay, lets the
-judges finish what is queued and closes the last window. A judge that raises is recorded as
+judges finish what is queued and closes the last window. By default the judges run in a forked
+process (`judging_process`), so judging a 2.25 MiB frame never holds the GIL the relay needs; a
+`CopyQueue` passed as `queue` keeps them in a thread of this process instead. A judge that raises is recorded as
 `error` for the clauses it decides (`Watcher.judge` says which); nothing the judges do reaches
 the connections.
 """
@@ -9,6 +12,7 @@ the connections.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import sys
 import threading
 import time
@@ -19,10 +23,12 @@ from urllib.parse import urlsplit
 
 from checks.report import Catalogue
 from checks.tap.copies import Copy, CopyQueue
+from checks.tap.judging_process import Final, ProcessJudging, ProcessQueue
 from checks.tap.ledger import Ledger, Rollover
 from checks.tap.relay import Relay, StreamReader
 
-# The judging thread gives the event loop the GIL back this often (seconds): forwarding waits at most this long.
+# A thread of the tap's (the judging thread, or the feeder of the judging process's queue) gives the event loop
+# the GIL back this often (seconds): forwarding waits at most this long.
 SWITCH_INTERVAL = 0.0005
 MAX_WINDOWS = 100
 
@@ -60,12 +66,14 @@ class TapRun:
         upstream: str,
         *,
         rollover: Rollover | None = None,
-        queue: CopyQueue | None = None,
+        queue: CopyQueue | ProcessQueue | None = None,
         admit: Callable[[str], bool] = lambda source: True,
     ) -> None:
         self.spec = spec
         self.watcher = spec.watcher()
-        self.queue = queue if queue is not None else CopyQueue()  # an empty queue is falsy
+        if queue is None:
+            queue = ProcessQueue() if "fork" in multiprocessing.get_all_start_methods() else CopyQueue()
+        self.queue: CopyQueue | ProcessQueue = queue
         self.relay = Relay(upstream_address(upstream), self.watcher.readers, self.queue, admit)
         self.upstream = upstream
         self.rollover = rollover or Rollover()
@@ -75,16 +83,29 @@ class TapRun:
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._judge_loop, name="tap-judges", daemon=True)
         self._counted = (0, 0)  # relay (messages, unjudged) already assigned to closed windows
+        self.judging: ProcessJudging | None = None
+        if isinstance(self.queue, ProcessQueue):
+            self.judging = ProcessJudging(self._new_ledger, self.watcher, self.rollover, self.queue)
 
     def _new_ledger(self) -> Ledger:
         return Ledger(self.spec.catalogue, self.spec.active_only, self.spec.raised)
 
     async def start(self, host: str, port: int) -> int:
         bound = await self.relay.start(host, port)
-        if sys.getswitchinterval() > SWITCH_INTERVAL:
+        if sys.getswitchinterval() > SWITCH_INTERVAL:  # the queue's feeder thread, or the judging thread
             sys.setswitchinterval(SWITCH_INTERVAL)
+        if self.judging is not None:
+            self.judging.start()
+            return bound
         self._thread.start()
         return bound
+
+    def live(self) -> Ledger:
+        """The open window as the judges last reported it."""
+        if self.judging is None:
+            return self.ledger
+        self.judging.collect()
+        return self.judging.live
 
     def messages(self) -> int:
         return self.relay.stats.messages
@@ -92,6 +113,12 @@ class TapRun:
     async def stop(self, drain_seconds: float = 5.0) -> list[Ledger]:
         """Stop relaying, judge what is queued (up to `drain_seconds`), close the window; every window."""
         await self.relay.close()
+        if self.judging is not None:
+            stats = self.relay.stats
+            final = Final(stats.messages, stats.unjudged, stats.connections)
+            windows = await asyncio.to_thread(self.judging.stop, final, drain_seconds)
+            self.closed, self.ledger = windows[:-1], windows[-1]
+            return windows
         deadline = time.monotonic() + drain_seconds
         while len(self.queue) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
@@ -111,8 +138,10 @@ class TapRun:
         self._counted = (stats.messages, stats.unjudged)
 
     def _judge_loop(self) -> None:
-        while not (self._stopping.is_set() and not len(self.queue)):
-            copy = self.queue.take(0.05)
+        queue = self.queue
+        assert isinstance(queue, CopyQueue)  # the thread's queue; a process has its own loop
+        while not (self._stopping.is_set() and not len(queue)):
+            copy = queue.take(0.05)
             with self._lock:
                 if copy is not None:
                     self.ledger.judged_messages += 1

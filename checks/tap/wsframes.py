@@ -8,6 +8,7 @@ decoding wait for the judging thread (`WsMessage.payload`).
 from __future__ import annotations
 
 import struct
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +36,7 @@ class WsMessage:
     opcode: int
     parts: list[tuple[bytes, bytes]] = field(default_factory=list)  # (raw payload, mask key)
     size: int = 0
+    compressed: bool = False  # RSV1 on its first frame: permessage-deflate (RFC 7692)
 
     def payload(self) -> bytes:
         return b"".join(unmask(raw, key) for raw, key in self.parts)
@@ -44,6 +46,47 @@ class WsMessage:
         if len(data) < 2:
             return None, ""
         return struct.unpack("!H", data[:2])[0], data[2:].decode("utf-8", "replace")
+
+
+class Inflater:
+    """permessage-deflate (RFC 7692) for one direction: compressed messages inflated in order.
+
+    With context takeover each message continues the last one's window, so a dropped copy ends
+    inflating that direction (`lost`); the bytes themselves flow on untouched."""
+
+    def __init__(self, takeover: bool) -> None:
+        self.takeover = takeover
+        self.lost = False
+        self._inflate = zlib.decompressobj(-15)
+
+    def payload(self, message: WsMessage, after_gap: bool = False) -> bytes | None:
+        """The message's payload, inflated when it was compressed; None when it cannot be inflated."""
+        data = message.payload()
+        if not message.compressed:
+            return data
+        self.lost = self.lost or (after_gap and self.takeover)
+        if self.lost:
+            return None
+        if not self.takeover:
+            self._inflate = zlib.decompressobj(-15)
+        try:
+            return self._inflate.decompress(data + b"\x00\x00\xff\xff")
+        except zlib.error:
+            self.lost = True
+            return None
+
+
+def deflate_params(head: Head) -> dict[str, bool] | None:
+    """The permessage-deflate a 101 accepted: whether each side keeps its context; None when it declined."""
+    for value in head.values("sec-websocket-extensions"):
+        for offer in value.split(","):
+            params = [part.strip().lower() for part in offer.split(";")]
+            if params[0] == "permessage-deflate":
+                return {
+                    "client": "client_no_context_takeover" not in params,
+                    "server": "server_no_context_takeover" not in params,
+                }
+    return None
 
 
 @dataclass
@@ -96,17 +139,18 @@ class FrameReader:
                 key, offset = bytes(buffer[offset : offset + 4]), offset + 4
             if len(buffer) < offset + length:
                 return None
-            raw = bytes(buffer[offset : offset + length])
+            with memoryview(buffer) as view:  # one copy of the payload, not a slice and then a copy of it
+                raw = bytes(view[offset : offset + length])
             del buffer[: offset + length]
-            done = self._take(first & 0x0F, bool(first & 0x80), raw, key)
+            done = self._take(first & 0x0F, bool(first & 0x80), raw, key, bool(first & 0x40))
             if done is not None:
                 return done
 
-    def _take(self, opcode: int, fin: bool, raw: bytes, key: bytes) -> WsMessage | None:
+    def _take(self, opcode: int, fin: bool, raw: bytes, key: bytes, rsv1: bool) -> WsMessage | None:
         if opcode >= CLOSE:  # control frames come whole, between fragments too
             return WsMessage(opcode, [(raw, key)], len(raw))
         if opcode != CONTINUATION:
-            self._message = WsMessage(opcode)
+            self._message = WsMessage(opcode, compressed=rsv1)
         if self._message is None:
             self.broken = "a continuation frame with no message to continue"
             return None

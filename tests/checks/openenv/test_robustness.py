@@ -58,6 +58,9 @@ async def test_a_reply_later_than_the_timeout_loses_its_session_and_stops_each_p
     ws_phases = [phase.name for phase in suite.phases if "openenv.ws.reply-in-time" in phase.clauses]
     for name in ws_phases:  # one missed reply per phase: each stopped at its first lost session
         missed = report.results[(name, "openenv.ws.reply-in-time")]
+        if name == "attach":  # it opens /ws only on a 0.10 wire with HTTP MCP sessions, which this one is not
+            assert missed.verdict is Verdict.UNSUPPORTED
+            continue
         assert (missed.verdict, missed.checks) == (Verdict.FAIL, 1), name
         assert f"reset within {timeout:g}s" in missed.expected
     not_judged = [seen for found in verdicts(report, Verdict.ERROR).values() for seen in found]

@@ -15,6 +15,7 @@ from checks.plugrl.reference import start_reference_server
 from checks.plugrl_client.reference import ReferenceClient
 from checks.tap import plugrl
 from checks.tap.copies import Copy, CopyQueue
+from checks.tap.judging_process import ProcessQueue
 from checks.tap.ledger import Ledger
 from checks.tap.run import TapSpec
 from checks.verdicts import Outcome, Verdict
@@ -37,10 +38,12 @@ def spec_with(watcher: type[plugrl.PlugrlWatcher]) -> TapSpec:
     return TapSpec(base.catalogue, base.active_only, base.raised, watcher)
 
 
-async def test_a_full_queue_leaves_messages_unjudged_counted_and_never_misjudged():
+@pytest.mark.parametrize("judges_in", ["thread", "process"])
+async def test_a_full_queue_leaves_messages_unjudged_counted_and_never_misjudged(judges_in):
+    queue = CopyQueue(max_items=2) if judges_in == "thread" else ProcessQueue(max_items=2)
     server = await start_reference_server("127.0.0.1", 0, stop_after=40)
     try:
-        tap = tapping(spec_with(SlowWatcher), f"ws://127.0.0.1:{server.port}", queue=CopyQueue(max_items=2))
+        tap = tapping(spec_with(SlowWatcher), f"ws://127.0.0.1:{server.port}", queue=queue)
         async with tap as tapped:
             started = time.monotonic()
             ended = await ReferenceClient(tapped.url).session()
@@ -52,6 +55,27 @@ async def test_a_full_queue_leaves_messages_unjudged_counted_and_never_misjudged
     assert ledger.unjudged > 0 and ledger.judged_messages + ledger.unjudged == ledger.messages
     assert forwarded_in < 0.02 * ledger.messages  # the session did not wait for the slow judge
     assert tapped.flagged() == set(), tapped.verdicts()
+
+
+class BrokenWatcher(plugrl.PlugrlWatcher):
+    def judge(self, copy: Copy, ledger: Ledger) -> None:
+        if copy.number == 5:
+            raise RuntimeError("a watcher's bug")
+        super().judge(copy, ledger)
+
+
+async def test_a_watcher_that_raises_in_the_judging_process_is_counted_and_judging_goes_on():
+    server = await start_reference_server("127.0.0.1", 0, stop_after=10)
+    try:
+        async with tapping(spec_with(BrokenWatcher), f"ws://127.0.0.1:{server.port}") as tapped:
+            assert tapped.run.judging is not None  # the default: judges in a process of their own
+            ended = await ReferenceClient(tapped.url).session()
+    finally:
+        await server.close()
+    assert ended == "stop"
+    assert tapped.ledger.judge_faults == ['connection 1: RuntimeError("a watcher\'s bug")']
+    assert tapped.ledger.judged_messages == tapped.ledger.messages == tapped.run.relay.stats.messages
+    assert tapped.ledger.tallies["plugrl-client.5.2.infer-form"].verdict() is Verdict.PASS
 
 
 async def test_a_judge_that_raises_is_an_error_for_its_clauses_and_the_connection_goes_on():

@@ -1,0 +1,134 @@
+"""What every HTTP kind's tap shares: requests paired with their responses per connection, read as the
+suites' recorded `Reply`, and readers that follow a connection from HTTP into WebSocket frames.
+
+A kind's watcher subclasses `ExchangeWatcher` and judges `exchange(connection, request, response, ledger)`;
+a kind that also speaks WebSocket (OpenEnv's /ws) gets the frames in `frame(copy, message, ledger)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from typing import Any
+
+from checks.http_client import Reply
+from checks.tap.copies import Copy
+from checks.tap.http1 import Head, HttpMessage, MessageReader, scrubbed
+from checks.tap.ledger import Ledger
+from checks.tap.relay import Ended, Opened
+from checks.tap.wsframes import FrameReader, WsMessage
+
+
+class RequestReader(MessageReader):
+    """Reads requests and tells the response reader each one's method (a HEAD's answer has no body)."""
+
+    def __init__(self, responses: MessageReader, upgrades: bool = False) -> None:
+        super().__init__(responses=False, upgrades=upgrades)
+        self.answers = responses
+
+    def feed(self, data: bytes) -> list[HttpMessage]:
+        found = super().feed(data)
+        for message in found:
+            self.answers.methods.append(message.head.method_path()[0])
+        return found
+
+
+class UpgradingReader:
+    """HTTP messages until a WebSocket upgrade, then the frames after it (`http` stops at the upgrade)."""
+
+    def __init__(self, http: MessageReader) -> None:
+        self.http = http
+        self.frames: FrameReader | None = None
+
+    def feed(self, data: bytes) -> list[HttpMessage | Head | WsMessage]:
+        if self.frames is not None:
+            return list(self.frames.feed(data))
+        found: list[HttpMessage | Head | WsMessage] = list(self.http.feed(data))
+        if self.http.upgraded is not None:
+            self.frames = FrameReader(head=self.http.upgraded)
+            found += self.frames.feed(self.http.rest())
+        return found
+
+    def end(self) -> list[HttpMessage]:
+        return self.http.end() if self.frames is None else []
+
+
+def json_of(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def reply_of(request: HttpMessage, response: HttpMessage) -> Reply:
+    """The exchange as the suites' recorded client would have recorded it (credentials scrubbed)."""
+    method, path = request.head.method_path()
+    content_type = response.head.value("content-type")
+    parsed = json_of(response.body) if "json" in content_type else None
+    return Reply(
+        response.head.status(),
+        content_type=content_type,
+        text=response.body.decode("utf-8", "replace"),
+        body=parsed,
+        is_json=parsed is not None,
+        raw=response.body,
+        headers=scrubbed(response.head.headers),
+        raw_size=len(response.body),
+        method=method,
+        path=path,
+        sent=json_of(request.body),
+    )
+
+
+class ExchangeWatcher:
+    """Pairs each response with the request it answers; subclasses judge the pairs (and any frames)."""
+
+    upgrades = False  # True: a connection may switch to WebSocket frames (OpenEnv's /ws)
+
+    def __init__(self) -> None:
+        self.requests: dict[int, deque[tuple[int, HttpMessage]]] = {}
+        self.copies = 0  # copies judged so far: an order over every connection's messages
+        self.asked_at = 0  # when the request `exchange` is judging reached the tap, in that order
+
+    def readers(self) -> tuple[Any, Any]:
+        responses = MessageReader(responses=True, upgrades=self.upgrades)
+        requests = RequestReader(responses, upgrades=self.upgrades)
+        if self.upgrades:
+            return UpgradingReader(requests), UpgradingReader(responses)
+        return requests, responses
+
+    def judge(self, copy: Copy, ledger: Ledger) -> None:
+        pending = self.requests.setdefault(copy.connection, deque())
+        self.copies += 1
+        item = copy.item
+        if isinstance(item, Opened):
+            ledger.note(copy.connection, f"connection from {item.source}")
+        elif isinstance(item, Ended):
+            ledger.note(copy.connection, f"{item.by} {item.how} the stream")
+            self.ended(copy, ledger)
+            if item.by == "server":
+                self.requests.pop(copy.connection, None)
+                self.forget(copy.connection)
+                ledger.forget(copy.connection)
+        elif isinstance(item, HttpMessage) and copy.sender == "client":
+            pending.append((self.copies, item))
+            headers = ", ".join(f"{key}: {value}" for key, value in scrubbed(item.head.headers))
+            ledger.note(copy.connection, f"client: {item.head.start} ({len(item.body)} bytes) {headers}")
+        elif isinstance(item, HttpMessage) and pending:
+            self.asked_at, request = pending.popleft()
+            ledger.note(copy.connection, f"server: {item.head.start} ({len(item.body)} bytes)")
+            self.exchange(copy.connection, request, item, ledger)
+        elif isinstance(item, WsMessage):
+            self.frame(copy, item, ledger)
+
+    def exchange(self, connection: int, request: HttpMessage, response: HttpMessage, ledger: Ledger) -> None:
+        """Judge one request and its response."""
+
+    def frame(self, copy: Copy, message: WsMessage, ledger: Ledger) -> None:
+        """Judge one WebSocket message (only where `upgrades`)."""
+
+    def ended(self, copy: Copy, ledger: Ledger) -> None:
+        """One side of a connection ended."""
+
+    def forget(self, connection: int) -> None:
+        """The connection is over: drop what was kept for it."""

@@ -1,0 +1,186 @@
+"""Judging in a process of its own, so judges never share the GIL with forwarding.
+
+The relay offers each copy to `ProcessQueue`: counted against its bounds (items and bytes still in
+flight, as the judging process reports what it took) and handed to a multiprocessing queue whose
+feeder thread writes it to a pipe, so `offer` never waits; a full queue drops the copy as
+`CopyQueue` does. The judging process (forked: the kind's watcher needs no pickling) runs the same
+loop as the judging thread: each copy is judged into the window's ledger, and windows roll over by
+time or by the relay's message count (each copy carries its number). Closed windows and a live
+snapshot of the open one come back through a second queue; `stop` sends the relay's final counts
+and takes the last window.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import queue
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from checks.tap.copies import Copy
+from checks.tap.ledger import Ledger, Rollover
+
+LIVE_EVERY = 0.5  # seconds between live snapshots of the open window
+MAX_WINDOWS = 100
+NICENESS = 10
+
+
+@dataclass
+class Final:
+    """The relay's counts when it stopped: the last window's messages include the copies it dropped."""
+
+    messages: int
+    unjudged: int
+    connections: int
+
+
+class ProcessQueue:
+    """The relay's side: bounded by copies and bytes not yet taken by the judging process; never waits."""
+
+    def __init__(self, max_items: int = 4096, max_bytes: int = 64 * 1024 * 1024) -> None:
+        context = multiprocessing.get_context("fork")
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.copies: Any = context.Queue()
+        self.results: Any = context.Queue()
+        # Written by the judging process only (one writer), read here: no lock needed.
+        self.taken_items = context.RawValue("q", 0)
+        self.taken_bytes = context.RawValue("q", 0)
+        self.offered_items = 0
+        self.offered_bytes = 0
+
+    def offer(self, copy: Copy) -> bool:
+        if self.offered_items - self.taken_items.value >= self.max_items:
+            return False
+        if self.offered_bytes - self.taken_bytes.value + copy.size > self.max_bytes:
+            return False
+        self.copies.put_nowait(copy)
+        self.offered_items += 1
+        self.offered_bytes += copy.size
+        return True
+
+    def __len__(self) -> int:
+        return self.offered_items - int(self.taken_items.value)
+
+
+class Judge:
+    """The judging process's loop: the same ledger keeping as the judging thread's."""
+
+    def __init__(self, new_ledger: Callable[[], Ledger], watcher: Any, rollover: Rollover, lane: ProcessQueue) -> None:
+        self.new_ledger = new_ledger
+        self.watcher = watcher
+        self.rollover = rollover
+        self.lane = lane
+        self.ledger = new_ledger()
+        self.counted = 0  # relay messages assigned to closed windows
+        self.connections = 0
+        self.live_at = 0.0
+        self.parent = os.getpid()  # read before the fork: the process that owns the relay
+
+    def run(self) -> None:
+        signal.set_wakeup_fd(-1)  # the parent's event loop owns that descriptor, not this process
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops this process, a Ctrl-C does not
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)  # on a busy machine the relay gets the CPU first; a full lane then samples
+        while True:
+            try:
+                item = self.lane.copies.get(timeout=0.05)
+            except queue.Empty:
+                if os.getppid() != self.parent:
+                    return  # the relay's process is gone (killed): nobody to judge for
+                item = None
+            if isinstance(item, Final):
+                self.finish(item)
+                return
+            if item is not None:
+                self.take(item)
+            self.roll_if_due()
+            if time.monotonic() - self.live_at >= LIVE_EVERY:
+                self.live_at = time.monotonic()
+                self.lane.results.put(("live", self.ledger))
+
+    def take(self, copy: Copy) -> None:
+        self.lane.taken_items.value += 1
+        self.lane.taken_bytes.value += copy.size
+        self.connections = max(self.connections, copy.connection)
+        self.ledger.judged_messages += 1
+        try:
+            self.watcher.judge(copy, self.ledger)
+        except Exception as exc:  # a watcher's bug: counted, judging goes on with the next copy
+            self.ledger.judge_faults.append(f"connection {copy.connection}: {exc!r}")
+        self.ledger.messages = copy.number - self.counted
+        self.ledger.unjudged = self.ledger.messages - self.ledger.judged_messages
+        self.ledger.connections = self.connections
+
+    def roll_if_due(self) -> None:
+        if not self.rollover.due(self.ledger):
+            return
+        closed = self.ledger
+        self.counted += closed.messages
+        self.lane.results.put(("closed", closed))
+        self.ledger = self.new_ledger()
+        self.ledger.logs = closed.logs
+
+    def finish(self, final: Final) -> None:
+        self.ledger.messages = final.messages - self.counted
+        self.ledger.unjudged = max(0, self.ledger.messages - self.ledger.judged_messages)
+        self.ledger.connections = final.connections
+        self.lane.results.put(("final", self.ledger))
+
+
+class ProcessJudging:
+    """The parent's handle on the judging process: start it, read its windows, stop it."""
+
+    def __init__(self, new_ledger: Callable[[], Ledger], watcher: Any, rollover: Rollover, lane: ProcessQueue) -> None:
+        self.lane = lane
+        self.judge = Judge(new_ledger, watcher, rollover, lane)
+        self.closed: list[Ledger] = []
+        self.live: Ledger = self.judge.ledger
+        self.final: Ledger | None = None
+        self.process = multiprocessing.get_context("fork").Process(
+            target=self.judge.run, name="tap-judges", daemon=True
+        )
+
+    def start(self) -> None:
+        self.process.start()
+
+    def collect(self, wait: float = 0.0) -> None:
+        """Take what the judging process sent back (waiting up to `wait` seconds for its final window)."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                kind, ledger = self.lane.results.get(timeout=max(0.0, deadline - time.monotonic()) if wait else 0.0)
+            except (queue.Empty, EOFError, OSError):
+                return
+            if kind == "closed":
+                self.closed = [*self.closed, ledger][-MAX_WINDOWS:]
+                self.live = ledger
+            elif kind == "live":
+                self.live = ledger
+            else:
+                self.final = self.live = ledger
+                return
+
+    def stop(self, final: Final, wait: float) -> list[Ledger]:
+        """Send the relay's final counts, take the last window (up to `wait` seconds), end the process."""
+        with contextlib.suppress(ValueError, OSError):
+            self.lane.copies.put(final)
+        deadline = time.monotonic() + wait
+        while self.final is None and self.process.is_alive() and time.monotonic() < deadline:
+            self.collect(wait=min(0.1, max(0.0, deadline - time.monotonic())))
+        self.collect()
+        self.process.join(1.0)
+        if self.process.is_alive() and self.process.pid is not None:
+            os.kill(self.process.pid, signal.SIGKILL)  # our own child, by its pid
+            self.process.join(1.0)
+        self.lane.copies.cancel_join_thread()  # copies still queued for a dead judge are dropped, not waited on
+        last = self.final or self.live
+        if self.final is None:  # the judging process died or did not finish in time: its last snapshot, settled
+            last.messages, last.connections = final.messages - sum(w.messages for w in self.closed), final.connections
+            last.unjudged = max(0, last.messages - last.judged_messages)
+        return [*self.closed, last]
