@@ -19,6 +19,7 @@ from checks.http_client import Reply, SseParser
 
 TERMINAL = ("end", "error")
 
+
 class NonFinite(float):
     """A NaN or Infinity token in JSON text (Python's json writes them; JSON has no such numbers)."""
 
