@@ -362,9 +362,10 @@ _should(
 _should(
     "openenv.tasks.consistent",
     (
-        "When the server serves the task API (/list_environments and /{env}/splits, not 501), its routes "
-        "agree on a split: num_tasks counts what tasks lists, task 0 and task_range 0..2 are what it lists "
-        "first, and none answers a server error."
+        "When the server serves the task API (/list_environments and /{env}/splits, not 501), /{env}/splits "
+        "is an array of {name} objects and the routes agree on its first split: num_tasks counts what tasks "
+        "lists, task 0 and the last task are its first and last, task_range 0..3 is its first three, and "
+        "none answers a server error."
     ),
 )
 _should(

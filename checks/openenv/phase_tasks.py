@@ -3,18 +3,19 @@
 A server without /list_environments predates the API (openenv-core 0.3) and a
 501 means the env implements no task methods: both are unsupported, not
 failed. Choosing a task is reset data (`split`, `index`), so a task the API
-lists must reset over /ws.
+lists must reset over /ws. The splits and index rules are ORS's (`checks.task_index`),
+with the differences that module names.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from checks.core import summarize
-from checks.http_client import HttpClient, Reply
+from checks.http_client import HttpClient
 from checks.openenv.episodes import finish
 from checks.openenv.options import Ctx
 from checks.openenv.session import open_session
+from checks.task_index import first_split, index_disagreements, index_probes, listed_tasks, splits_problem
 
 NOT_SERVED = (404, 405)
 NOT_IMPLEMENTED = 501
@@ -42,12 +43,13 @@ async def tasks_phase(ctx: Ctx) -> None:
         if splits.status == NOT_IMPLEMENTED:
             _unsupported(ctx, http, f"/{env}/splits answers 501: the env implements no task methods")
             return
-        split = _first_split(splits)
-        if split is None:
+        problem = splits_problem(splits.body, types=None) if splits.status == 200 else splits.describe()
+        split = first_split(splits.body)
+        if problem or split is None:
             report.failed(
                 "openenv.tasks.consistent",
                 expected=f"/{env}/splits answers a list of splits",
-                actual=splits.describe(),
+                actual=problem or splits.describe(),
                 evidence=http.transcript,
             )
             return
@@ -70,35 +72,15 @@ def _unsupported(ctx: Ctx, http: HttpClient, why: str) -> None:
         ctx.report.unsupported(clause_id, why, http.transcript)
 
 
-def _first_split(reply: Reply) -> str | None:
-    body = reply.body if reply.status == 200 and reply.is_json else None
-    if not isinstance(body, list) or not body:
-        return None
-    first = body[0]
-    name = first.get("name") if isinstance(first, dict) else first
-    return name if isinstance(name, str) else None
-
-
 async def _listing(http: HttpClient, env: str, split: str) -> tuple[list[Any], list[str]]:
-    """The split's tasks, and where the four routes disagree (a 5xx is a disagreement too)."""
-    count = await http.post(f"/{env}/num_tasks", {"split": split})
+    """The split's tasks, and where the index API disagrees with them (the rule ORS's suite judges with)."""
     listing = await http.post(f"/{env}/tasks", {"split": split})
-    number = count.body.get("num_tasks") if count.is_json and isinstance(count.body, dict) else None
-    tasks = listing.body.get("tasks") if listing.is_json and isinstance(listing.body, dict) else None
-    if not isinstance(number, int) or isinstance(number, bool) or not isinstance(tasks, list):
-        return [], [f"num_tasks {count.describe(120)}, tasks {listing.describe(120)}"]
-    problems = [] if number == len(tasks) else [f"num_tasks says {number}, tasks lists {len(tasks)}"]
-    if tasks:
-        first = await http.post(f"/{env}/task", {"split": split, "index": 0})
-        task = first.body.get("task") if first.is_json and isinstance(first.body, dict) else None
-        if task != tasks[0]:
-            problems.append(f"task 0 is {first.describe(120)}, tasks[0] is {summarize(tasks[0], 120)}")
-        stop = min(2, len(tasks))
-        ranged = await http.post(f"/{env}/task_range", {"split": split, "start": 0, "stop": stop})
-        shown = ranged.body.get("tasks") if ranged.is_json and isinstance(ranged.body, dict) else None
-        if shown != tasks[:stop]:
-            problems.append(f"task_range 0..{stop} is {ranged.describe(120)}")
-    return tasks, problems
+    tasks = listed_tasks(listing)
+    if tasks is None:
+        return [], [f"tasks {listing.describe(120)}"]
+    probes = index_probes(split, tasks)
+    answers = [await http.post(f"/{env}/{probe.route}", probe.body) for probe in probes]
+    return tasks, index_disagreements(probes, answers)
 
 
 async def _reset_to_task(ctx: Ctx, split: str) -> None:

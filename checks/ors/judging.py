@@ -18,7 +18,6 @@ from checks.evidence import summarize, truncate
 from checks.http_client import Reply, SseParser
 
 TERMINAL = ("end", "error")
-SPLIT_TYPES = ("train", "validation", "test")
 
 
 class NonFinite(float):
@@ -219,17 +218,6 @@ def tools_problem(body: Any) -> str:
         schema = spec["input_schema"]
         if schema is not None and not (isinstance(schema, dict) and schema.get("type", "object") == "object"):
             return f"tool {spec['name']!r}: input_schema is not null or an object schema: {summarize(schema, 80)}"
-    return ""
-
-
-def splits_problem(body: Any) -> str:
-    if not isinstance(body, list) or not body:
-        return f"not a non-empty array: {summarize(body, 120)}"
-    for split in body:
-        if not isinstance(split, dict) or not isinstance(split.get("name"), str):
-            return f"a split without a string name: {summarize(split, 80)}"
-        if split.get("type") not in SPLIT_TYPES:
-            return f"split {split['name']!r} has type {summarize(split.get('type'), 40)}"
     return ""
 
 

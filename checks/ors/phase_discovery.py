@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from checks.decision import missed, noted, passed, record
-from checks.evidence import summarize
-from checks.ors.judging import refused, server_error, splits_problem, tasks_problem, tools_problem
+from checks.ors.judging import refused, server_error, tasks_problem, tools_problem
 from checks.ors.options import Ctx
 from checks.ors.routes import OrsClient, client, learn
+from checks.task_index import index_disagreements, index_probes, listed_tasks, splits_problem
 
 DISCOVERY_CLAUSES = (
     "ors.health.ok",
@@ -113,8 +113,8 @@ async def _tasks(ctx: Ctx, http: OrsClient) -> None:
     report.info(
         "ors.body.unknown-keys", actual=f"/tasks with an unknown key: {junk.describe(80)}", evidence=http.transcript
     )
-    listed = tasks.body.get("tasks") if isinstance(tasks.body, dict) else None
-    if not isinstance(listed, list):
+    listed = listed_tasks(tasks)
+    if listed is None:
         decisions = [noted("ors.tasks.index-api-consistent", "not judged: no task list to compare with")]
         record(report, decisions, http.transcript)
         return
@@ -122,31 +122,10 @@ async def _tasks(ctx: Ctx, http: OrsClient) -> None:
 
 
 async def _index_api(ctx: Ctx, http: OrsClient, listed: list[object]) -> None:
-    split, env = ctx.state.split, http.env
-    count = await http.post(f"/{env}/num_tasks", {"split": split})
-    first = await http.post(f"/{env}/task", {"split": split, "index": 0})
-    last = await http.post(f"/{env}/task", {"split": split, "index": len(listed) - 1})
-    stop = min(len(listed), 3)
-    ranged = await http.post(f"/{env}/task_range", {"split": split, "start": 0, "stop": stop})
-    got = {
-        "num_tasks": count.body.get("num_tasks") if isinstance(count.body, dict) else count.describe(60),
-        "task(0)": first.body.get("task") if isinstance(first.body, dict) else first.describe(60),
-        "task(-1)": last.body.get("task") if isinstance(last.body, dict) else last.describe(60),
-        f"task_range(0, {stop})": ranged.body.get("tasks") if isinstance(ranged.body, dict) else ranged.describe(60),
-    }
-    want = {
-        "num_tasks": len(listed),
-        "task(0)": listed[0] if listed else None,
-        "task(-1)": listed[-1] if listed else None,
-        f"task_range(0, {stop})": listed[:stop],
-    }
-    if not listed:
-        got.pop("task(0)"), got.pop("task(-1)"), want.pop("task(0)"), want.pop("task(-1)")
-    wrong = [
-        f"{key}: {summarize(got[key], 80)} (tasks says {summarize(want[key], 80)})"
-        for key in want
-        if got[key] != want[key]
-    ]
+    split, env = ctx.state.split or "", http.env
+    probes = index_probes(split, listed)
+    answers = [await http.post(f"/{env}/{probe.route}", probe.body) for probe in probes]
+    wrong = index_disagreements(probes, answers)
     decision = (
         missed("ors.tasks.index-api-consistent", expected="the index API agrees with /tasks", actual="; ".join(wrong))
         if wrong

@@ -15,6 +15,7 @@ from checks.errors import PhaseStopped
 from checks.http_client import HttpClient, Reply
 from checks.ors.judging import OrsStream, input_for, parse_stream, sid_of
 from checks.ors.options import Ctx, OrsState
+from checks.task_index import first_split
 
 
 class OrsClient(HttpClient):
@@ -97,9 +98,7 @@ async def learn(ctx: Ctx, http: OrsClient) -> None:
                 ctx.state.tools[spec["name"]] = spec
     if ctx.state.split is None:
         splits = await http.get(f"/{http.env}/splits")
-        listed_splits = splits.body if isinstance(splits.body, list) else []
-        first = next((s.get("name") for s in listed_splits if isinstance(s, dict)), None)
-        ctx.state.split = ctx.options.split or (first if isinstance(first, str) else None)
+        ctx.state.split = ctx.options.split or first_split(splits.body)
         if ctx.state.split is None:
             raise PhaseStopped(f"no split to run a task of: {splits.describe(120)}", http.transcript)
 

@@ -16,10 +16,10 @@ from checks.ors.judging import (
     parse_stream,
     reassembled,
     sid_of,
-    splits_problem,
     strict_json,
     tools_problem,
 )
+from checks.task_index import splits_problem
 
 OUTPUT = {"blocks": [{"type": "text", "text": "hi", "detail": None}], "metadata": None, "reward": 1.0, "finished": True}
 
