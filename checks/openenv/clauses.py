@@ -261,6 +261,26 @@ _must(
     ),
 )
 
+# production mode (OpenEnv 0.10's OPENENV_MODE=production) and WS /harness
+_should(
+    "openenv.production.http-absent",
+    (
+        "In production mode (the OpenAPI paths list none of /reset, /step and /state) POST /reset, POST /step "
+        "and GET /state answer 404: HTTP offers no simulation control."
+    ),
+)
+_info(
+    "openenv.production.ws-episodes",
+    "What /ws does in production mode: OpenEnv 0.10 still serves reset, step and state episodes there.",
+)
+_should(
+    "openenv.production.harness",
+    (
+        "A WebSocket handshake on /harness is refused with an HTTP 4xx (OpenEnv: 403) by a server that serves "
+        'no harness; one it accepts starts a harness session, {"type": "session_started"} first.'
+    ),
+)
+
 # 3.17 termination
 _must(
     "openenv.termination.within-budget",

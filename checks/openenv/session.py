@@ -41,11 +41,11 @@ QUIET_BEFORE = 0.3
 T = TypeVar("T")
 
 
-def ws_url(base_url: str, query: str = "") -> str:
-    """The target's /ws endpoint: http -> ws, https -> wss, keeping any path prefix."""
+def ws_url(base_url: str, query: str = "", endpoint: str = "/ws") -> str:
+    """The target's /ws (or another WebSocket) endpoint: http -> ws, https -> wss, keeping any path prefix."""
     parts = urlsplit(base_url.strip())
     scheme = "wss" if parts.scheme == "https" else "ws"
-    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + "/ws", query, ""))
+    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + endpoint, query, ""))
 
 
 def summarize_frame(data: bytes | str) -> tuple[str, str]:

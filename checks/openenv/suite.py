@@ -16,6 +16,7 @@ from checks.openenv.phase_http import http_phase
 from checks.openenv.phase_latency import latency_phase
 from checks.openenv.phase_mcp import mcp_phase
 from checks.openenv.phase_overlap import overlap_phase
+from checks.openenv.phase_production import production_phase
 from checks.openenv.phase_reset import reset_phase
 from checks.openenv.phase_session import session_phase
 from checks.openenv.phase_survive import survive_phase
@@ -148,6 +149,12 @@ PHASES = (
             "openenv.http.metadata",
         ),
         "POST /reset and /step in simulation mode",
+    ),
+    Phase(
+        "production",
+        production_phase,
+        ("openenv.production.harness", "openenv.production.http-absent", "openenv.production.ws-episodes"),
+        "the /harness handshake; in production mode (read from OpenAPI) HTTP /reset, /step, /state and /ws",
     ),
     Phase(
         "mcp",

@@ -106,3 +106,36 @@ RLMESH_CARTPOLE = PeerTable(
         "rlmesh.c2.shutdown": "skip",
     },
 )
+
+
+# RLlib 2.60's external-inference env runner (tests/checks/rllink/test_rllib.py), checked as rllink through
+# the CLI with --json: every fail, warn and error of each run, by the phases it ran. Nothing else is held
+# here: the run's info and skip verdicts depend on the phases chosen, not on the peer.
+RLLIB_FAULTS: dict[str, dict[str, str]] = {
+    "default phases": {"rllink.seq.strict": "warn", "rllink.client.second": "warn"},
+    "handshake + destructive": {"rllink.payload.robustness": "warn"},
+    # RLlib's own dummy external client against rllink-client (tests/checks/rllink_client/test_rllib_client.py).
+    "dummy external client": {},
+}
+
+
+# A listed fault that RLlib shows only when a race goes its way (docs/real-peers.md says which): a run
+# that misses the race shows no fault there, the one other outcome allowed for it.
+RLLIB_RACES = frozenset({"rllink.seq.strict"})
+
+
+def rllib_differences(faults: Mapping[str, str], run: str) -> dict[str, tuple[str, str]]:
+    """(expected, actual) for every clause whose fail/warn/error is not the table's for that run."""
+    expected, differ = RLLIB_FAULTS[run], {}
+    for clause_id in sorted(expected.keys() | faults.keys()):
+        want, got = expected.get(clause_id, "no fault"), faults.get(clause_id, "no fault")
+        if got != want and not (clause_id in RLLIB_RACES and got == "no fault"):
+            differ[clause_id] = (want, got)
+    return differ
+
+
+def faults_of_json(document: Mapping[str, object]) -> dict[str, str]:
+    """Every fail, warn and error among the rolled-up clauses of a `check --json` document."""
+    clauses = document["clauses"]
+    assert isinstance(clauses, list)
+    return {c["clause_id"]: c["verdict"] for c in clauses if c["verdict"] in ("fail", "warn", "error")}

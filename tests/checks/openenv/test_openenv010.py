@@ -81,3 +81,20 @@ async def test_attach_is_not_judged_on_a_wire_without_0_10_markers():
         report = await check(url, envs.QUIZ_OPTIONS, ["attach"])
     for clause_id in ("openenv.attach.session", "openenv.attach.unknown-id"):
         assert report.results[("attach", clause_id)].verdict is Verdict.UNSUPPORTED
+
+
+async def test_production_mode_is_read_from_openapi_and_judged_only_there():
+    with serve_in_thread(build_app(Quirks(production="hidden"))) as url:
+        production = await check(url, envs.QUIZ_OPTIONS, ["production"])
+    with serve_in_thread(build_app()) as url:
+        simulation = await check(url, envs.QUIZ_OPTIONS, ["production"])
+    for report in (production, simulation):
+        harness = report.results[("production", "openenv.production.harness")]
+        assert harness.verdict is Verdict.PASS, harness.actual
+        assert "HTTP 403" in harness.actual
+    absent = production.results[("production", "openenv.production.http-absent")]
+    assert absent.verdict is Verdict.PASS, absent.actual
+    episodes = production.results[("production", "openenv.production.ws-episodes")]
+    assert episodes.verdict is Verdict.INFO and "reset -> observation" in episodes.actual, episodes.actual
+    for clause_id in ("openenv.production.http-absent", "openenv.production.ws-episodes"):
+        assert simulation.results[("production", clause_id)].verdict is Verdict.UNSUPPORTED

@@ -127,3 +127,21 @@ async def test_real_peer_verdicts_match_the_documented_table(version, peer, peer
     found = verdicts(report, Verdict.FAIL, Verdict.WARN, Verdict.ERROR)
     seen = {clause: verdict_of(report, clause) for clause in found}
     assert seen == EXPECTED[(version, peer)], found
+
+
+@pytest.mark.parametrize("peer", list(TEMPLATES))
+async def test_production_mode_is_detected_on_the_0_10_template(peer, peers):
+    """OPENENV_MODE=production, read from the wire: HTTP /reset, /step, /state give 404 while /ws serves
+    episodes; `/harness` is refused (403) in both modes, the template being no harness env."""
+    if ("0.10.0", peer) not in peers:
+        pytest.skip(f"{VENVS['0.10.0']} is not set (scripts/test builds the openenv 0.10.0 venv)")
+    report = await check(peers[("0.10.0", peer)], OPTIONS, ["production"])
+    harness = report.results[("production", "openenv.production.harness")]
+    assert harness.verdict is Verdict.PASS and "HTTP 403" in harness.actual, harness.actual
+    absent = report.results[("production", "openenv.production.http-absent")]
+    episodes = report.results[("production", "openenv.production.ws-episodes")]
+    if TEMPLATES[peer]:
+        assert absent.verdict is Verdict.PASS, absent.actual
+        assert episodes.verdict is Verdict.INFO and "reset -> observation, state -> state" in episodes.actual
+    else:
+        assert {absent.verdict, episodes.verdict} == {Verdict.UNSUPPORTED}

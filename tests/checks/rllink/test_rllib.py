@@ -10,6 +10,7 @@ missing (`scripts/test` creates it).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -21,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.realpeers.verdicts import faults_of_json, rllib_differences
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DRIVER = Path(__file__).with_name("rllib_driver.py")
@@ -103,30 +106,35 @@ def rllib_server() -> Iterator[str]:
             assert not left, f"Ray processes survived the teardown: {left}"
 
 
-def check(url: str, *args: str) -> tuple[int, str, float]:
+def check(url: str, *args: str) -> tuple[int, str, dict[str, str], float]:
+    """Exit code, text output, every fail/warn/error of the run (read from --json) and the seconds taken."""
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "check", "rllink", url, *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=CHECK_TIMEOUT,
-        check=False,
-    )
-    return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+    with tempfile.TemporaryDirectory(prefix="rlj", dir="/tmp") as out_dir:
+        written = Path(out_dir) / "report.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "check", "rllink", url, "--json", str(written), *args],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=CHECK_TIMEOUT,
+            check=False,
+        )
+        faults = (
+            faults_of_json(json.loads(written.read_text())) if written.is_file() else {"no --json written": "error"}
+        )
+    return done.returncode, done.stdout + done.stderr, faults, time.monotonic() - started
 
 
 def test_default_phases_pass_on_rllib(rllib_server: str):
-    code, output, seconds = check(rllib_server)
+    code, output, faults, seconds = check(rllib_server)
     print(f"default phases: exit {code} in {seconds:.1f}s")
+    assert rllib_differences(faults, "default phases") == {}, output
     assert code == 0, output
-    assert "rllink.liveness.on-policy" in output
+    assert any(line.strip().startswith("ok") and "rllink.liveness.on-policy" in line for line in output.splitlines())
 
 
 def test_destructive_phase_on_a_fresh_rllib_only_warns(rllib_server: str):
-    code, output, seconds = check(rllib_server, "--phase", "handshake", "--phase", "destructive")
+    code, output, faults, seconds = check(rllib_server, "--phase", "handshake", "--phase", "destructive")
     print(f"handshake + destructive: exit {code} in {seconds:.1f}s")
+    assert rllib_differences(faults, "handshake + destructive") == {}, output
     assert code == 0, output
-    lines = output.splitlines()
-    assert not [line for line in lines if line.strip().startswith("FAIL")], output
-    assert any(line.strip().startswith("warn") and "rllink.payload.robustness" in line for line in lines), output

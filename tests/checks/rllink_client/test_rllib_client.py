@@ -9,6 +9,7 @@ raises ConnectionError when the server closes, so it does not come back.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.checks.rllink.test_rllib import REPO_ROOT, kill_session, rllib_python
+from tests.realpeers.verdicts import faults_of_json, rllib_differences
 
 PYTHON = rllib_python()
 pytestmark = pytest.mark.skipif(
@@ -28,6 +30,7 @@ def test_rllib_dummy_client_against_rllink_client(tmp_path: Path) -> None:
     assert PYTHON is not None
     check = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "check", "rllink-client", "--listen", "127.0.0.1:0", "--timeout", "30",
+         "--json", str(tmp_path / "report.json"),
          "--option", "connect_deadline=120", "--option", "recycle=1", "--option", "reconnect_window=8",
          "--option", "fragment_length=64", "--option", "batches=2"],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, start_new_session=True,
@@ -45,6 +48,8 @@ def test_rllib_dummy_client_against_rllink_client(tmp_path: Path) -> None:
         output = check.stdout.read()
         print(output)
         lines = [line.strip() for line in output.splitlines()]
+        faults = faults_of_json(json.loads((tmp_path / "report.json").read_text()))
+        assert rllib_differences(faults, "dummy external client") == {}, output
         assert code == 0, output
         for clause in ("frame.header", "handshake.config-state-first", "batch.size", "episode.shape",
                        "values.logp", "onpolicy.weights", "chunk.continuity"):  # fmt: skip

@@ -41,10 +41,12 @@ from tests.zoo.openenv import (
     never_done,
     no_capacity_reached,
     nondeterministic,
+    production_serves_http,
     schema_drift,
     serial_sessions,
     session_elsewhere,
     shared_rng,
+    silent_harness,
     skips_seed_zero,
     slot_leak,
     slow_metadata,
@@ -116,6 +118,10 @@ ZOO: dict[str, OpenEnvEntry] = {
         knock_on=frozenset({"openenv.attach.single"}),
     ),
     "http-no-metadata": OpenEnvEntry(http_no_metadata.make_app, "openenv.http.metadata", verdict=Verdict.WARN),
+    "production-serves-http": OpenEnvEntry(
+        production_serves_http.make_app, "openenv.production.http-absent", verdict=Verdict.WARN
+    ),
+    "silent-harness": OpenEnvEntry(silent_harness.make_app, "openenv.production.harness", verdict=Verdict.WARN),
     "mcp-other-code": OpenEnvEntry(mcp_other_code.make_app, "openenv.mcp.error-code", verdict=Verdict.WARN),
     "mcp-snake-schema": OpenEnvEntry(mcp_snake_schema.make_app, "openenv.mcp.input-schema", verdict=Verdict.WARN),
     "mcp-wrong-name-code": OpenEnvEntry(mcp_wrong_name_code.make_app, "openenv.mcp.missing-name", verdict=Verdict.WARN),

@@ -103,6 +103,10 @@ class Quirks:
     # POST /mcp: None (not served), "jsonrpc", "crash", "plain", "other-code", "snake-schema" (tools/list
     # spells input_schema) or "missing-name-other-code" (tools/call without a name gets -32601)
     mcp: str | None = None
+    # OpenEnv 0.10's production mode: None (simulation), "hidden" (OpenAPI lists no /reset, /step, /state
+    # and they answer 404, as 0.10 does) or "served-unlisted" (OpenAPI lists none, yet they still answer)
+    production: str | None = None
+    silent_harness: bool = False  # /harness accepts the handshake of this harness-less env, then says nothing
 
 
 class Episode:
@@ -193,11 +197,17 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
     shows_010 = quirks.tasks is not None or quirks.own_reset_observation
     top = {"metadata": None} if shows_010 and quirks.http_metadata else {}
 
-    @app.post("/reset")
+    if quirks.silent_harness:
+        app.websocket("/harness")(silent_harness)
+    if quirks.production == "hidden":
+        return
+    listed = quirks.production is None
+
+    @app.post("/reset", include_in_schema=listed)
     def http_reset(body: dict[str, Any]) -> dict[str, Any]:
         return {**envelope(Episode(quirks).reset(body), Quirks()), "reward": None, **top}
 
-    @app.post("/step")
+    @app.post("/step", include_in_schema=listed)
     def http_step(body: dict[str, Any], response: Response) -> dict[str, Any]:
         try:
             action = QuizAction.model_validate(body.get("action"))
@@ -208,9 +218,19 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
         episode.reset({})
         return {**envelope(episode.step(action), Quirks()), **top}
 
-    @app.get("/state")
+    @app.get("/state", include_in_schema=listed)
     def http_state() -> dict[str, Any]:
         return Episode(quirks).state.model_dump()
+
+
+async def silent_harness(websocket: WebSocket) -> None:
+    """Accepts /harness and sends nothing until the client leaves (no session_started)."""
+    await websocket.accept()
+    try:
+        while True:
+            await websocket.receive_text()
+    except WebSocketDisconnect:
+        return
 
 
 def add_task_routes(app: FastAPI, miscounted: bool) -> None:
