@@ -12,8 +12,8 @@ from checks.core import Report, Transcript
 from checks.errors import Refused, TargetUnreachable
 from checks.http_client import HttpClient
 from checks.openenv.facts import load_openapi_paths
+from checks.openenv.http_judging import SIMULATION_PATHS
 from checks.openenv.options import Ctx
-from checks.openenv.phase_discover import SIMULATION_PATHS
 from checks.openenv.session import FRAME_CAP, JsonSession, open_session, summarize_frame, ws_url
 from checks.wire import open_websocket
 

@@ -20,6 +20,7 @@ from checks.tap.exchanges import ExchangeWatcher, reply_of
 from checks.tap.http1 import HttpMessage
 from checks.tap.ledger import Ledger
 from checks.tap.run import TapSpec
+from checks.task_index import splits_problem
 
 CALL_CLAUSES = (
     "ors.call.sse-content-type",
@@ -34,7 +35,7 @@ CALL_CLAUSES = (
 ENV_CLAUSES = (*CALL_CLAUSES, "ors.tools.shape", "ors.splits.shape", "ors.tasks.shape", "ors.prompt.blocks")
 SHAPES = {
     "tools": ("ors.tools.shape", judging.tools_problem, '{"tools": [ToolSpec...]}'),
-    "splits": ("ors.splits.shape", judging.splits_problem, "an array of {name, type}"),
+    "splits": ("ors.splits.shape", splits_problem, "an array of {name, type}"),
     "tasks": ("ors.tasks.shape", judging.tasks_problem, '{"tasks": [...], "env_name": str}'),
 }
 TOP_CLAUSES = (
