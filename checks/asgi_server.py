@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import uvicorn
 
@@ -52,3 +53,29 @@ async def serve_asgi(app: Any, host: str = "127.0.0.1", port: int = 0, *, path: 
     server = AsgiServer(app, listening_socket(host, port), path=path)
     await server.start()
     return server
+
+
+ServerT = TypeVar("ServerT")
+
+
+@dataclass
+class ServedApp(Generic[ServerT]):
+    """A reference server object whose app `serve_asgi` serves in this event loop; `close()` stops it."""
+
+    server: ServerT
+    asgi: AsgiServer
+
+    @property
+    def url(self) -> str:
+        return self.asgi.url
+
+    @property
+    def host(self) -> str:
+        return str(self.asgi.host)
+
+    @property
+    def port(self) -> int:
+        return int(self.asgi.port)
+
+    async def close(self) -> None:
+        await self.asgi.close()

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from checks.asgi_server import AsgiServer, serve_asgi
+from checks.asgi_server import ServedApp, serve_asgi
 
 ENV = "counter"
 SPLITS = [{"name": "train", "type": "train"}, {"name": "test", "type": "test"}]
@@ -370,19 +370,7 @@ class OrsServer:
         return StreamingResponse(each(), media_type=media_type, headers=headers)
 
 
-@dataclass
-class RunningServer:
-    """A reference server serving in this event loop; `close()` stops it."""
-
-    server: OrsServer
-    asgi: AsgiServer
-
-    @property
-    def url(self) -> str:
-        return self.asgi.url
-
-    async def close(self) -> None:
-        await self.asgi.close()
+RunningServer = ServedApp[OrsServer]
 
 
 async def serve_app(server: OrsServer, host: str = "127.0.0.1", port: int = 0) -> RunningServer:

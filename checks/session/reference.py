@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from checks.asgi_server import AsgiServer, serve_asgi
+from checks.asgi_server import ServedApp, serve_asgi
 from checks.session.assembly import path_sample
 from checks.session.backend import Backend, BackendReply
 from checks.session.samples import WireSample, encode_samples
@@ -337,27 +337,7 @@ class SessionServer:
         return samples, None if samples else "all_truncated"
 
 
-@dataclass
-class RunningServer:
-    """A reference server serving in this event loop; `close()` stops it."""
-
-    server: SessionServer
-    asgi: AsgiServer
-
-    @property
-    def url(self) -> str:
-        return self.asgi.url
-
-    @property
-    def host(self) -> str:
-        return str(self.asgi.host)
-
-    @property
-    def port(self) -> int:
-        return int(self.asgi.port)
-
-    async def close(self) -> None:
-        await self.asgi.close()
+RunningServer = ServedApp[SessionServer]
 
 
 async def serve_app(server: SessionServer, host: str = "127.0.0.1", port: int = 0) -> RunningServer:
