@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     suites = commands.add_parser("suites", help="list kinds, phases, clauses and options")
     suites.add_argument("kind", nargs="*", help="only these kinds (full or short names; default: every kind)")
     suites.add_argument("--json", action="store_true", help="as JSON, with each options JSON schema")
-    suites.set_defaults(handler=lazy("app.cli.check:cmd_suites"))
+    suites.set_defaults(handler=lazy("app.cli.suites:cmd_suites"))
 
     reference = commands.add_parser(
         "reference-server", help="run a conforming reference server (flags after KIND go to it)"

@@ -1,4 +1,4 @@
-"""`rlconform check`, `suites` and `reference-server`: the suites run locally, without the service."""
+"""`rlconform check` and `reference-server`: the suites run locally, without the service."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-from pydantic_core import PydanticUndefined
 
 from app.cli.common import UsageError, kind_record, kinds_named, parse_option_pairs, run_peer
-from app.suites_info import suites_document
 from checks.core import EXIT_CODES, NullSink, Suite, SuiteOptions, Verdict, run_suite
 from checks.formats import render_junit, render_text, to_json
-from checks.registry import find_suite, kind_names
+from checks.registry import find_suite
 
 
 def load_options(suite: Suite, options_file: str | None, pairs: list[str], timeout: float | None) -> SuiteOptions:
@@ -131,33 +129,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.junit:
         Path(args.junit).write_text(render_junit(results, suite.kind))
     return EXIT_CODES[outcome]
-
-
-def cmd_suites(args: argparse.Namespace) -> int:
-    kinds = kinds_named(args.kind) if args.kind else kind_names()
-    if args.json:
-        print(json.dumps(suites_document(kinds), indent=2))
-        return 0
-    for kind in kinds:
-        suite = find_suite(kind)
-        if suite is None:
-            print(f"{kind}: unavailable (its optional dependencies are not installed)\n")
-            continue
-        schemes = ", ".join(f"{s}://" for s in suite.url_schemes) or "HOST:PORT"
-        where = "listens for the client it grades (--listen HOST:PORT)" if suite.listen else f"targets {schemes}"
-        print(f"{kind}: {suite.title} (spec version {suite.spec_version}; {where})")
-        for phase in suite.phases:
-            flag = "" if phase.default else (" (only when named)" if phase.named_only else " (opt-in)")
-            print(f"  phase {phase.name}{flag}: {phase.description}")
-            for clause_id in phase.clauses:
-                clause = suite.catalogue[clause_id]
-                print(f"    {clause.level:<6} {clause.id}  {clause.statement}")
-        print("  options:")
-        for name, field in suite.options_model.model_fields.items():
-            default = field.default if field.default is not PydanticUndefined else "(required)"
-            print(f"    {name} = {default!r}  {field.description or ''}")
-        print()
-    return 0
 
 
 def cmd_reference_server(args: argparse.Namespace, rest: list[str]) -> int:
