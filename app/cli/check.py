@@ -12,7 +12,7 @@ from typing import Any
 
 import pydantic
 
-from app.cli.common import UsageError, kind_record, kinds_named, parse_option_pairs, run_peer
+from app.cli.common import UsageError, kind_record, parse_option_pairs, run_peer
 from checks.core import EXIT_CODES, NullSink, Suite, SuiteOptions, Verdict, run_suite
 from checks.formats import render_junit, render_text, to_json
 from checks.registry import find_suite

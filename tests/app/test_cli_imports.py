@@ -1,7 +1,9 @@
 """Each `rlconform` command imports only what it uses: the web stack loads for `serve` and `worker` alone.
 
-Every command runs in a fresh interpreter that reports, after the command, which of the
-heavy packages ended up in `sys.modules`.
+Every command runs in a fresh interpreter that reports, after the command, which
+modules ended up in `sys.modules`. `suites` reads checks/suites_listing.json and
+imports no suite at all while that file is current (`python -m checks.listing --write`);
+`check KIND` imports KIND's package and no other kind's.
 """
 
 from __future__ import annotations
@@ -18,19 +20,41 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WEB_STACK = ("fastapi", "sqlalchemy", "sqlmodel", "alembic", "procrastinate", "uvicorn", "starlette")
 SUITE_STACK = ("numpy", "websockets", "grpc", "httpx")
+# Every kind's own package, by the kinds' full names.
+KIND_PACKAGES = {
+    "plugrl-server": "checks.plugrl",
+    "openenv": "checks.openenv",
+    "rlmesh": "checks.rlmesh",
+    "rllink": "checks.rllink",
+    "openai-chat": "checks.openai",
+    "session-server": "checks.session",
+    "ors": "checks.ors",
+    "plugrl-client": "checks.plugrl_client",
+    "rllink-client": "checks.rllink_client",
+}
 
-# Runs `rlconform ARGS...` as `python -m app.cli` does, then prints the top-level packages loaded.
+# Runs `rlconform ARGS...` as `python -m app.cli` does, then prints every module loaded.
 PROBE = """
 import json, sys
 from app.cli import main
 try:
     main(sys.argv[1:])
 finally:
-    print(json.dumps(sorted({name.partition('.')[0] for name in sys.modules})), file=sys.stderr)
+    print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
 def loaded_after(*arguments: str) -> set[str]:
+    """The top-level packages `rlconform ARGS...` loaded."""
+    return {name.partition(".")[0] for name in modules_after(*arguments)}
+
+
+def kind_packages_in(modules: set[str]) -> set[str]:
+    """The kinds' packages (checks.plugrl, checks.rlmesh, ...) among `modules`."""
+    return {package for package in KIND_PACKAGES.values() if package in modules}
+
+
+def modules_after(*arguments: str) -> set[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *arguments],
@@ -40,7 +64,7 @@ def loaded_after(*arguments: str) -> set[str]:
         text=True,
         timeout=60,
     )
-    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))  # every module, dotted names included
 
 
 def closed_port() -> int:
@@ -74,6 +98,24 @@ def test_check_loads_its_kind_and_no_web_stack() -> None:
 def test_one_kind_listing_loads_only_that_kind() -> None:
     loaded = loaded_after("suites", "plugrl-server")
     assert "grpc" not in loaded and "httpx" not in loaded, loaded & {"grpc", "httpx"}
+
+
+@pytest.mark.parametrize("arguments", [("suites",), ("suites", "--json"), ("suites", "rlmesh", "plugrl")])
+def test_suites_reads_the_listing_and_imports_no_suite(arguments: tuple[str, ...]) -> None:
+    modules = modules_after(*arguments)
+    assert "checks.listing" in modules  # the probe saw the command run
+    stale = "stale checks/suites_listing.json? run python -m checks.listing --write"
+    assert not kind_packages_in(modules), (stale, kind_packages_in(modules))
+    heavy = {name.partition(".")[0] for name in modules} & {*SUITE_STACK, "pydantic", "msgpack"}
+    assert not heavy, (stale, heavy)
+
+
+def test_check_loads_only_its_own_kind() -> None:
+    url = f"ws://127.0.0.1:{closed_port()}"
+    modules = modules_after("check", "plugrl-server", url, "--timeout", "0.5", "--quiet")
+    assert "checks.plugrl.suite" in modules  # the check ran its suite
+    assert kind_packages_in(modules) == {"checks.plugrl"}, kind_packages_in(modules)
+    assert not {name.partition(".")[0] for name in modules} & {"grpc", "httpx"}  # other kinds' transports
 
 
 def test_ci_loads_an_http_client_and_no_web_stack() -> None:
