@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -40,8 +41,15 @@ COMMANDS = {
 }
 
 
-def seconds_of(arguments: list[str]) -> float:
+def child_environment() -> dict[str, str]:
+    """This tree on the path, and byte-code written and read as an installed rlconform's is (pip compiles it)."""
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # else every process compiles the tree's modules again
+    return env
+
+
+def seconds_of(arguments: list[str]) -> float:
+    env = child_environment()
     started = time.perf_counter()
     subprocess.run([sys.executable, *arguments], cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, check=True)
     return time.perf_counter() - started
@@ -74,9 +82,9 @@ def wait_listening(port: int, server: subprocess.Popen[bytes], deadline: float =
     raise SystemExit(f"the reference server did not listen on {port} within {deadline} s")
 
 
-def check_seconds() -> float:
-    """One whole `rlconform check plugrl-server` process against a fresh reference server (which --until-stop ends)."""
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+def check_seconds() -> tuple[float, float]:
+    """Wall and CPU seconds of one whole `rlconform check plugrl-server` process against a fresh reference server."""
+    env = child_environment()
     port = free_port()
     reference = ["reference-server", "plugrl-server", "--port", str(port), "--stop-after", "200"]
     server = subprocess.Popen(
@@ -90,31 +98,36 @@ def check_seconds() -> float:
         wait_listening(port, server)
         phases = [argument for phase in SEED_PHASES for argument in ("--phase", phase)]
         command = [sys.executable, "-m", "app.cli", "check", "plugrl-server", f"ws://127.0.0.1:{port}"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
             [*command, *phases, "--until-stop", "--quiet"], cwd=REPO_ROOT, env=env, capture_output=True, timeout=300
         )
         elapsed = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # before the server is reaped: the check's alone
     finally:
         server.kill()
         server.wait()
     if done.returncode != 0:
         raise SystemExit(f"the check did not pass against the reference server:\n{done.stdout.decode()[-2000:]}")
-    return elapsed
+    return elapsed, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def compare_check(rounds: int) -> None:
     check_seconds()  # warm, uncounted
-    checks, floors = [], []
+    checks, cpus, floors = [], [], []
     for _ in range(rounds):  # interleaved, so both see the same machine load
-        checks.append(check_seconds())
+        wall, cpu = check_seconds()
+        checks.append(wall)
+        cpus.append(cpu)
         floors.append(seconds_of(["-c", SEED_FLOOR]))
     check, floor = statistics.median(checks), statistics.median(floors)
     seed = SEED_RECORDED_SECONDS
     print(
         f"(b) whole check process, phases {', '.join(SEED_PHASES)}, stop; median of {rounds}; goal {CHECK_GOAL_RATIO}x"
     )
-    print(f"    rlconform check plugrl-server  {check:6.3f} s")
+    cpu = statistics.median(cpus)
+    print(f"    rlconform check plugrl-server  {check:6.3f} s   ({cpu:.3f} s of it CPU; the rest is waits and load)")
     print(f"    seed checker (recorded)        {seed:6.3f} s   check/seed  = {check / seed:.3f}")
     print(f"    seed checker floor (measured)  {floor:6.3f} s   check/floor = {check / floor:.3f}")
 
