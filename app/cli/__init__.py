@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.cli.common import UsageError, lazy
+from app.cli.common import UsageError, lazy, run_peer
 from app.cli.parity import add_parser as add_parity_parser
 from app.cli.tap_parser import register as register_tap
 from app.cli.worker import add_worker_parser
@@ -105,9 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] == "reference-server" and len(argv) >= 2 and not argv[1].startswith("-"):
             args = parser.parse_args(argv[:2])
-            from app.cli.check import cmd_reference_server
-
-            return cmd_reference_server(args, argv[2:])
+            return run_peer(args.kind, "reference_server", argv[2:])  # the peer imports what it needs
         args = parser.parse_args(argv)
         exit_code: int = args.handler(args)
         return exit_code

@@ -1,4 +1,4 @@
-"""`rlconform check` and `reference-server`: the suites run locally, without the service."""
+"""`rlconform check`: a suite run locally, without the service, its report printed (and written as JSON or JUnit)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pydantic
 
-from app.cli.common import UsageError, kind_record, parse_option_pairs, run_peer
+from app.cli.common import UsageError, kind_record, parse_option_pairs
 from checks.core import EXIT_CODES, NullSink, Suite, SuiteOptions, Verdict, run_suite
 from checks.formats import render_junit, render_text, to_json
 from checks.registry import find_suite
@@ -129,7 +129,3 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.junit:
         Path(args.junit).write_text(render_junit(results, suite.kind))
     return EXIT_CODES[outcome]
-
-
-def cmd_reference_server(args: argparse.Namespace, rest: list[str]) -> int:
-    return run_peer(args.kind, "reference_server", rest)
