@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from checks.registry import RECORDS
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WEB_STACK = ("fastapi", "sqlalchemy", "sqlmodel", "alembic", "procrastinate", "uvicorn", "starlette")
 SUITE_STACK = ("numpy", "websockets", "grpc", "httpx")
@@ -110,12 +112,27 @@ def test_suites_reads_the_listing_and_imports_no_suite(arguments: tuple[str, ...
     assert not heavy, (stale, heavy)
 
 
-def test_check_loads_only_its_own_kind() -> None:
-    url = f"ws://127.0.0.1:{closed_port()}"
-    modules = modules_after("check", "plugrl-server", url, "--timeout", "0.5", "--quiet")
-    assert "checks.plugrl.suite" in modules  # the check ran its suite
-    assert kind_packages_in(modules) == {"checks.plugrl"}, kind_packages_in(modules)
-    assert not {name.partition(".")[0] for name in modules} & {"grpc", "httpx"}  # other kinds' transports
+# Each server kind's check against a closed port: the packages it may load (the session suite builds on openai's).
+CHECKS = [
+    ("plugrl-server", "ws://127.0.0.1:{port}", {"checks.plugrl"}),
+    ("openenv", "http://127.0.0.1:{port}", {"checks.openenv"}),
+    ("rlmesh", "127.0.0.1:{port}", {"checks.rlmesh"}),
+    ("rllink", "tcp://127.0.0.1:{port}", {"checks.rllink"}),
+    ("openai-chat", "http://127.0.0.1:{port}", {"checks.openai"}),
+    ("session-server", "http://127.0.0.1:{port}", {"checks.openai", "checks.session"}),
+    ("ors", "http://127.0.0.1:{port}", {"checks.ors"}),
+]
+
+
+@pytest.mark.parametrize(("kind", "url", "packages"), CHECKS, ids=[kind for kind, _, _ in CHECKS])
+def test_check_loads_only_its_own_kind(kind: str, url: str, packages: set[str]) -> None:
+    modules = modules_after("check", kind, url.format(port=closed_port()), "--timeout", "0.3", "--quiet")
+    assert RECORDS[kind].suite.partition(":")[0] in modules  # the check loaded its suite
+    assert kind_packages_in(modules) == packages, kind_packages_in(modules)
+    loaded = {name.partition(".")[0] for name in modules}
+    assert not loaded & set(WEB_STACK), loaded & set(WEB_STACK)
+    assert kind == "rlmesh" or "grpc" not in loaded  # RLMesh's transport, for no other kind
+    assert kind != "plugrl-server" or "httpx" not in loaded  # PlugRL speaks WebSocket only
 
 
 def test_ci_loads_an_http_client_and_no_web_stack() -> None:
