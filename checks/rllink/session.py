@@ -158,9 +158,7 @@ async def shared_link(ctx: Ctx, label: str) -> Link:
     return ctx.state.link
 
 
-async def after_bad_input(
-    ctx: Ctx, link: Link, label: str, *, answered: bool = False
-) -> tuple[str, Link | None, str]:
+async def after_bad_input(ctx: Ctx, link: Link, label: str, *, answered: bool = False) -> tuple[str, Link | None, str]:
     """What became of the server after a bad frame on `link` (which is closed or handed back).
 
     Outcomes: "closed and recovered" or "kept answering" (with the link to go on with),
