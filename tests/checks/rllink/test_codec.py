@@ -118,3 +118,11 @@ def test_a_target_ext_type_in_a_large_body_is_refused():
     body = body[:1].replace(b"\x82", b"\x83") + body[1:] + msgpack.packb("e") + ext
     with pytest.raises(codec.Undecodable):
         codec.decode_body(body, "msgpack")
+
+
+def test_encoding_a_large_array_writes_what_msgpack_numpy_writes():
+    weights = np.linspace(0, 1, 70_000, dtype=np.float32).reshape(700, 100)
+    message = {"type": "SET_STATE", "state": {"rl_module": {"w": weights.T, "b": weights[0]}, "weights_seq_no": 3}}
+    plain = codec.frame(msgpack.packb(message, default=msgpack_numpy.encode, use_bin_type=True))
+    assert codec.encode(message, "msgpack") == plain
+    assert np.array_equal(codec.decode_body(plain[8:], "msgpack")["state"]["rl_module"]["w"], weights.T)
