@@ -5,11 +5,12 @@
 Both run against the reference server (fragment length 64, 0.1 s recycle),
 every phase including the opt-in destructive one. The suite runs with short
 windows (recycle_wait 0.3 s, quiet 0.15 s, second_client_wait 0.5 s); the bare
-client sends the same frames on the same kind of connections and reads the
-same replies, but checks nothing and waits for no silence: after a frame that
-makes the server close, it reconnects as soon as the server listens again.
-The ratio is what observing costs: the silence windows, the back-offs, the
-checks and the transcripts.
+client sends the same frames in the same writes on the same kind of
+connections and reads the same replies, but checks nothing and waits for no
+silence: after a frame that makes the server close, it reads to the server's
+close, as the suite does, and reconnects as soon as the server listens again
+(tried every 10 ms). The ratio is what observing costs: the silence windows,
+the back-offs, the checks and the transcripts.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ RECYCLE = 0.1
 OPTIONS: dict[str, Any] = {"timeout": 5.0, "recycle_wait": 0.3, "quiet": 0.15, "second_client_wait": 0.5}
 OPTIONS_MODEL = RLlinkOptions.model_validate(OPTIONS)
 PING_PATIENCE = 0.2  # a connection that landed in the closing listener's backlog is never answered
+RETRY = 0.01
+CLOSE_PATIENCE = 5.0
 
 
 async def timed_suite(dialect: Dialect) -> float:
@@ -66,7 +69,7 @@ class Bare:
                 await asyncio.wait_for(self.ask({"type": "PING"}), PING_PATIENCE)
                 return self
             except (OSError, asyncio.IncompleteReadError):  # TimeoutError is an OSError
-                await asyncio.sleep(0.01)
+                await asyncio.sleep(RETRY)
 
     async def send(self, *messages: dict[str, Any]) -> None:
         self.writer.write(b"".join(encode(m, self.dialect) for m in messages))
@@ -85,6 +88,14 @@ class Bare:
         self.writer.write(data)
         await self.writer.drain()
 
+    async def until_closed(self) -> None:
+        """Read to the server's close (EOF or reset), as the suite reads it before it reconnects."""
+        try:
+            while await asyncio.wait_for(self.reader.read(65536), CLOSE_PATIENCE):
+                pass
+        except OSError:  # a reset, or TimeoutError: the bench's own server never keeps it open that long
+            pass
+
     def close(self) -> None:
         self.writer.close()
 
@@ -100,7 +111,11 @@ async def bare_run(port: int, dialect: Dialect) -> None:
     half = FRAGMENT // 2  # batches
     await link.send({"type": "EPISODES", "episodes": batch(OPTIONS_MODEL, dialect, half, seed=1)})
     await link.ask({"type": "PING"})
-    rest = {"type": "EPISODES_AND_GET_STATE", "episodes": batch(OPTIONS_MODEL, dialect, FRAGMENT - half, seed=2)}
+    rest = {
+        "type": "EPISODES_AND_GET_STATE",
+        "episodes": batch(OPTIONS_MODEL, dialect, FRAGMENT - half, seed=2),
+        "timesteps": FRAGMENT - half,
+    }
     await link.ask(rest, {"type": "PING"})
     for round_number in range(1, OPTIONS_MODEL.batches):
         episodes = batch(OPTIONS_MODEL, dialect, FRAGMENT, seed=10 + round_number)
@@ -108,12 +123,14 @@ async def bare_run(port: int, dialect: Dialect) -> None:
 
     for index, (_, data) in enumerate(malformed_frames(dialect)):  # malformed: each closes the connection
         await link.raw(data)
+        await link.until_closed()
         link.close()
         link = await Bare(port, dialect).open()
         if index == 0:
             await link.ask({"type": "GET_STATE"})
 
-    await link.send({"type": "GET_ACTION"}, {"type": "PONG"}, {"type": "LOG_RETURNS"})  # tolerance
+    for kind in ("GET_ACTION", "PONG", "LOG_RETURNS"):  # tolerance: one write each, as the suite sends them
+        await link.send({"type": kind})
     await link.ask({"type": "PING"})
     body = encode({"type": "PING"}, dialect)[HEADER_SIZE:]
     digits = str(len(body)).zfill(7)
@@ -127,15 +144,16 @@ async def bare_run(port: int, dialect: Dialect) -> None:
     link.close()
     link = await Bare(port, dialect).open()
 
-    short = max(1, FRAGMENT // 4)  # destructive: each bad input closes the connection
-    probes = [message for _, message in broken_episodes(OPTIONS_MODEL, dialect)]
-    probes.append({"type": "EPISODES_AND_GET_STATE", "episodes": batch(OPTIONS_MODEL, dialect, short, seed=5)})
-    for message in probes:
+    short = max(1, FRAGMENT // 4)  # destructive: each bad EPISODES closes the connection
+    for _, message in broken_episodes(OPTIONS_MODEL, dialect):
         await link.send(message)
-        if message["type"] == "EPISODES_AND_GET_STATE":
-            await link.read()
+        await link.until_closed()
         link.close()
         link = await Bare(port, dialect).open()
+    # The short batch gets its SET_STATE and the connection goes on: the suite's next PING finds it answering.
+    short_batch = batch(OPTIONS_MODEL, dialect, short, seed=5)
+    await link.ask({"type": "EPISODES_AND_GET_STATE", "episodes": short_batch, "timesteps": short})
+    await link.ask({"type": "PING"})
     link.close()
 
 

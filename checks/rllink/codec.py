@@ -7,12 +7,16 @@ Reading never trusts the peer: the header must be 8 digits (the lenient
 parse RLlib itself does is probed on purpose, never relied on), the length is
 capped, unpacker limits bound every container, and an object-dtype array,
 which msgpack-numpy would unpickle, is refused before msgpack-numpy sees it.
+A msgpack-numpy array's data of at least `LARGE_BIN` bytes is decoded as a
+read-only view of the received body, not copied (an unaligned one is copied
+once, aligned); encoding joins such an array's bytes into the frame once.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,6 +26,7 @@ import msgpack_numpy
 import numpy as np
 
 from checks.errors import Malformed
+from checks.plugrl.codec import LARGE_BIN, CodecError, scan
 
 Dialect = Literal["json", "msgpack"]
 
@@ -98,10 +103,61 @@ def lenient_length(header: bytes, cap: int) -> int:
 def encode(message: Mapping[str, Any], dialect: Dialect) -> bytes:
     """A whole frame for `message` (a dict with a str `type`)."""
     if dialect == "json":
-        body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        return frame(json.dumps(message, ensure_ascii=False).encode("utf-8"))
+    if not _holds_large_array(message):
+        return frame(msgpack.packb(message, default=msgpack_numpy.encode, use_bin_type=True))
+    # msgpack would copy a large array's data into its buffer, then into the bytes it returns, then
+    # into the frame: joined into the frame as it is, the data is copied once.
+    packer = msgpack.Packer(default=msgpack_numpy.encode, use_bin_type=True)
+    parts: list[bytes | memoryview] = []
+    _pack_into(packer, message, parts)
+    size = sum(len(part) for part in parts)
+    if size > HEADER_LIMIT:
+        raise ValueError(f"a {size}-byte body does not fit an 8-digit header")
+    return b"".join([str(size).zfill(HEADER_SIZE).encode("ascii"), *parts])
+
+
+NESTING = 32  # deeper than any message the checker or its reference peers build
+
+
+def _holds_large_array(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, np.ndarray):
+        return value.nbytes >= LARGE_BIN and value.dtype.kind not in "VO"
+    if depth < NESTING and isinstance(value, Mapping):
+        return any(_holds_large_array(item, depth + 1) for item in value.values())
+    if depth < NESTING and isinstance(value, list | tuple):
+        return any(_holds_large_array(item, depth + 1) for item in value)
+    return False
+
+
+def _pack_into(packer: msgpack.Packer, value: Any, parts: list[bytes | memoryview], depth: int = 0) -> None:
+    """Append `value`'s msgpack to `parts`, byte for byte what packb with msgpack-numpy writes."""
+    if not _holds_large_array(value, depth):
+        parts.append(packer.pack(value))
+    elif isinstance(value, np.ndarray):
+        array = np.ascontiguousarray(value)
+        head = packer.pack_map_header(5) + b"".join(
+            packer.pack(item)
+            for item in (b"nd", True, b"type", array.dtype.str, b"kind", b"", b"shape", array.shape, b"data")
+        )
+        parts += [head, _bin_header(array.nbytes), array.data.cast("B")]
+    elif isinstance(value, Mapping):
+        parts.append(packer.pack_map_header(len(value)))
+        for key, item in value.items():
+            parts.append(packer.pack(key))
+            _pack_into(packer, item, parts, depth + 1)
     else:
-        body = msgpack.packb(message, default=msgpack_numpy.encode, use_bin_type=True)
-    return frame(body)
+        parts.append(packer.pack_array_header(len(value)))
+        for item in value:
+            _pack_into(packer, item, parts, depth + 1)
+
+
+def _bin_header(size: int) -> bytes:
+    if size < 1 << 8:
+        return bytes([0xC4, size])
+    if size < 1 << 16:
+        return b"\xc5" + size.to_bytes(2, "big")
+    return b"\xc6" + size.to_bytes(4, "big")
 
 
 # ---------------------------------------------------------------- decoding
@@ -130,7 +186,9 @@ def _array_hook(obj: dict[Any, Any]) -> Any:
     if dtype.hasobject:
         raise PickleRefused(f"dtype {dtype} holds Python objects; refused without unpickling")
     data, shape = _key(obj, "data"), _key(obj, "shape")
-    if not isinstance(data, bytes):
+    if isinstance(data, LargeBin):
+        data = data.view
+    elif not isinstance(data, bytes):
         return BadArray(f"data is {type(data).__name__}, not bin")
     if _key(obj, "nd") is True:
         if not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
@@ -140,9 +198,84 @@ def _array_hook(obj: dict[Any, Any]) -> Any:
         want = dtype.itemsize
     if len(data) != want:
         return BadArray(f"{len(data)} data bytes for shape {shape} of {dtype} (prod(shape) x itemsize = {want})")
-    return msgpack_numpy.decode(
+    array = msgpack_numpy.decode(
         {b"nd": _key(obj, "nd"), b"type": _key(obj, "type"), b"kind": kind or b"", b"shape": shape, b"data": data}
     )
+    if isinstance(array, np.ndarray) and not array.flags.aligned:  # numpy would work on it, slowly: one copy
+        array = array.copy()
+        array.flags.writeable = False  # read-only, as a view of the body is
+    return array
+
+
+@dataclass(frozen=True)
+class LargeBin:
+    """A large bin of the body, as a view, while msgpack decodes the rest; bytes again unless an array's data."""
+
+    view: memoryview
+
+
+def _bins_to_bytes(obj: Any) -> Any:
+    """A map's or list's large bins that no array took, as bytes: every other bin is bytes."""
+    if isinstance(obj, dict):
+        if any(isinstance(value, LargeBin) for value in obj.values()):
+            return {key: bytes(v.view) if isinstance(v, LargeBin) else v for key, v in obj.items()}
+        return obj
+    if any(isinstance(item, LargeBin) for item in obj):
+        return [bytes(item.view) if isinstance(item, LargeBin) else item for item in obj]
+    return obj
+
+
+def _array_or_map(obj: dict[Any, Any]) -> Any:
+    return _array_hook(_bins_to_bytes(obj) if b"nd" not in obj and "nd" not in obj else obj)
+
+
+_VIEW_EXT = 0x62  # the ext type a large bin is swapped for: the target's own ext types are refused unread
+_INDEX = struct.Struct(">I")
+SCANNED_OBJECTS = 4096  # a message with large arrays holds few objects; one with more is decoded the plain way
+
+
+def _large_bins(body: bytes) -> list[tuple[int, int, int]]:
+    """The bins of at least LARGE_BIN bytes, as (header start, payload start, end); none when the body
+    is small, holds many objects, or is not plain msgpack (the plain decoding then says why)."""
+    if len(body) < LARGE_BIN:
+        return []
+    try:
+        return scan(body, max_objects=SCANNED_OBJECTS).views
+    except CodecError:
+        return []
+
+
+def _unpack_msgpack(body: bytes, limits: int) -> Any:
+    options: dict[str, Any] = {
+        "raw": False,
+        "strict_map_key": False,
+        "max_str_len": limits,
+        "max_bin_len": limits,
+        "max_array_len": min(limits, MAX_CONTAINER),
+        "max_map_len": min(limits, MAX_CONTAINER),
+    }
+    bins = _large_bins(body)
+    if bins:
+        frame_view = memoryview(body)
+        views = [LargeBin(frame_view[start:end]) for _, start, end in bins]
+        parts: list[bytes | memoryview] = []
+        kept = 0
+        for index, (header, _, end) in enumerate(bins):
+            parts += [frame_view[kept:header], bytes([0xD6, _VIEW_EXT]), _INDEX.pack(index)]
+            kept = end
+        parts.append(frame_view[kept:])
+        try:
+            return msgpack.unpackb(
+                b"".join(parts),
+                object_hook=_array_or_map,
+                list_hook=_bins_to_bytes,
+                max_ext_len=4,
+                ext_hook=lambda _, index: views[_INDEX.unpack(index)[0]],
+                **options,
+            )
+        except Exception:  # noqa: BLE001 - whatever it was, the plain decoding below decides what to say
+            pass
+    return msgpack.unpackb(body, object_hook=_array_hook, max_ext_len=0, **options)
 
 
 def decode_body(body: bytes, dialect: Dialect) -> dict[str, Any]:
@@ -156,19 +289,8 @@ def decode_body(body: bytes, dialect: Dialect) -> dict[str, Any]:
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise Undecodable(f"not one JSON document: {exc}", data=kept) from exc
     else:
-        limits = len(body)
         try:
-            message = msgpack.unpackb(
-                body,
-                raw=False,
-                strict_map_key=False,
-                object_hook=_array_hook,
-                max_str_len=limits,
-                max_bin_len=limits,
-                max_array_len=min(limits, MAX_CONTAINER),
-                max_map_len=min(limits, MAX_CONTAINER),
-                max_ext_len=0,
-            )
+            message = _unpack_msgpack(body, len(body))
         except PickleRefused as exc:  # raised inside msgpack's hook, which has no body to keep
             raise PickleRefused(exc.reason, data=kept) from None
         except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError, TypeError) as exc:

@@ -39,7 +39,10 @@ class RLlinkOptions(SuiteOptions):
         6.0,
         gt=0,
         le=120,
-        description="Back-off in seconds before a fresh connection after the server closed one (RLlib recycles ~5 s).",
+        description=(
+            "Back-off in seconds the server is given after a connection ends (RLlib recycles ~5 s); "
+            "a fresh connection's PONG within it ends the wait early."
+        ),
     )
     quiet: float = pydantic.Field(
         0.5, gt=0, le=30, description="Seconds of silence that show no (extra) reply is coming."

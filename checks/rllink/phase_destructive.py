@@ -32,13 +32,15 @@ async def destructive_phase(ctx: Ctx) -> None:
         link = await shared_link(ctx, f"destructive: {what}")
         state.link = None
         await link.send(message, dialect)
+        answered = False
         if message["type"] == "EPISODES_AND_GET_STATE":
             # A server may answer a short batch (with the weights it has) or hold it; either way it must live on.
             try:
                 await link.read_message(dialect, ctx.timeout)
+                answered = True
             except CheckError:  # whatever came or did not, liveness below decides
                 link.transcript.note("no SET_STATE for the short batch")
-        outcome, after, detail = await after_bad_input(ctx, link, f"after {what}")
+        outcome, after, detail = await after_bad_input(ctx, link, f"after {what}", answered=answered)
         decision = judging.recovery(clause, what, outcome, detail, after is not None)
         if after is None:
             record(report, decision, link.transcript)

@@ -60,10 +60,32 @@ def _module(message: dict[str, Any]) -> str:
     return f"{arrays} well-formed arrays in state.rl_module"
 
 
+# The last usable model judged: a server sends the same onnx_file again until it trains (GET_STATE
+# twice in the handshake, again after a reconnect), and the judgement is a function of the text alone.
+REMEMBERED_MODEL = 1024 * 1024  # characters of onnx_file; a larger one is judged every time, not kept
+_last_usable: tuple[tuple[str, int, str, int], str] | None = None
+
+
 def _onnx(message: dict[str, Any], options: RLlinkOptions) -> str:
+    global _last_usable
     text = message.get("onnx_file")
     if not isinstance(text, str):
         raise WeightsProblem(f"onnx_file is {type(text).__name__}, not base64 text")
+    key = (
+        text,
+        options.obs_size,
+        options.action_space,
+        options.action_n if options.action_space == "discrete" else options.action_dim,
+    )
+    if _last_usable is not None and _last_usable[0] == key:
+        return _last_usable[1]
+    found = _load_onnx(text, options)
+    if len(text) <= REMEMBERED_MODEL:
+        _last_usable = (key, found)
+    return found
+
+
+def _load_onnx(text: str, options: RLlinkOptions) -> str:
     try:
         packed = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError) as exc:

@@ -66,3 +66,63 @@ def test_frame_cap_and_body_form():
     with pytest.raises(codec.Undecodable):
         codec.decode_body(msgpack.packb({"type": "PING"}) + b"\x00", "msgpack")
     assert codec.frame(b'{"type": "PING"}') == b'00000016{"type": "PING"}'
+
+
+def _frame_bytes(body: bytes) -> np.ndarray:
+    return np.frombuffer(body, np.uint8)
+
+
+def test_a_large_array_is_a_read_only_view_of_the_body():
+    observation = np.arange(3 * 512 * 512 * 3, dtype=np.uint64).astype(np.uint8).reshape(3, 512, 512, 3)
+    small = np.arange(4, dtype=np.float32)
+    body = codec.encode({"type": "SET_STATE", "state": {"rl_module": {"obs": observation, "b": small}}}, "msgpack")[8:]
+    module = codec.decode_body(body, "msgpack")["state"]["rl_module"]
+    assert np.array_equal(module["obs"], observation) and np.array_equal(module["b"], small)
+    assert np.shares_memory(module["obs"], _frame_bytes(body))  # not copied
+    assert not module["obs"].flags.writeable and not module["b"].flags.writeable
+
+
+@pytest.mark.parametrize("pad", range(4))
+def test_an_unaligned_large_array_is_copied_once_aligned(pad):
+    weights = np.linspace(0, 1, 70_000, dtype=np.float32)  # 280 KB
+    body = codec.encode({"type": "SET_STATE", "p" * (pad + 1): 1, "w": weights}, "msgpack")[8:]
+    decoded = codec.decode_body(body, "msgpack")["w"]
+    assert np.array_equal(decoded, weights)
+    assert decoded.flags.aligned and not decoded.flags.writeable
+
+
+def test_a_large_bin_no_array_takes_stays_bytes():
+    blob = os.urandom(200_000)
+    message = codec.decode_body(
+        codec.encode({"type": "SET_CONFIG", "config": blob, "more": [blob]}, "msgpack")[8:], "msgpack"
+    )
+    assert type(message["config"]) is bytes and message["config"] == blob
+    assert type(message["more"][0]) is bytes and message["more"][0] == blob
+
+
+def test_a_large_pickled_array_is_refused_and_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    evil = pickle.dumps([_CreatesFile(str(marker)), b"x" * 100_000])
+    body = msgpack.packb(
+        {"type": "SET_STATE", "state": {b"nd": True, b"type": b"|O", b"kind": b"O", b"shape": [2], b"data": evil}},
+        use_bin_type=True,
+    )
+    with pytest.raises(codec.PickleRefused):
+        codec.decode_body(body, "msgpack")
+    assert not marker.exists()
+
+
+def test_a_target_ext_type_in_a_large_body_is_refused():
+    body = msgpack.packb({"type": "SET_STATE", "blob": b"x" * 100_000}, use_bin_type=True)
+    ext = msgpack.packb(msgpack.ExtType(0x62, b"\x00\x00\x00\x00"))
+    body = body[:1].replace(b"\x82", b"\x83") + body[1:] + msgpack.packb("e") + ext
+    with pytest.raises(codec.Undecodable):
+        codec.decode_body(body, "msgpack")
+
+
+def test_encoding_a_large_array_writes_what_msgpack_numpy_writes():
+    weights = np.linspace(0, 1, 70_000, dtype=np.float32).reshape(700, 100)
+    message = {"type": "SET_STATE", "state": {"rl_module": {"w": weights.T, "b": weights[0]}, "weights_seq_no": 3}}
+    plain = codec.frame(msgpack.packb(message, default=msgpack_numpy.encode, use_bin_type=True))
+    assert codec.encode(message, "msgpack") == plain
+    assert np.array_equal(codec.decode_body(plain[8:], "msgpack")["state"]["rl_module"]["w"], weights.T)
