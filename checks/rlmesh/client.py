@@ -297,7 +297,11 @@ class JoinSession:
             raise self.ended
         if not self.sent_at:
             await self._settle()
-        self.transcript.sent("grpc", request.ByteSize(), summarize_request(request))
+        size = request.ByteSize()
+        # Like a response's, a small request's summary is made when first read (this session never changes a
+        # request it sent).
+        summary = partial(summarize_request, request) if size <= LAZY_SUMMARY_BYTES else summarize_request(request)
+        self.transcript.sent("grpc", size, summary)
         self.sent_at[request.request_id] = time.monotonic()
         self.kinds[request.request_id] = request.WhichOneof("kind") or ""
         try:
