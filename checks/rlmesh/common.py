@@ -91,10 +91,14 @@ def configure_request(contract: Contract) -> tuple[str, env_pb2.JoinRequest]:
 def step_request(
     action: spaces_pb2.SpaceValue | None, env_indices: list[int] | None = None, ids: list[str] | None = None
 ) -> env_pb2.JoinRequest:
-    step = env_pb2.StepRequest(env_indices=env_indices or [], episode_ids=ids or [])
+    request = env_pb2.JoinRequest()
+    step = request.step  # filled in place: building a StepRequest and then the JoinRequest copies it twice
+    step.SetInParent()
+    step.env_indices.extend(env_indices or [])
+    step.episode_ids.extend(ids or [])
     if action is not None:
         step.action.CopyFrom(action)
-    return env_pb2.JoinRequest(step=step)
+    return request
 
 
 def render_request(env_indices: list[int]) -> env_pb2.JoinRequest:
