@@ -42,6 +42,7 @@ from checks.rlmesh.common import (  # noqa: E402
 )
 from checks.rlmesh.phase_episodes import rewards_shown, step_shape_ok  # noqa: E402
 from checks.rlmesh.proto import env_pb2, env_pb2_grpc, spaces_pb2  # noqa: E402
+from checks.rlmesh.sampling import ActionSampler  # noqa: E402
 
 WARM_UP = 20
 
@@ -74,11 +75,11 @@ async def checked_block(address: str, steps: int) -> tuple[list[float], float]:
         observe(report, contract, response.reset.observation, 1, "reset", transcript)
         check_infos(report, response.reset.infos, "reset", transcript)
         later = LaterChecks(report, contract, transcript)  # as the episodes phase does
-        rng = np.random.default_rng(0)
+        actions = ActionSampler(contract.act, np.random.default_rng(0), 1)  # as the episodes phase draws them
         times = []
         for index in range(steps + WARM_UP):
             started = time.perf_counter()
-            response = await session.request(step_request(codec.sample(contract.act, rng, 1), ids=["bench"]))
+            response = await session.request(step_request(actions.next(), ids=["bench"]))
             body, where = response.step, f"step {index + 1}"
             step_shape_ok(report, body, 1, where, transcript)
             report.check(

@@ -28,6 +28,7 @@ from checks.rlmesh.common import (
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.probes import fatal_ends
 from checks.rlmesh.proto import env_pb2
+from checks.rlmesh.sampling import ActionSampler
 from checks.rlmesh.session import broken_off, opened
 from checks.rlmesh.step_limit import StepLimitWatch, judge_step_limit
 
@@ -101,7 +102,7 @@ async def run_episodes(
     report, options = ctx.report, ctx.options
     lanes = contract.num_envs
     watched = lanes_to_exercise(ctx, contract)
-    rng = rng_for(ctx, 1)
+    actions = ActionSampler(contract.act, rng_for(ctx, 1), lanes)
     tally = Tally(contract, episodes, StepLimitWatch.declared_by(contract), [0] * lanes)
     later = LaterChecks(report, contract, t)  # observations and infos are judged off the step path
     try:
@@ -111,7 +112,7 @@ async def run_episodes(
             pushed = [episode.episode_id for episode in episodes]
             for lane in tally.autoreset_next:
                 pushed[lane] = ctx.state.episode_ids(1)[0] + f"-lane{lane}"
-            response = await session.request(step_request(codec.sample(contract.act, rng, lanes), ids=pushed))
+            response = await session.request(step_request(actions.next(), ids=pushed))
             where = f"step {step_number}"
             if not answered(report, response, "step", where, t):
                 return
