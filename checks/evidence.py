@@ -182,7 +182,7 @@ class Transcript:
         t = time.monotonic() - self.started
         self.frames.append(Frame(direction, t, size, kind, summary))
 
-    def sent(self, kind: str, size: int, summary: str) -> None:
+    def sent(self, kind: str, size: int, summary: Summary) -> None:
         self._add("sent", size, kind, summary)
 
     def received(self, kind: str, size: int, summary: Summary) -> None:

@@ -208,10 +208,13 @@ class Report:
         verdict: Verdict,
         *,
         expected: str = "",
-        actual: str = "",
+        actual: str | Callable[[], str] = "",
         evidence: Evidence = None,
     ) -> ClauseResult:
-        """Decide `clause_id` in the current phase. A worse verdict replaces a better one."""
+        """Decide `clause_id` in the current phase. A worse verdict replaces a better one.
+
+        `actual` may be a function, called only when a result is built (a repeat no worse builds none).
+        """
         key = (self.phase, clause_id)
         verdict = Verdict(verdict)
         current = self.results.get(key)
@@ -228,7 +231,7 @@ class Report:
             verdict=verdict,
             phase=self.phase,
             expected=truncate(expected, 600),
-            actual=truncate(actual, 600),
+            actual=truncate(actual() if callable(actual) else actual, 600),
             duration=time.monotonic() - self._phase_started,
             transcript_ids=transcript_ids,
         )
@@ -252,8 +255,7 @@ class Report:
     ) -> bool:
         """Pass when `condition` holds, else fail, warn or info by the clause's level."""
         verdict = Verdict.PASS if condition else self._missed(clause_id)
-        shown = actual() if callable(actual) else actual
-        self.record(clause_id, verdict, expected=expected, actual=shown, evidence=evidence)
+        self.record(clause_id, verdict, expected=expected, actual=actual, evidence=evidence)
         return condition
 
     def passed(self, clause_id: str, *, expected: str = "", actual: str = "", evidence: Evidence = None) -> None:

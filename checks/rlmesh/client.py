@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 from checks.core import Transcript, truncate
 from checks.errors import Closer, NoReply, PeerClosed, TargetUnreachable
 from checks.pinning import address_for, authority
+from checks.rlmesh.deadline import Deadlines
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc
 
 GENERATION = "rlmesh-wire-v1"
@@ -288,6 +289,7 @@ class JoinSession:
         self.timings: list[tuple[str, float]] = []  # (request kind, round-trip seconds)
         self.kinds: dict[str, str] = {}
         self.ended: JoinEnded | None = None
+        self.deadlines = Deadlines()
 
     async def send(self, request: env_pb2.JoinRequest) -> str:
         if not request.request_id:
@@ -297,12 +299,15 @@ class JoinSession:
             raise self.ended
         if not self.sent_at:
             await self._settle()
-        self.transcript.sent("grpc", request.ByteSize(), summarize_request(request))
+        size = request.ByteSize()
+        # Like a response's, a small request's summary is made when first read (this session never changes a
+        # request it sent).
+        summary = partial(summarize_request, request) if size <= LAZY_SUMMARY_BYTES else summarize_request(request)
+        self.transcript.sent("grpc", size, summary)
         self.sent_at[request.request_id] = time.monotonic()
         self.kinds[request.request_id] = request.WhichOneof("kind") or ""
         try:
-            # asyncio.timeout, unlike wait_for, adds no task per call: it keeps the checker's cost per step small.
-            async with asyncio.timeout(self.timeout):
+            with self.deadlines.within(self.timeout):  # one timer for the session's awaits (see deadline.py)
                 await self.call.write(request)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError):
             # A write into a finished call fails with a local error; the call's own status says why.
@@ -350,7 +355,7 @@ class JoinSession:
         if left <= 0:
             raise NoReply(f"no response within {self.timeout:g}s")
         try:
-            async with asyncio.timeout(left):
+            with self.deadlines.within(left):
                 message = await self.call.read()
         except grpc.aio.AioRpcError as exc:
             raise self._end(exc.code(), exc.details()) from None
@@ -416,6 +421,7 @@ class JoinSession:
         if self.ended is None:
             self.transcript.closed(None, "cancelled by the checker", "checker")
             self.ended = JoinEnded(grpc.StatusCode.CANCELLED, "cancelled by the checker", by="checker")
+        self.deadlines.stop()
         self.call.cancel()
 
     async def close(self, reason: str = "rlconform done") -> None:

@@ -377,10 +377,10 @@ def _short(value: Any) -> str:
 
 def sample(space: Space, rng: np.random.Generator, lanes: int) -> spaces_pb2.SpaceValue:
     """A random in-space value for `lanes` lanes, encoded as wire leaves."""
-    return spaces_pb2.SpaceValue(leaves=[_sample_leaf(leaf, rng, lanes) for _, leaf in leaves_of(space)])
+    return spaces_pb2.SpaceValue(leaves=[sample_leaf(leaf, rng, lanes) for _, leaf in leaves_of(space)])
 
 
-def _sample_leaf(leaf: Space, rng: np.random.Generator, lanes: int) -> bytes:
+def sample_leaf(leaf: Space, rng: np.random.Generator, lanes: int) -> bytes:
     shape = (lanes, *leaf.shape)
     if leaf.kind == "text":
         charset = leaf.charset or PRINTABLE

@@ -91,10 +91,14 @@ def configure_request(contract: Contract) -> tuple[str, env_pb2.JoinRequest]:
 def step_request(
     action: spaces_pb2.SpaceValue | None, env_indices: list[int] | None = None, ids: list[str] | None = None
 ) -> env_pb2.JoinRequest:
-    step = env_pb2.StepRequest(env_indices=env_indices or [], episode_ids=ids or [])
+    request = env_pb2.JoinRequest()
+    step = request.step  # filled in place: building a StepRequest and then the JoinRequest copies it twice
+    step.SetInParent()
+    step.env_indices.extend(env_indices or [])
+    step.episode_ids.extend(ids or [])
     if action is not None:
         step.action.CopyFrom(action)
-    return env_pb2.JoinRequest(step=step)
+    return request
 
 
 def render_request(env_indices: list[int]) -> env_pb2.JoinRequest:
@@ -127,6 +131,57 @@ def observe(
 def check_infos(report: Report, infos: spaces_pb2.MetaMap | None, where: str, evidence: Transcript) -> None:
     """Flag observation conformance warnings the server attached to its infos."""
     record(report, judging.conformance_warnings(infos, where), evidence)
+
+
+LATER_LIMIT = 256  # checks queued before they are judged: bounds what the queue keeps alive
+LATER_MAX_BYTES = 16 * 1024  # a larger observation is judged when it arrives rather than held
+OBSERVATION_CLAUSES = ("rlmesh.v2.obs-layout", "rlmesh.v2.obs-in-space")
+WARNING_CLAUSE = "rlmesh.v2.no-conformance-warning"
+
+
+class LaterChecks:
+    """A step loop's observation and infos checks, judged after the loop (or every LATER_LIMIT checks).
+
+    Decoding and judging an observation is most of the checker's own cost on a
+    step's path, and nothing in the loop waits for its verdict. Deferring it
+    changes no result: the checks are judged in the order they were queued (a
+    clause keeps its first worst decision), a check is judged at once when its
+    clause has no result yet in the phase (so clauses are listed in the same
+    order), and the owner flushes before the phase records anything else.
+    """
+
+    def __init__(self, report: Report, contract: Contract, evidence: Transcript) -> None:
+        self.report, self.contract, self.evidence = report, contract, evidence
+        self.queued: list[tuple[spaces_pb2.SpaceValue | None, spaces_pb2.MetaMap | None, int, str]] = []
+
+    def observe(self, value: spaces_pb2.SpaceValue, lanes: int, where: str) -> None:
+        decided = all(self.report.decided(clause) for clause in OBSERVATION_CLAUSES)
+        if not decided or value.ByteSize() > LATER_MAX_BYTES:
+            self.flush()
+            observe(self.report, self.contract, value, lanes, where, self.evidence)
+            return
+        self._queue((value, None, lanes, where))
+
+    def infos(self, infos: spaces_pb2.MetaMap, where: str) -> None:
+        if not self.report.decided(WARNING_CLAUSE) or infos.ByteSize() > LATER_MAX_BYTES:
+            self.flush()
+            check_infos(self.report, infos, where, self.evidence)
+            return
+        self._queue((None, infos, 0, where))
+
+    def _queue(self, check: tuple[spaces_pb2.SpaceValue | None, spaces_pb2.MetaMap | None, int, str]) -> None:
+        self.queued.append(check)
+        if len(self.queued) >= LATER_LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Judge every queued check, in the order queued."""
+        queued, self.queued = self.queued, []
+        for value, infos, lanes, where in queued:
+            if value is not None:
+                observe(self.report, self.contract, value, lanes, where, self.evidence)
+            else:
+                check_infos(self.report, infos, where, self.evidence)
 
 
 def contract_unchanged(

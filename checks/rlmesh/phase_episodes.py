@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from functools import partial
 
 from checks.core import NoReply, PhaseStopped, Report, Transcript, percentile, seconds, truncate
 from checks.rlmesh import codec
 from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, StrayResponse, summarize_episode
 from checks.rlmesh.common import (
     Contract,
+    LaterChecks,
     check_infos,
     configure_request,
     describe,
@@ -26,6 +28,7 @@ from checks.rlmesh.common import (
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.probes import fatal_ends
 from checks.rlmesh.proto import env_pb2
+from checks.rlmesh.sampling import ActionSampler
 from checks.rlmesh.session import broken_off, opened
 from checks.rlmesh.step_limit import StepLimitWatch, judge_step_limit
 
@@ -99,33 +102,37 @@ async def run_episodes(
     report, options = ctx.report, ctx.options
     lanes = contract.num_envs
     watched = lanes_to_exercise(ctx, contract)
-    rng = rng_for(ctx, 1)
+    actions = ActionSampler(contract.act, rng_for(ctx, 1), lanes)
     tally = Tally(contract, episodes, StepLimitWatch.declared_by(contract), [0] * lanes)
-    for step_number in range(1, options.step_budget + 1):
-        if min(tally.finished[lane] for lane in watched) >= options.episodes:
-            break
-        pushed = [episode.episode_id for episode in episodes]
-        for lane in tally.autoreset_next:
-            pushed[lane] = ctx.state.episode_ids(1)[0] + f"-lane{lane}"
-        response = await session.request(step_request(codec.sample(contract.act, rng, lanes), ids=pushed))
-        where = f"step {step_number}"
-        if not answered(report, response, "step", where, t):
-            return
-        body = response.step
-        if not step_shape_ok(report, body, lanes, where, t):
-            return
-        report.check(
-            codec.is_finite(body.rewards),
-            "rlmesh.s1.reward-finite",
-            expected="finite rewards",
-            actual=f"{where}: rewards {list(body.rewards)[:8]}",
-            evidence=t,
-        )
-        observe(report, contract, body.observation, lanes, where, t)
-        check_infos(report, body.infos, where, t)
-        judge_step(report, tally, body, pushed, step_number, t)
-        if not contract.next_step:
-            await reset_ended(ctx, contract, session, episodes, t, step_number)
+    later = LaterChecks(report, contract, t)  # observations and infos are judged off the step path
+    try:
+        for step_number in range(1, options.step_budget + 1):
+            if min(tally.finished[lane] for lane in watched) >= options.episodes:
+                break
+            pushed = [episode.episode_id for episode in episodes]
+            for lane in tally.autoreset_next:
+                pushed[lane] = ctx.state.episode_ids(1)[0] + f"-lane{lane}"
+            response = await session.request(step_request(actions.next(), ids=pushed))
+            where = f"step {step_number}"
+            if not answered(report, response, "step", where, t):
+                return
+            body = response.step
+            if not step_shape_ok(report, body, lanes, where, t):
+                return
+            report.check(
+                codec.is_finite(body.rewards),
+                "rlmesh.s1.reward-finite",
+                expected="finite rewards",
+                actual=partial(rewards_shown, where, body),
+                evidence=t,
+            )
+            later.observe(body.observation, lanes, where)
+            later.infos(body.infos, where)
+            judge_step(report, tally, body, pushed, step_number, t)
+            if not contract.next_step:
+                await reset_ended(ctx, later, session, episodes, t, step_number)
+    finally:
+        later.flush()
     if not any(tally.finished):
         report.info(
             "rlmesh.s2.episode-accounting",
@@ -208,24 +215,34 @@ def same_float(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
 
 
+def rewards_shown(where: str, body: env_pb2.StepResponse) -> str:
+    return f"{where}: rewards {list(body.rewards)[:8]}"
+
+
 def step_shape_ok(report: Report, body: env_pb2.StepResponse, lanes: int, where: str, t: Transcript) -> bool:
-    masks = bytes(body.terminated_mask) + bytes(body.truncated_mask)
+    terminated, truncated = body.terminated_mask, body.truncated_mask
     ok = (
         len(body.rewards) == lanes
-        and len(body.terminated_mask) == lanes
-        and len(body.truncated_mask) == lanes
-        and all(b in (0, 1) for b in masks)
+        and len(terminated) == lanes
+        and len(truncated) == lanes
+        and not (terminated + truncated).translate(None, b"\x00\x01")  # every mask byte is 0 or 1
         and not body.env_indices
     )
     report.check(
         ok,
         "rlmesh.s1.step-shape",
         expected=f"{lanes} rewards and mask bytes (0/1), no env_indices",
-        actual=f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
-        f"{list(body.truncated_mask[:8])}, env_indices {list(body.env_indices)[:8]}",
+        actual=partial(step_shape_shown, where, body),  # built only when the report keeps it
         evidence=t,
     )
     return ok
+
+
+def step_shape_shown(where: str, body: env_pb2.StepResponse) -> str:
+    return (
+        f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
+        f"{list(body.truncated_mask[:8])}, env_indices {list(body.env_indices)[:8]}"
+    )
 
 
 def check_completion(
@@ -275,13 +292,14 @@ def check_completion(
 
 async def reset_ended(
     ctx: Ctx,
-    contract: Contract,
+    later: LaterChecks,
     session: JoinSession,
     episodes: list[Episode],
     t: Transcript,
     step_number: int,
 ) -> None:
     """Under DISABLED, reset lanes that ended before this step (each had one more step to prove it stays ended)."""
+    contract = later.contract
     lanes = contract.num_envs
     stale = [lane for lane, e in enumerate(episodes) if e.ended_at is not None and e.ended_at < step_number]
     if not stale:
@@ -294,7 +312,7 @@ async def reset_ended(
             response = await session.request(reset_request([seed], [new_id], [lane]))
             if not answered(ctx.report, response, "reset", where, t):
                 raise PhaseStopped(f"{where} was refused (see rlmesh.s1.answered)", t)
-            observe(ctx.report, contract, response.reset.observation, 1, where, t)
+            later.observe(response.reset.observation, 1, where)
             episodes[lane] = Episode(new_id, seed)
         return
     if len(stale) < lanes:
@@ -303,7 +321,7 @@ async def reset_ended(
     response = await session.request(reset_request(seeds, ids))
     if not answered(ctx.report, response, "reset", "full reset after every lane ended", t):
         raise PhaseStopped("the full reset after every lane ended was refused (see rlmesh.s1.answered)", t)
-    observe(ctx.report, contract, response.reset.observation, lanes, "reset", t)
+    later.observe(response.reset.observation, lanes, "reset")
     episodes[:] = [Episode(ids[i], seeds[i]) for i in range(lanes)]
 
 

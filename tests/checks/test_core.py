@@ -495,3 +495,19 @@ def test_a_run_that_does_not_listen_has_no_listener():
     ctx = PhaseContext("ws://127.0.0.1:1", SuiteOptions(), Report(catalogue), None)
     with pytest.raises(RuntimeError, match="does not listen"):
         ctx.listener  # noqa: B018
+
+
+def test_a_function_for_actual_runs_only_when_a_result_is_built() -> None:
+    report = Report(catalogue)
+    report.begin_phase("p")
+    made: list[str] = []
+
+    def shown(text: str):
+        return lambda: made.append(text) or text
+
+    report.check(True, "toy.1.answers", expected="yes", actual=shown("first pass"))
+    report.check(True, "toy.1.answers", expected="yes", actual=shown("second pass"))  # no worse: nothing built
+    report.check(False, "toy.1.answers", expected="yes", actual=shown("the failure"))
+    result = report.results[("p", "toy.1.answers")]
+    assert made == ["first pass", "the failure"]
+    assert (result.verdict, result.actual, result.checks) == (Verdict.FAIL, "the failure", 3)
