@@ -85,7 +85,7 @@ def record_real_runs(workdir: Path, timeout: float = 120.0) -> list[Recorded]:
     """One finished run of each demo target of RECORD_KINDS, through the service's API."""
     url = f"sqlite:///{workdir / 'recording.db'}"
     settings = Settings(database_url=url, demo=True, scheduler_interval=3600)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
         targets = [t for t in client.get("/api/v1/targets").json() if not RECORD_KINDS or t["kind"] in RECORD_KINDS]
         started = [client.post(f"/api/v1/targets/{t['name']}/runs", json={}).json()["id"] for t in targets]
         deadline = time.monotonic() + timeout
@@ -258,7 +258,7 @@ def counts(engine: Engine) -> dict[str, int]:
 def measure_pages(url: str, engine: Engine, requests: int) -> None:
     settings = Settings(database_url=url, demo=False, scheduler_interval=3600)
     worst = 0.0
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://localhost") as client:
         for path in pages(engine):
             ms = median_ms(client, path, requests)
             worst = max(worst, ms)
