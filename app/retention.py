@@ -4,7 +4,8 @@ Every run that failed, errored or warned keeps its transcripts whole, and so do 
 `whole_passing` clean passing runs of each target; an older clean passing run keeps each
 transcript as a summary (label, close, how many frames it had) beside its clause results, which
 are kept for every run. Each run's end applies this to its target (`EndWriter`); `sweep` applies
-it to every target, those that stopped running too, and returns the freed pages on SQLite.
+it to every target, those that stopped running too, and returns the freed pages on SQLite (on
+PostgreSQL it vacuums the tables it changed, so their freed space is reused).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import crud
-from app.db import release_free_pages
+from app.db import release_free_pages, vacuum_retained_tables
 from app.history import conformance_runs
 from app.models import Run, RunStatus, Target, TranscriptRow
 from checks.core import Outcome, Verdict
@@ -112,6 +113,8 @@ def sweep(engine: Engine, retention_runs: int, whole_passing: int) -> SweepResul
         result.targets += 1
         result.runs_deleted += pruned
         result.transcripts_summarised += summarised
+    if result.runs_deleted or result.transcripts_summarised:
+        vacuum_retained_tables(engine)
     result.pages_freed = release_free_pages(engine)
     if result.runs_deleted or result.transcripts_summarised:
         log.info(
