@@ -176,9 +176,8 @@ def test_revision_0006_indexes_clause_results_by_run_alone_and_vacuums_after_fix
         assert not [u for u in inspector.get_unique_constraints("clause_result") if "phase" in u["column_names"]]
         assert not [name for name, columns in indexes.items() if "clause_id" in columns]
         if connection.dialect.name == "postgresql":
-            options = connection.execute(
-                sa.text("SELECT relname, reloptions FROM pg_class WHERE relname IN ('transcript', 'clause_result', 'run')")
-            ).all()
+            tables = "('transcript', 'clause_result', 'run')"
+            options = connection.execute(sa.text(f"SELECT relname, reloptions FROM pg_class WHERE relname IN {tables}"))
             assert {name: sorted(opts or []) for name, opts in options} == {
                 name: ["autovacuum_vacuum_scale_factor=0", "autovacuum_vacuum_threshold=10000"]
                 for name in ("transcript", "clause_result", "run")
