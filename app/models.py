@@ -284,11 +284,10 @@ class TranscriptRow(SQLModel, table=True):
     """
 
     __tablename__ = "transcript"
-    __table_args__ = (UniqueConstraint("run_id", "number", name="uq_transcript_run_number"),)  # also the run's index
 
-    id: int | None = Field(default=None, primary_key=True)
-    run_id: int = Field(foreign_key="run.id")
-    number: int
+    # The key, and the run's index: results name a transcript by its number in the run, nothing by a row id.
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    number: int = Field(primary_key=True)
     phase: str = Field(max_length=64)
     label: str = Field(max_length=512)
     frames: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(CompressedJSON, nullable=False))

@@ -60,7 +60,7 @@ def summarise_runs(session: Session, run_ids: list[int]) -> int:
     Each is deleted and written anew rather than updated in place: a run's transcripts were written
     together, so deleting them empties whole pages the database can give back, and the summaries
     pack densely at the end; shrunk in place they would leave most of every page unused.
-    (Nothing refers to a transcript's row id: results name transcripts by their number in the run.)
+    (Results name transcripts by their number in the run, the key with the run's id.)
     """
     changed = 0
     for start in range(0, len(run_ids), SUMMARY_BATCH):
@@ -68,16 +68,18 @@ def summarise_runs(session: Session, run_ids: list[int]) -> int:
         whole = session.exec(
             select(TranscriptRow)
             .where(col(TranscriptRow.run_id).in_(batch), col(TranscriptRow.summarised).is_(False))
-            .order_by(col(TranscriptRow.id))
+            .order_by(col(TranscriptRow.run_id), col(TranscriptRow.number))
         ).all()
         summaries = [
-            row.model_dump(exclude={"id"})
-            | {"frames": [], "dropped": row.dropped + len(row.frames), "summarised": True}
+            row.model_dump() | {"frames": [], "dropped": row.dropped + len(row.frames), "summarised": True}
             for row in whole
         ]
         if not summaries:
             continue
-        session.exec(delete(TranscriptRow).where(col(TranscriptRow.id).in_([row.id for row in whole])))
+        # The same rows as `whole`: these runs have ended, nothing else writes their transcripts.
+        session.exec(
+            delete(TranscriptRow).where(col(TranscriptRow.run_id).in_(batch), col(TranscriptRow.summarised).is_(False))
+        )
         session.execute(insert(TranscriptRow), summaries)
         changed += len(summaries)
     return changed

@@ -76,6 +76,9 @@ def _insert(connection: Connection, table_name: str, index: int, parent_id: int 
         for column in table.columns
         if not column.primary_key and (not column.nullable or column.foreign_keys)
     }
+    if "id" not in table.columns:  # transcripts from 0006 on: keyed by (run_id, number), parent of nothing
+        connection.execute(sa.insert(table).values(**values))
+        return 0
     result = connection.execute(sa.insert(table).values(**values).returning(table.c.id))
     return int(result.scalar_one())
 
@@ -161,10 +164,10 @@ def test_revision_0005_compresses_every_transcript_and_keeps_its_frames(database
     assert all(isinstance(value, bytes | memoryview) and bytes(value[:1]) == b"\x78" for value in stored)
 
 
-def test_revision_0006_indexes_clause_results_by_run_alone_and_vacuums_after_fixed_dead_rows(
+def test_revision_0006_slims_the_result_and_transcript_keys_and_vacuums_after_fixed_dead_rows(
     database_url: str,
 ) -> None:
-    """Results kept and read by run through one index on `run_id`; on PostgreSQL, autovacuum thresholds set."""
+    """Results indexed by `run_id` alone, transcripts keyed by (run, number); PostgreSQL: autovacuum thresholds."""
     _upgrade(database_url, "0005")
     before = _fill(database_url)
     _upgrade(database_url, "0006")
@@ -175,6 +178,9 @@ def test_revision_0006_indexes_clause_results_by_run_alone_and_vacuums_after_fix
         assert indexes.get("ix_clause_result_run_id") == ["run_id"]
         assert not [u for u in inspector.get_unique_constraints("clause_result") if "phase" in u["column_names"]]
         assert not [name for name, columns in indexes.items() if "clause_id" in columns]
+        transcript_key = inspector.get_pk_constraint("transcript")["constrained_columns"]
+        assert transcript_key == ["run_id", "number"]
+        assert "id" not in [column["name"] for column in inspector.get_columns("transcript")]
         if connection.dialect.name == "postgresql":
             tables = "('transcript', 'clause_result', 'run')"
             options = connection.execute(sa.text(f"SELECT relname, reloptions FROM pg_class WHERE relname IN {tables}"))
@@ -188,5 +194,9 @@ def test_revision_0006_indexes_clause_results_by_run_alone_and_vacuums_after_fix
         command.downgrade(config, "0005")
     assert _counts(database_url) == before
     with make_engine(database_url).connect() as connection:
-        uniques = sa.inspect(connection).get_unique_constraints("clause_result")
+        inspector = sa.inspect(connection)
+        uniques = inspector.get_unique_constraints("clause_result")
         assert [u["column_names"] for u in uniques] == [["run_id", "phase", "clause_id"]]
+        assert inspector.get_pk_constraint("transcript")["constrained_columns"] == ["id"]
+        numbers = connection.execute(sa.text("SELECT id FROM transcript ORDER BY id")).scalars().all()
+        assert len(set(numbers)) == before["transcript"] and None not in numbers
