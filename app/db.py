@@ -109,7 +109,8 @@ def enable_incremental_vacuum(engine: Engine) -> bool:
 def release_free_pages(engine: Engine, max_pages: int = 0) -> int:
     """Give free SQLite pages back to the file system (all of them when `max_pages` is 0); returns how many.
 
-    PostgreSQL needs nothing here: its autovacuum makes dead rows' space reusable.
+    PostgreSQL needs nothing at each run's end: its autovacuum makes dead rows' space reusable (revision
+    0006 has it start after a fixed number of them); `vacuum_retained_tables` is what a sweep adds.
     """
     if engine.dialect.name != "sqlite":
         return 0
@@ -122,6 +123,25 @@ def release_free_pages(engine: Engine, max_pages: int = 0) -> int:
             # As a script: the pragma frees one page per step, and a plain execute steps it only once.
             raw.executescript(f"PRAGMA incremental_vacuum({int(max_pages)});")
         return free if not max_pages else min(free, max_pages)
+
+
+RETAINED_TABLES = ("transcript", "clause_result", "run")  # what retention deletes from and rewrites
+
+
+def vacuum_retained_tables(engine: Engine) -> None:
+    """On PostgreSQL, a plain VACUUM of RETAINED_TABLES (it stops no reads or writes); nothing elsewhere.
+
+    The space of the rows retention deleted becomes reusable by the next runs now, and empty pages at
+    a table's end go back to the file system. A failure is logged, not raised: autovacuum still runs.
+    """
+    if engine.dialect.name != "postgresql":
+        return
+    try:
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            for table in RETAINED_TABLES:
+                connection.exec_driver_sql(f"VACUUM {table}")
+    except SQLAlchemyError as exc:  # e.g. a role that does not own the tables
+        log.warning("VACUUM after retention failed (%s); autovacuum will reclaim the space", exc)
 
 
 SQLITE_FULL = 13  # sqlite3's error code for "database or disk is full"

@@ -4,7 +4,8 @@ Every run that failed, errored or warned keeps its transcripts whole, and so do 
 `whole_passing` clean passing runs of each target; an older clean passing run keeps each
 transcript as a summary (label, close, how many frames it had) beside its clause results, which
 are kept for every run. Each run's end applies this to its target (`EndWriter`); `sweep` applies
-it to every target, those that stopped running too, and returns the freed pages on SQLite.
+it to every target, those that stopped running too, and returns the freed pages on SQLite (on
+PostgreSQL it vacuums the tables it changed, so their freed space is reused).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import crud
-from app.db import release_free_pages
+from app.db import release_free_pages, vacuum_retained_tables
 from app.history import conformance_runs
 from app.models import Run, RunStatus, Target, TranscriptRow
 from checks.core import Outcome, Verdict
@@ -59,7 +60,7 @@ def summarise_runs(session: Session, run_ids: list[int]) -> int:
     Each is deleted and written anew rather than updated in place: a run's transcripts were written
     together, so deleting them empties whole pages the database can give back, and the summaries
     pack densely at the end; shrunk in place they would leave most of every page unused.
-    (Nothing refers to a transcript's row id: results name transcripts by their number in the run.)
+    (Results name transcripts by their number in the run, the key with the run's id.)
     """
     changed = 0
     for start in range(0, len(run_ids), SUMMARY_BATCH):
@@ -67,16 +68,18 @@ def summarise_runs(session: Session, run_ids: list[int]) -> int:
         whole = session.exec(
             select(TranscriptRow)
             .where(col(TranscriptRow.run_id).in_(batch), col(TranscriptRow.summarised).is_(False))
-            .order_by(col(TranscriptRow.id))
+            .order_by(col(TranscriptRow.run_id), col(TranscriptRow.number))
         ).all()
         summaries = [
-            row.model_dump(exclude={"id"})
-            | {"frames": [], "dropped": row.dropped + len(row.frames), "summarised": True}
+            row.model_dump() | {"frames": [], "dropped": row.dropped + len(row.frames), "summarised": True}
             for row in whole
         ]
         if not summaries:
             continue
-        session.exec(delete(TranscriptRow).where(col(TranscriptRow.id).in_([row.id for row in whole])))
+        # The same rows as `whole`: these runs have ended, nothing else writes their transcripts.
+        session.exec(
+            delete(TranscriptRow).where(col(TranscriptRow.run_id).in_(batch), col(TranscriptRow.summarised).is_(False))
+        )
         session.execute(insert(TranscriptRow), summaries)
         changed += len(summaries)
     return changed
@@ -112,6 +115,8 @@ def sweep(engine: Engine, retention_runs: int, whole_passing: int) -> SweepResul
         result.targets += 1
         result.runs_deleted += pruned
         result.transcripts_summarised += summarised
+    if result.runs_deleted or result.transcripts_summarised:
+        vacuum_retained_tables(engine)
     result.pages_freed = release_free_pages(engine)
     if result.runs_deleted or result.transcripts_summarised:
         log.info(

@@ -8,6 +8,7 @@ PostgreSQL is covered too when RLCONFORM_TEST_POSTGRES_URL is set (the `database
 
 from __future__ import annotations
 
+import zlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,6 +64,8 @@ def _value(column: sa.Column[Any], index: int, parent_id: int | None) -> Any:
         return index
     if isinstance(kind, sa.Float | sa.Numeric):
         return 0.0
+    if isinstance(kind, sa.LargeBinary):  # transcript frames from 0005 on: zlib-compressed JSON
+        return zlib.compress(b"[]")
     return f"{column.name}-{index}"
 
 
@@ -73,6 +76,9 @@ def _insert(connection: Connection, table_name: str, index: int, parent_id: int 
         for column in table.columns
         if not column.primary_key and (not column.nullable or column.foreign_keys)
     }
+    if "id" not in table.columns:  # transcripts from 0006 on: keyed by (run_id, number), parent of nothing
+        connection.execute(sa.insert(table).values(**values))
+        return 0
     result = connection.execute(sa.insert(table).values(**values).returning(table.c.id))
     return int(result.scalar_one())
 
@@ -156,3 +162,41 @@ def test_revision_0005_compresses_every_transcript_and_keeps_its_frames(database
     with make_engine(database_url).connect() as connection:
         stored = connection.execute(sa.text("SELECT frames FROM transcript")).scalars().all()
     assert all(isinstance(value, bytes | memoryview) and bytes(value[:1]) == b"\x78" for value in stored)
+
+
+def test_revision_0006_slims_the_result_and_transcript_keys_and_vacuums_after_fixed_dead_rows(
+    database_url: str,
+) -> None:
+    """Results indexed by `run_id` alone, transcripts keyed by (run, number); PostgreSQL: autovacuum thresholds."""
+    _upgrade(database_url, "0005")
+    before = _fill(database_url)
+    _upgrade(database_url, "0006")
+    assert _counts(database_url) == before
+    with make_engine(database_url).connect() as connection:
+        inspector = sa.inspect(connection)
+        indexes = {index["name"]: index["column_names"] for index in inspector.get_indexes("clause_result")}
+        assert indexes.get("ix_clause_result_run_id") == ["run_id"]
+        assert not [u for u in inspector.get_unique_constraints("clause_result") if "phase" in u["column_names"]]
+        assert not [name for name, columns in indexes.items() if "clause_id" in columns]
+        transcript_key = inspector.get_pk_constraint("transcript")["constrained_columns"]
+        assert transcript_key == ["run_id", "number"]
+        assert "id" not in [column["name"] for column in inspector.get_columns("transcript")]
+        if connection.dialect.name == "postgresql":
+            tables = "('transcript', 'clause_result', 'run')"
+            options = connection.execute(sa.text(f"SELECT relname, reloptions FROM pg_class WHERE relname IN {tables}"))
+            assert {name: sorted(opts or []) for name, opts in options} == {
+                name: ["autovacuum_vacuum_scale_factor=0", "autovacuum_vacuum_threshold=10000"]
+                for name in ("transcript", "clause_result", "run")
+            }
+    with make_engine(database_url).begin() as connection:  # and back: the unique index returns
+        config = alembic_config(database_url)
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0005")
+    assert _counts(database_url) == before
+    with make_engine(database_url).connect() as connection:
+        inspector = sa.inspect(connection)
+        uniques = inspector.get_unique_constraints("clause_result")
+        assert [u["column_names"] for u in uniques] == [["run_id", "phase", "clause_id"]]
+        assert inspector.get_pk_constraint("transcript")["constrained_columns"] == ["id"]
+        numbers = connection.execute(sa.text("SELECT id FROM transcript ORDER BY id")).scalars().all()
+        assert len(set(numbers)) == before["transcript"] and None not in numbers
