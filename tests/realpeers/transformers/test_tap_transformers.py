@@ -63,5 +63,7 @@ async def test_the_official_client_through_the_tap_gets_the_recorded_verdicts(tr
     # Both streams break both stream rules: no [DONE] in either, and usage on the finish chunk in either.
     assert (tallies["openai.stream.format"].violated, tallies["openai.stream.usage-chunk"].violated) == (2, 2)
     first = tallies["openai.stream.usage-chunk"].first
+    last = tallies["openai.stream.usage-chunk"].last
     assert first is not None and "without include_usage" in first.actual
+    assert last is not None and "the usage chunk has choices" in last.actual
     assert tapped.ledger.unjudged == 0 and tapped.run.relay.stats.reader_faults == []
