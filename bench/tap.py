@@ -7,9 +7,11 @@ another, then alternates blocks direct and tapped from this process:
 - big frames: throughput of 2.25 MiB binary frames, each answered with a 2-byte ack;
 - SSE: delay of each chunk of a stream, from the upstream's write (its perf_counter, which is the
   machine's monotonic clock) to this process's read;
-- judging: PlugRL infer messages a second through the PlugRL watcher's judges on one core, in process.
+- judging: PlugRL infer messages a second through the PlugRL watcher's judges on one core, in process;
+- the tapping process's CPU (user and system, from /proc) per small round trip and per big frame: steadier
+  than wall time on a shared machine, and what a change to the relay should lower.
 
-    python bench/tap.py [--rounds 2000] [--frames 40] [--chunks 500] [--blocks 3]
+    python bench/tap.py [--rounds 2000] [--frames 40] [--chunks 500] [--blocks 3] [--profile PREFIX]
 """
 
 from __future__ import annotations

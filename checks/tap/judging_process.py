@@ -179,7 +179,7 @@ class ProcessJudging:
         if self.process.is_alive() and self.process.pid is not None:
             os.kill(self.process.pid, signal.SIGKILL)  # our own child, by its pid
             self.process.join(1.0)
-        self.lane.copies.cancel_join_thread()  # copies still queued for a dead judge are dropped, not waited on
+        self.lane.copies.close()  # copies still queued for a dead judge are dropped, not waited on
         last = self.final or self.live
         if self.final is None:  # the judging process died or did not finish in time: its last snapshot, settled
             last.messages, last.connections = final.messages - sum(w.messages for w in self.closed), final.connections

@@ -35,10 +35,10 @@ LENGTH = struct.Struct("!Q")
 
 def frame_of(item: Any) -> list[memoryview]:
     buffers: list[pickle.PickleBuffer] = []
-    header = pickle.dumps(item, protocol=5, buffer_callback=buffers.append)
+    header = memoryview(pickle.dumps(item, protocol=5, buffer_callback=buffers.append))
     raws = [buffer.raw() for buffer in buffers]
-    prefix = COUNTS.pack(len(header), len(raws)) + b"".join(LENGTH.pack(raw.nbytes) for raw in raws)
-    return [memoryview(prefix), memoryview(header), *raws]
+    prefix = COUNTS.pack(header.nbytes, len(raws)) + b"".join(LENGTH.pack(raw.nbytes) for raw in raws)
+    return [memoryview(prefix), header, *raws]
 
 
 class CopyLane:
@@ -79,8 +79,27 @@ class CopyLane:
             select.select([], [self._write_fd], [], max(0.0, min(0.05, deadline - time.monotonic())))
         raise OSError("the judging process took nothing for the whole timeout")
 
-    def cancel_join_thread(self) -> None:
-        """Nothing to join: there is no feeder thread (the multiprocessing queue's method, kept for its callers)."""
+    def close(self) -> None:
+        """Drop what is pending and close both ends (the judging process is gone); from any thread."""
+        with self._lock:
+            self._pending.clear()
+            loop, self._watched = self._watched, None
+        if loop is None:
+            self._close_fds()
+            return
+        try:  # only the loop may stop watching the pipe, and before its descriptor is closed
+            loop.call_soon_threadsafe(self._unwatch_and_close, loop)
+        except RuntimeError:  # the loop is closed: nothing watches any more
+            self._close_fds()
+
+    def _unwatch_and_close(self, loop: asyncio.AbstractEventLoop) -> None:
+        loop.remove_writer(self._write_fd)
+        self._close_fds()
+
+    def _close_fds(self) -> None:
+        for fd in (self._read_fd, self._write_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _watch(self) -> None:
         try:
@@ -104,6 +123,9 @@ class CopyLane:
             try:
                 written = os.writev(self._write_fd, list(itertools.islice(pending, IOV_MAX)))
             except BlockingIOError:
+                return
+            except OSError:  # closed: the judging process is gone, and so is what it would have judged
+                pending.clear()
                 return
             while written and pending:
                 first = pending[0]
