@@ -7,15 +7,18 @@ another, then alternates blocks direct and tapped from this process:
 - big frames: throughput of 2.25 MiB binary frames, each answered with a 2-byte ack;
 - SSE: delay of each chunk of a stream, from the upstream's write (its perf_counter, which is the
   machine's monotonic clock) to this process's read;
-- judging: PlugRL infer messages a second through the PlugRL watcher's judges on one core, in process.
+- judging: PlugRL infer messages a second through the PlugRL watcher's judges on one core, in process;
+- the tapping process's CPU (user and system, from /proc) per small round trip and per big frame: steadier
+  than wall time on a shared machine, and what a change to the relay should lower.
 
-    python bench/tap.py [--rounds 2000] [--frames 40] [--chunks 500] [--blocks 3]
+    python bench/tap.py [--rounds 2000] [--frames 40] [--chunks 500] [--blocks 3] [--profile PREFIX]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -76,9 +79,10 @@ def start(args: list[str]) -> tuple[subprocess.Popen[str], str]:
     return process, process.stdout.readline().strip()
 
 
-def start_tap(kind: str, upstream: str) -> tuple[subprocess.Popen[str], int]:
+def start_tap(kind: str, upstream: str, profile: str = "") -> tuple[subprocess.Popen[str], int]:
+    profiler = ["-m", "cProfile", "-o", f"{profile}.{kind}.prof"] if profile else []
     process, line = start(
-        [sys.executable, "-m", "app.cli", "tap", kind, "--listen", "127.0.0.1:0", "--upstream", upstream]
+        [sys.executable, *profiler, "-m", "app.cli", "tap", kind, "--listen", "127.0.0.1:0", "--upstream", upstream]
     )
     return process, int(line.split("127.0.0.1:", 1)[1].split(",", 1)[0])
 
@@ -155,6 +159,12 @@ def judging_rate(exchanges: int) -> tuple[float, int]:
     return exchanges / elapsed, violated
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's user and system CPU so far (its threads included, its children not): less noisy than wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def p(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
@@ -162,15 +172,21 @@ def p(values: list[float], q: float) -> float:
 async def run(args: argparse.Namespace) -> None:
     upstream, ports = start([sys.executable, __file__, "--serve-upstream"])
     ws_port, sse_port = (int(v) for v in ports.split())
-    ws_tap, ws_tap_port = start_tap("plugrl", f"ws://127.0.0.1:{ws_port}")
-    sse_tap, sse_tap_port = start_tap("openai", f"http://127.0.0.1:{sse_port}")
+    ws_tap, ws_tap_port = start_tap("plugrl", f"ws://127.0.0.1:{ws_port}", args.profile)
+    sse_tap, sse_tap_port = start_tap("openai", f"http://127.0.0.1:{sse_port}", args.profile)
     try:
         direct: dict[str, list[float]] = {"lat": [], "mib": [], "sse": []}
         tapped: dict[str, list[float]] = {"lat": [], "mib": [], "sse": []}
+        cpu = {"lat": 0.0, "mib": 0.0}  # the tapping process's CPU seconds in the tapped blocks
         for _ in range(args.blocks):
             for target, port, sse in ((direct, ws_port, sse_port), (tapped, ws_tap_port, sse_tap_port)):
+                before = cpu_seconds(ws_tap.pid)
                 target["lat"] += await latencies(port, args.rounds)
+                middle = cpu_seconds(ws_tap.pid)
                 target["mib"].append(await throughput(port, args.frames))
+                if target is tapped:
+                    cpu["lat"] += middle - before
+                    cpu["mib"] += cpu_seconds(ws_tap.pid) - middle
                 target["sse"] += await chunk_delays(sse, args.chunks)
     finally:
         for process in (ws_tap, sse_tap, upstream):
@@ -192,6 +208,9 @@ async def run(args: argparse.Namespace) -> None:
         f"SSE chunk delay p50: direct {p(sse_d, 50) * 1e6:.0f} us, tapped {p(sse_t, 50) * 1e6:.0f} us; "
         f"p99 direct {p(sse_d, 99) * 1e6:.0f} us, tapped {p(sse_t, 99) * 1e6:.0f} us"
     )
+    per_round = cpu["lat"] / (args.blocks * args.rounds) * 1e6
+    per_frame = cpu["mib"] / (args.blocks * args.frames) * 1e3
+    print(f"tap's relay process CPU: {per_round:.0f} us per small round trip, {per_frame:.2f} ms per 2.25 MiB frame")
     rate, violated = judging_rate(args.exchanges)
     print(
         f"judging: {rate:.0f} PlugRL infer messages/s on one core (with actions and feedbacks; {violated} violations)"
@@ -205,6 +224,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=500)
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--exchanges", type=int, default=2000)
+    parser.add_argument("--profile", default="", help="write each tap's cProfile to PREFIX.KIND.prof")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:

@@ -18,6 +18,7 @@ REAL_PEER_FILES = {
     "tests/checks/tap/test_real_peers.py": "RLlib's and OpenEnv 0.10's own clients through the tap",
     "tests/checks/parity/test_env_scripts.py": "openenv-core's and the rlmesh package's servers",
     "tests/realpeers/transformers/test_transformers_serve.py": "transformers serve (RLCONFORM_TRANSFORMERS_PYTHON)",
+    "tests/realpeers/transformers/test_tap_transformers.py": "transformers serve and the openai client, tapped",
 }
 # Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
 REAL_PEER_FIXTURES = {"serve_env", "cartpole", "lanes", "vector"}
@@ -27,6 +28,10 @@ REAL_PEER_TESTS = {("tests/checks/openai/test_peers.py", "llmock")}
 # Tests measured at over about ten seconds (`--durations=30`), by file and name: a name without
 # parameters marks every case, one with them (`name[case]`) only that case.
 SLOW_TESTS = {
+    (
+        "tests/realpeers/transformers/test_tap_transformers.py",
+        "test_the_official_client_through_the_tap_gets_the_recorded_verdicts",
+    ),
     ("tests/checks/plugrl/test_hostile.py", "test_cli_until_stop_ends_well_within_its_deadlines"),
     ("tests/checks/session/test_cli.py", "test_a_broken_server_exits_1_naming_its_clause"),
     ("tests/checks/session/test_cli.py", "test_the_reference_exits_0"),

@@ -26,7 +26,7 @@ class RequestReader(MessageReader):
         super().__init__(responses=False, upgrades=upgrades)
         self.answers = responses
 
-    def feed(self, data: bytes) -> list[HttpMessage]:
+    def feed(self, data: bytes | memoryview) -> list[HttpMessage]:
         found = super().feed(data)
         for message in found:
             self.answers.methods.append(message.head.method_path()[0])
@@ -40,7 +40,7 @@ class UpgradingReader:
         self.http = http
         self.frames: FrameReader | None = None
 
-    def feed(self, data: bytes) -> list[HttpMessage | Head | WsMessage]:
+    def feed(self, data: bytes | memoryview) -> list[HttpMessage | Head | WsMessage]:
         if self.frames is not None:
             return list(self.frames.feed(data))
         found: list[HttpMessage | Head | WsMessage] = list(self.http.feed(data))

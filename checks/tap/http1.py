@@ -82,7 +82,7 @@ class MessageReader:
     _remaining: int = 0  # body bytes still due; -1 to the connection's end; -2 chunked
     _chunk_left: int = -1  # chunked: bytes left of this chunk (-1 between chunks)
 
-    def feed(self, data: bytes) -> list[HttpMessage]:
+    def feed(self, data: bytes | memoryview) -> list[HttpMessage]:
         if self.broken:
             return []
         self._buffer += data

@@ -1,13 +1,13 @@
 """Judging in a process of its own, so judges never share the GIL with forwarding.
 
 The relay offers each copy to `ProcessQueue`: counted against its bounds (items and bytes still in
-flight, as the judging process reports what it took) and handed to a multiprocessing queue whose
-feeder thread writes it to a pipe, so `offer` never waits; a full queue drops the copy as
-`CopyQueue` does. The judging process (forked: the kind's watcher needs no pickling) runs the same
-loop as the judging thread: each copy is judged into the window's ledger, and windows roll over by
-time or by the relay's message count (each copy carries its number). Closed windows and a live
-snapshot of the open one come back through a second queue; `stop` sends the relay's final counts
-and takes the last window.
+flight, as the judging process reports what it took) and written to a pipe from the event loop's
+own thread (`lane.CopyLane`: no feeder thread to compete for the GIL), so `offer` never waits; a
+full queue drops the copy as `CopyQueue` does. The judging process (forked: the kind's watcher
+needs no pickling) runs the same loop as the judging thread: each copy is judged into the window's
+ledger, and windows roll over by time or by the relay's message count (each copy carries its
+number). Closed windows and a live snapshot of the open one come back through a second queue;
+`stop` sends the relay's final counts and takes the last window.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checks.tap.copies import Copy
+from checks.tap.lane import CopyLane
 from checks.tap.ledger import Ledger, Rollover
 
 LIVE_EVERY = 0.5  # seconds between live snapshots of the open window
@@ -46,7 +47,7 @@ class ProcessQueue:
         context = multiprocessing.get_context("fork")
         self.max_items = max_items
         self.max_bytes = max_bytes
-        self.copies: Any = context.Queue()
+        self.copies = CopyLane()
         self.results: Any = context.Queue()
         # Written by the judging process only (one writer), read here: no lock needed.
         self.taken_items = context.RawValue("q", 0)
@@ -178,7 +179,7 @@ class ProcessJudging:
         if self.process.is_alive() and self.process.pid is not None:
             os.kill(self.process.pid, signal.SIGKILL)  # our own child, by its pid
             self.process.join(1.0)
-        self.lane.copies.cancel_join_thread()  # copies still queued for a dead judge are dropped, not waited on
+        self.lane.copies.close()  # copies still queued for a dead judge are dropped, not waited on
         last = self.final or self.live
         if self.final is None:  # the judging process died or did not finish in time: its last snapshot, settled
             last.messages, last.connections = final.messages - sum(w.messages for w in self.closed), final.connections

@@ -75,7 +75,7 @@ class FrameReader:
     broken: bool = False
     _buffer: bytearray = field(default_factory=bytearray)
 
-    def feed(self, data: bytes) -> list[Frame | BrokenHeader]:
+    def feed(self, data: bytes | memoryview) -> list[Frame | BrokenHeader]:
         if self.broken:
             return []
         self._buffer += data

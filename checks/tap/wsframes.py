@@ -7,19 +7,33 @@ decoding wait for the judging thread (`WsMessage.payload`).
 
 from __future__ import annotations
 
+import pickle
 import struct
 import zlib
 from dataclasses import dataclass, field
+from typing import Any, SupportsIndex
 
 import numpy as np
 
 from checks.tap.http1 import Head, parse_head
 
 HEAD_LIMIT = 64 * 1024
+# A payload at least this big is gathered straight into a `Payload` of its own size as it arrives (one copy).
+LARGE = 64 * 1024
 TEXT, BINARY, CLOSE, PING, PONG, CONTINUATION = 1, 2, 8, 9, 10, 0
 
 
-def unmask(data: bytes, key: bytes) -> bytes:
+class Payload(bytearray):
+    """A large payload: pickled out of band under protocol 5 (a plain bytearray is always copied into the pickle),
+    so the judging lane writes it to its pipe as it is."""
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[type[Payload], tuple[Any]]:
+        if int(protocol) >= 5:
+            return type(self), (pickle.PickleBuffer(self),)
+        return type(self), (bytes(self),)
+
+
+def unmask(data: bytes | bytearray, key: bytes) -> bytes | bytearray:
     """RFC 6455 5.3: XOR with the 4-byte key, whole words at a time."""
     if not key or not data:
         return data
@@ -34,7 +48,7 @@ class WsMessage:
     """One message (its fragments joined) or control frame, as sent; `payload()` unmasks it."""
 
     opcode: int
-    parts: list[tuple[bytes, bytes]] = field(default_factory=list)  # (raw payload, mask key)
+    parts: list[tuple[bytes | bytearray, bytes]] = field(default_factory=list)  # (raw payload, mask key)
     size: int = 0
     compressed: bool = False  # RSV1 on its first frame: permessage-deflate (RFC 7692)
 
@@ -90,6 +104,16 @@ def deflate_params(head: Head) -> dict[str, bool] | None:
 
 
 @dataclass
+class _Arriving:
+    """A large frame whose head was read and whose payload is still arriving."""
+
+    first: int  # the head's first byte: FIN, RSV1, opcode
+    key: bytes
+    payload: bytearray
+    filled: int
+
+
+@dataclass
 class FrameReader:
     """Feed it one direction's bytes in order; it returns the head once, then each complete message."""
 
@@ -97,12 +121,17 @@ class FrameReader:
     broken: str = ""  # why the stream stopped being readable as WebSocket (the bytes still flow)
     _buffer: bytearray = field(default_factory=bytearray)
     _message: WsMessage | None = None
+    _arriving: _Arriving | None = None
 
-    def feed(self, data: bytes) -> list[Head | WsMessage]:
+    def feed(self, data: bytes | memoryview) -> list[Head | WsMessage]:
         if self.broken:
             return []
-        self._buffer += data
         found: list[Head | WsMessage] = []
+        if self._arriving is not None:
+            data = self._fill(memoryview(data), found)
+            if self._arriving is not None:
+                return found
+        self._buffer += data
         if self.head is None:
             end = self._buffer.find(b"\r\n\r\n")
             if end < 0:
@@ -138,15 +167,36 @@ class FrameReader:
                     return None
                 key, offset = bytes(buffer[offset : offset + 4]), offset + 4
             if len(buffer) < offset + length:
+                if length >= LARGE:  # gather the rest straight into the payload's own buffer
+                    payload = Payload(length)
+                    payload[: len(buffer) - offset] = buffer[offset:]
+                    self._arriving = _Arriving(first, key, payload, len(buffer) - offset)
+                    buffer.clear()
                 return None
             with memoryview(buffer) as view:  # one copy of the payload, not a slice and then a copy of it
-                raw = bytes(view[offset : offset + length])
+                copy = Payload if length >= LARGE else bytes
+                raw = copy(view[offset : offset + length])
             del buffer[: offset + length]
-            done = self._take(first & 0x0F, bool(first & 0x80), raw, key, bool(first & 0x40))
+            done = self._take(first, raw, key)
             if done is not None:
                 return done
 
-    def _take(self, opcode: int, fin: bool, raw: bytes, key: bytes, rsv1: bool) -> WsMessage | None:
+    def _fill(self, data: memoryview, found: list[Head | WsMessage]) -> memoryview:
+        """Copy into the arriving payload what belongs to it; the bytes after it, if it is complete."""
+        arriving = self._arriving
+        assert arriving is not None
+        take = min(len(arriving.payload) - arriving.filled, len(data))
+        arriving.payload[arriving.filled : arriving.filled + take] = data[:take]
+        arriving.filled += take
+        if arriving.filled == len(arriving.payload):
+            self._arriving = None
+            done = self._take(arriving.first, arriving.payload, arriving.key)
+            if done is not None:
+                found.append(done)
+        return data[take:]
+
+    def _take(self, first: int, raw: bytes | bytearray, key: bytes) -> WsMessage | None:
+        opcode, fin, rsv1 = first & 0x0F, bool(first & 0x80), bool(first & 0x40)
         if opcode >= CLOSE:  # control frames come whole, between fragments too
             return WsMessage(opcode, [(raw, key)], len(raw))
         if opcode != CONTINUATION:

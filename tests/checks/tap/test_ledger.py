@@ -73,4 +73,7 @@ async def test_windows_roll_over_by_message_count():
     assert len(windows) >= 3
     assert sum(window.messages for window in windows) == tapped.run.relay.stats.messages
     assert all(window.outcome() is Outcome.PASS for window in windows)
-    assert windows[-1].tallies["plugrl-client.4.2.alternation"].judged >= 1  # order carried across windows
+    # Order carried across windows: the last window that judged anything (one that closed on the 10th message
+    # may leave an empty window open at the stop) judged alternation too.
+    last = next(window for window in reversed(windows) if window.judged_messages)
+    assert last is not windows[0] and last.tallies["plugrl-client.4.2.alternation"].judged >= 1
