@@ -20,6 +20,7 @@ from app.web import (
     runs_page,
     scale_pages,
     spec,
+    tap_page,
     target_forms,
     target_page,
 )
@@ -39,5 +40,6 @@ for module in (
     scale_pages,
     parity_page,
     reference_client,
+    tap_page,
 ):
     router.include_router(module.router)
