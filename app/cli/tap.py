@@ -117,7 +117,9 @@ async def _stop_posting(tap: TapRun, posting: Posting) -> list[Ledger]:
     await asyncio.gather(task, return_exceptions=True)
     windows = await tap.stop()
     feed.take_final(windows)
-    async with http:
+    try:
         await deliver_last(feed, http)
+    finally:
+        await http.aclose()
     print(feed.poster.report(), file=sys.stderr, flush=True)
     return windows

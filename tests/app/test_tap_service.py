@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.main import create_app
 from app.settings import Settings
 from checks.plugrl_client.reference import ReferenceClient
 from tests.app.conftest import BackgroundLoop
@@ -74,7 +73,9 @@ def test_creating_a_tap_target_checks_its_kind_options_and_listen_address(client
         "/api/v1/taps", json={"name": "y", "kind": "plugrl", "upstream": "ws://h:9", "tap": {"options": {"a": "b"}}}
     )
     assert refused.status_code == 422 and "takes no options" in refused.text
-    refused = client.post("/api/v1/taps", json={"name": "z", "kind": "plugrl", "upstream": "ws://h:9", "tap": {"listen": "x"}})
+    refused = client.post(
+        "/api/v1/taps", json={"name": "z", "kind": "plugrl", "upstream": "ws://h:9", "tap": {"listen": "x"}}
+    )
     assert refused.status_code == 422
     assert client.get("/api/v1/taps/nosuch").status_code == 404
 
