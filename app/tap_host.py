@@ -91,6 +91,10 @@ class HostedTap:
         rate = (messages - before) / max(now - then, 1e-6)
         self._last = (now, messages)
         document = ledger.to_dict()
+        if not final:  # the judging thread counts these into a window only when it closes: the relay's so far
+            stats, earlier = tapped.relay.stats, tapped.closed
+            document["connections"] = max(document["connections"], stats.connections)
+            document["unjudged_messages"] = max(0, stats.unjudged - sum(window.unjudged for window in earlier))
         return await asyncio.to_thread(tap_runs.flush_hosted, self.engine, run_id, attempt, document, rate, final)
 
     def _admit(self, source: str) -> bool:

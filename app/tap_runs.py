@@ -83,7 +83,13 @@ def create_tap_target(
     created = TargetCreate(
         name=data.name, kind=kind, url=data.upstream, description=data.description, worker_label=data.worker_label
     )
-    target = crud.create_target(session, created, allowed_networks)
+    try:
+        target = crud.create_target(session, created, allowed_networks)
+    except crud.TargetInvalid as exc:  # the target's `url` is this form's `upstream`
+        renamed = [
+            {**e, "loc": ["upstream" if part == "url" else part for part in e.get("loc", [])]} for e in exc.errors
+        ]
+        raise crud.TargetInvalid(renamed) from None
     tap = TapTarget(
         target_id=stored_id(target),
         listen=data.tap.listen,

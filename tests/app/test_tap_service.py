@@ -92,6 +92,8 @@ def test_the_reference_pair_through_a_service_tap_run_passes_with_live_counters_
 
     wait_until(judged, timeout=10, what="the counters written")
     assert client.get(f"/api/v1/runs/{run_id}").json()["status"] == "running"  # watching until stopped
+    live = client.get(f"/api/v1/runs/{run_id}/tap").json()
+    assert live["ledger"]["connections"] == 1 and live["ledger"]["messages"] >= 20 and live["unjudged"] == 0
     page = client.get(f"/runs/{run_id}")
     assert page.url.path == f"/runs/{run_id}/tap"
     assert 'http-equiv="refresh"' in page.text and url in page.text and "■ Stop tap" in page.text
@@ -157,3 +159,19 @@ def test_windows_roll_over_by_message_count_into_runs_of_their_own(
     windows = client.get(f"/api/v1/runs/{runs[0]['id']}/tap").json()
     assert windows["closed"] and windows["number"] == 1
     assert "Windows of this tap" in client.get(f"/runs/{run_id}/tap").text
+
+
+def test_the_tap_form_adds_a_tap_target_and_shows_what_is_wrong_beside_its_field(client: TestClient) -> None:
+    form = client.get("/targets/new-tap")
+    assert form.status_code == 200 and 'action="/targets/new-tap"' in form.text and "plugrl-server" in form.text
+    assert 'href="/targets/new-tap"' in client.get("/targets/new").text
+    fields = {"name": "from-form", "kind": "plugrl-server", "upstream": "ws://127.0.0.1:9", "listen": ""}
+    bad = client.post("/targets/new-tap", data=fields | {"options": "preset=x"}, follow_redirects=False)
+    assert bad.status_code == 422 and "takes no options" in bad.text and 'value="ws://127.0.0.1:9"' in bad.text
+    bad = client.post("/targets/new-tap", data=fields | {"upstream": "ftp://x"}, follow_redirects=False)
+    assert bad.status_code == 422 and 'id="err-upstream"' in bad.text, bad.text
+    made = client.post(
+        "/targets/new-tap", data=fields | {"roll_messages": "500", "options": ""}, follow_redirects=False
+    )
+    assert made.status_code == 303 and made.headers["location"] == "/targets/from-form"
+    assert client.get("/api/v1/taps/from-form").json()["tap"]["roll_messages"] == 500
