@@ -29,6 +29,7 @@ from checks.tap.ledger import Ledger, Rollover
 from checks.tap.run import TapRun, upstream_address
 
 End = Callable[[RunStatus, Outcome | None, str], Awaitable[None]]
+STOP_DRAIN_SECONDS = 2.0  # judging what is still queued when the tap stops, well within a cancel's wait
 
 
 @dataclass
@@ -61,10 +62,11 @@ class HostedTap:
         try:
             await self._watch(tapped, run_id, attempt)
         except asyncio.CancelledError:
-            ledger = (await tapped.stop())[-1]
+            ledger = (await tapped.stop(STOP_DRAIN_SECONDS))[-1]
             if await self._flush(tapped, ledger, run_id, attempt, final=True):
                 await end(RunStatus.FINISHED, ledger.outcome(run.gate), f"tap stopped; {_brief(ledger)}")
             raise
+        await tapped.stop(STOP_DRAIN_SECONDS)  # this attempt lost the run: stop listening, write nothing more
 
     async def _watch(self, tapped: TapRun, run_id: int, attempt: int) -> None:
         """Write the counters every `flush_seconds` and store each window that rolled over, until cancelled."""

@@ -175,3 +175,36 @@ def test_the_tap_form_adds_a_tap_target_and_shows_what_is_wrong_beside_its_field
     )
     assert made.status_code == 303 and made.headers["location"] == "/targets/from-form"
     assert client.get("/api/v1/taps/from-form").json()["tap"]["roll_messages"] == 500
+
+
+def test_a_tap_run_ended_by_another_path_stops_listening_and_writes_nothing_more(
+    client: TestClient, settings: Settings, reference_server: Any
+) -> None:
+    import socket
+
+    from sqlmodel import Session
+
+    from app.db import make_engine
+    from app.models import Run, RunStatus
+
+    tap_target(client, "ended-elsewhere", reference_server())
+    run_id, url = start_tap(client, "ended-elsewhere")
+    port = int(url.rsplit(":", 1)[1])
+    with Session(make_engine(settings.database_url)) as session:  # as a recovery on another process would
+        run = session.get(Run, run_id)
+        assert run is not None
+        run.status, run.message = RunStatus.INTERRUPTED, "ended elsewhere"
+        session.add(run)
+        session.commit()
+
+    def refused() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return True
+        return False
+
+    wait_until(refused, timeout=10, what="the tap closing its port")
+    ended = client.get(f"/api/v1/runs/{run_id}").json()
+    assert (ended["status"], ended["message"]) == ("interrupted", "ended elsewhere")
+    assert client.get(f"/api/v1/runs/{run_id}/results").json() == []
