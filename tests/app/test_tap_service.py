@@ -159,6 +159,8 @@ def test_windows_roll_over_by_message_count_into_runs_of_their_own(
     windows = client.get(f"/api/v1/runs/{runs[0]['id']}/tap").json()
     assert windows["closed"] and windows["number"] == 1
     assert "Windows of this tap" in client.get(f"/runs/{run_id}/tap").text
+    target_page = client.get("/targets/rolling")
+    assert target_page.status_code == 200 and "plugrl.5.3.time-major" in target_page.text  # the history grid
 
 
 def test_the_tap_form_adds_a_tap_target_and_shows_what_is_wrong_beside_its_field(client: TestClient) -> None:
