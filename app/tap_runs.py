@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import crud, leases, retention
+from app.listening import answered
 from app.models import ClauseResultRow, Run, RunStatus, Target, TargetCreate, stored_id, utcnow
 from app.models_tap import TAP_PHASE, LedgerDoc, TapSettings, TapTarget, TapTargetCreate, TapWindow, TapWindowPost
 from app.redaction import redact_url
@@ -245,6 +246,7 @@ def flush_hosted(engine: Engine, run_id: int, attempt: int, live: dict[str, Any]
         if final:
             window.closed = True
             session.add_all(_result_rows(run_id, ledger))
+            run.announcement = answered(run.announcement) if run.announcement else None  # nobody connects now
         write_live(session, run, window, ledger, rate)
         session.commit()
         return True

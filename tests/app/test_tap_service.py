@@ -102,6 +102,7 @@ def test_the_reference_pair_through_a_service_tap_run_passes_with_live_counters_
 
     run = stop(client, run_id)
     assert (run["status"], run["outcome"]) == ("finished", "pass"), run
+    assert run["announcement"]["waiting"] is False  # nobody is told to connect to a stopped tap
     results = client.get(f"/api/v1/runs/{run_id}/results").json()
     decided = {r["clause_id"]: r for r in results if r["verdict"] != "skip"}
     assert {r["verdict"] for r in decided.values()} == {"pass"}, decided
