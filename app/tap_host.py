@@ -40,6 +40,7 @@ class HostedTap:
     flush_seconds: float
     keep: tap_runs.Retention
     _last: tuple[float, int] = field(default=(0.0, 0))  # (when, messages) at the last flush: messages per second
+    _handled: Ledger | None = None  # the last closed window stored (the tap keeps only its last 100)
 
     async def execute(self, run: Run, target: Target, tap: TapTarget, url: str, attempt: int, end: End) -> None:
         run_id = stored_id(run)
@@ -62,30 +63,36 @@ class HostedTap:
         try:
             await self._watch(tapped, run_id, attempt)
         except asyncio.CancelledError:
-            ledger = (await tapped.stop(STOP_DRAIN_SECONDS))[-1]
-            if await self._flush(tapped, ledger, run_id, attempt, final=True):
+            *closed, ledger = await tapped.stop(STOP_DRAIN_SECONDS)
+            stored = await self._roll(closed, run_id, attempt)  # windows that closed since the last flush
+            if stored and await self._flush(tapped, ledger, run_id, attempt, final=True):
                 await end(RunStatus.FINISHED, ledger.outcome(run.gate), f"tap stopped; {_brief(ledger)}")
             raise
         await tapped.stop(STOP_DRAIN_SECONDS)  # this attempt lost the run: stop listening, write nothing more
 
     async def _watch(self, tapped: TapRun, run_id: int, attempt: int) -> None:
         """Write the counters every `flush_seconds` and store each window that rolled over, until cancelled."""
-        handled: Ledger | None = None
         self._last = (time.monotonic(), 0)
         while True:
             await asyncio.sleep(self.flush_seconds)
-            closed = list(tapped.closed)
-            start = next((i + 1 for i, ledger in enumerate(closed) if ledger is handled), 0) if handled else 0
-            for ledger in closed[start:]:
-                rate = ledger.messages / max(ledger.elapsed(), 1e-6)
-                kept = await asyncio.to_thread(
-                    tap_runs.roll_hosted, self.engine, run_id, attempt, ledger.to_dict(), rate, self.keep
-                )
-                if not kept:
-                    return
-                handled = ledger
+            if not await self._roll(list(tapped.closed), run_id, attempt):
+                return
             if not await self._flush(tapped, tapped.live(), run_id, attempt, final=False):
                 return
+
+    async def _roll(self, closed: list[Ledger], run_id: int, attempt: int) -> bool:
+        """Store the windows in `closed` not stored yet, each as a finished run; False once the run is lost."""
+        handled = self._handled
+        start = next((i + 1 for i, ledger in enumerate(closed) if ledger is handled), 0) if handled else 0
+        for ledger in closed[start:]:
+            rate = ledger.messages / max(ledger.elapsed(), 1e-6)
+            kept = await asyncio.to_thread(
+                tap_runs.roll_hosted, self.engine, run_id, attempt, ledger.to_dict(), rate, self.keep
+            )
+            if not kept:
+                return False
+            self._handled = ledger
+        return True
 
     async def _flush(self, tapped: TapRun, ledger: Ledger, run_id: int, attempt: int, *, final: bool) -> bool:
         now, messages = time.monotonic(), tapped.messages()

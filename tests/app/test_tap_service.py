@@ -4,6 +4,7 @@ stopped, with the window's verdicts as clause results (rolled-over windows as ru
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,22 @@ def test_a_tap_run_ended_by_another_path_stops_listening_and_writes_nothing_more
     ended = client.get(f"/api/v1/runs/{run_id}").json()
     assert (ended["status"], ended["message"]) == ("interrupted", "ended elsewhere")
     assert client.get(f"/api/v1/runs/{run_id}/results").json() == []
+
+
+def test_windows_that_closed_since_the_last_write_are_stored_when_the_tap_stops(
+    tmp_path: Path, background_loop: BackgroundLoop, reference_server: Any
+) -> None:
+    from app.main import create_app
+
+    slow = service_settings(f"sqlite:///{tmp_path / 'slow.db'}", tap_flush_seconds=600)  # no write before the stop
+    with TestClient(create_app(slow)) as client:
+        tap_target(client, "unwritten", reference_server(stop_after=30), roll_messages=10)
+        run_id, url = start_tap(client, "unwritten")
+        assert drive(background_loop, url) == "stop"
+        time.sleep(0.5)  # the judging thread takes the last copies
+        assert client.get(f"/api/v1/runs/{run_id}/tap").json()["ledger"] == {}  # nothing written yet
+        stop(client, run_id)
+        runs = client.get("/api/v1/targets/unwritten/history").json()["runs"]
+        windows = [client.get(f"/api/v1/runs/{r['id']}/tap").json() for r in runs]
+    assert len(runs) >= 4 and [w["number"] for w in windows] == list(range(1, len(runs) + 1)), windows
+    assert sum(w["ledger"]["messages"] for w in windows) >= 30 and all(w["closed"] for w in windows)
