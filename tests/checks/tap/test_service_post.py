@@ -172,3 +172,15 @@ async def test_while_the_service_is_unreachable_the_summary_stays_bounded_and_th
         (1001, False, "Bearer tok"),
     ]
     assert not poster.pending and "997 older windows dropped" in poster.report()
+
+
+def test_post_and_target_go_together() -> None:
+    from app.cli import build_parser
+    from app.cli.common import UsageError
+    from app.cli.tap import cmd_tap
+
+    base = ["tap", "plugrl", "--listen", "127.0.0.1:0", "--upstream", "ws://127.0.0.1:9"]
+    for extra in (["--post", "http://127.0.0.1:9"], ["--target", "t"]):
+        args = build_parser().parse_args(base + extra)
+        with pytest.raises(UsageError, match="go together"):
+            cmd_tap(args)
