@@ -74,6 +74,7 @@ class Executor:
     lease_seconds: float = 60.0
     requeue: leases.Requeue | None = None  # how a handed-back run goes back to the queue
     tap_flush_seconds: float = 2.0  # how often a hosted tap writes its counters (`app.tap_host`)
+    tap_judging: str = "thread"  # where a hosted tap judges: "thread" or "process"
     _writer: GroupWriter | None = None
 
     @property
@@ -138,7 +139,7 @@ class Executor:
             from app.tap_host import HostedTap  # loads the tap's relay only where a tap runs
 
             keep = (self.ends.retention_runs, self.ends.whole_passing)
-            hosted = HostedTap(self.engine, self.reach, self.worker, self.tap_flush_seconds, keep)
+            hosted = HostedTap(self.engine, self.reach, self.worker, self.tap_flush_seconds, keep, self.tap_judging)
             await hosted.execute(run, target, tap, crud.run_url(run, target), attempt, end)
             return
         suite = find_suite(run.kind)

@@ -63,6 +63,7 @@ def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner
         on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
     )
     runner.executor.tap_flush_seconds = settings.tap_flush_seconds
+    runner.executor.tap_judging = settings.tap_judging
     return runner
 
 

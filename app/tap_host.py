@@ -3,9 +3,10 @@
 The run holds its lease like any run; it stays `running` while it watches. Every `flush_seconds` the
 open window's counters are written (`app.tap_runs`); a window that rolled over becomes a finished run
 of its own. Cancelling the run stops the tap: the open window's clauses are stored and the run ends
-`finished` with that window's outcome. The judges run in a thread of this process (not the forked
-judging process the standalone tap uses): forking a service process that holds database connections
-and worker threads is not safe.
+`finished` with that window's outcome. By default the judges run in a thread of this process, where
+they share the GIL with the relay and the service (bench/tap_service.py measures what that costs);
+`RLCONFORM_TAP_JUDGING=process` forks a judging process as the standalone tap does, which a worker
+holding database connections and threads does at its own risk.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class HostedTap:
     worker: str
     flush_seconds: float
     keep: tap_runs.Retention
+    judging: str = "thread"  # or "process": RLCONFORM_TAP_JUDGING
     _last: tuple[float, int] = field(default=(0.0, 0))  # (when, messages) at the last flush: messages per second
     _handled: Ledger | None = None  # the last closed window stored (the tap keeps only its last 100)
 
@@ -49,7 +51,7 @@ class HostedTap:
             spec,
             await self._pinned_upstream(url),
             rollover=Rollover(tap.roll_seconds, tap.roll_messages),
-            queue=CopyQueue(),
+            queue=CopyQueue() if self.judging == "thread" else None,  # None: a forked judging process
             admit=self._admit,
         )
         host, bound = await self._bind(tapped, tap.listen)
@@ -75,9 +77,10 @@ class HostedTap:
         self._last = (time.monotonic(), 0)
         while True:
             await asyncio.sleep(self.flush_seconds)
-            if not await self._roll(list(tapped.closed), run_id, attempt):
+            live = tapped.live()  # first: a judging process's closed windows arrive with it
+            if not await self._roll(_closed(tapped), run_id, attempt):
                 return
-            if not await self._flush(tapped, tapped.live(), run_id, attempt, final=False):
+            if not await self._flush(tapped, live, run_id, attempt, final=False):
                 return
 
     async def _roll(self, closed: list[Ledger], run_id: int, attempt: int) -> bool:
@@ -101,7 +104,7 @@ class HostedTap:
         self._last = (now, messages)
         document = ledger.to_dict()
         if not final:  # the judging thread counts these into a window only when it closes: the relay's so far
-            stats, earlier = tapped.relay.stats, tapped.closed
+            stats, earlier = tapped.relay.stats, _closed(tapped)
             document["connections"] = max(document["connections"], stats.connections)
             document["unjudged_messages"] = max(0, stats.unjudged - sum(window.unjudged for window in earlier))
         return await asyncio.to_thread(tap_runs.flush_hosted, self.engine, run_id, attempt, document, rate, final)
@@ -138,6 +141,11 @@ class HostedTap:
             except OSError as exc:
                 last = exc
         raise OSError(f"the tap cannot listen on {host} at any of {len(ports)} ports: {last}")
+
+
+def _closed(tapped: TapRun) -> list[Ledger]:
+    """The windows that closed so far, oldest first (a judging process reports them through its handle)."""
+    return list(tapped.judging.closed if tapped.judging is not None else tapped.closed)
 
 
 def _scheme(url: str) -> str:

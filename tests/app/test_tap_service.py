@@ -231,3 +231,32 @@ def test_windows_that_closed_since_the_last_write_are_stored_when_the_tap_stops(
         windows = [client.get(f"/api/v1/runs/{r['id']}/tap").json() for r in runs]
     assert len(runs) >= 4 and [w["number"] for w in windows] == list(range(1, len(runs) + 1)), windows
     assert sum(w["ledger"]["messages"] for w in windows) >= 30 and all(w["closed"] for w in windows)
+
+
+def test_with_a_forked_judging_process_a_zoo_server_is_flagged_as_with_a_thread(
+    tmp_path: Path, background_loop: BackgroundLoop
+) -> None:
+    from app.main import create_app
+    from tests.zoo.plugrl_server.faults_content import NoEnvIds
+
+    forked = service_settings(f"sqlite:///{tmp_path / 'fork.db'}", tap_flush_seconds=FLUSH, tap_judging="process")
+    server = background_loop.run(NoEnvIds(stop_after=12).start())
+    try:
+        with TestClient(create_app(forked)) as client:
+            tap_target(client, "no-env-ids", f"ws://127.0.0.1:{server.port}", roll_messages=5)
+            run_id, url = start_tap(client, "no-env-ids")
+            drive(background_loop, url)
+
+            def rolled() -> list[dict[str, Any]]:
+                runs = client.get("/api/v1/runs", params={"target": "no-env-ids"}).json()
+                return [r for r in runs if r["status"] == "finished"]
+
+            wait_until(lambda: len(rolled()) >= 2, timeout=10, what="windows closed by the judging process")
+            stop(client, run_id)
+            verdicts = [
+                {r["clause_id"]: r["verdict"] for r in client.get(f"/api/v1/runs/{run['id']}/results").json()}
+                for run in rolled()
+            ]
+    finally:
+        background_loop.run(server.close())
+    assert any(v.get("plugrl.4.3.env-ids-order") == "fail" for v in verdicts), verdicts
