@@ -51,7 +51,7 @@ def watched_zoo_run(http: httpx.Client, loop: BackgroundLoop, port: int) -> int:
     return run_id
 
 
-def test_the_tap_pages_fit_400_px_and_1280_px_without_javascript(live_service: str, browser: Any) -> None:
+def test_the_tap_pages_fit_400_px_and_1280_px_without_javascript(live_service: str, browser: Any) -> None:  # noqa: F811
     from tests.zoo.plugrl_server.faults_content import EnvMajor
 
     loop = BackgroundLoop()
