@@ -36,6 +36,7 @@ from app.models import (
     stored_id,
     utcnow,
 )
+from app.models_tap import TapTarget, TapWindow
 from app.netpolicy import NetworkRefused, check_host
 from app.redaction import REDACTED, redact_options, redact_url, secret_fields, unmask_url
 from app.textsafe import unstorable_paths
@@ -317,6 +318,7 @@ def _delete_runs(session: Session, run_ids: Sequence[int | None]) -> None:
         return
     session.exec(delete(ClauseResultRow).where(col(ClauseResultRow.run_id).in_(run_ids)))
     session.exec(delete(ParityRun).where(col(ParityRun.run_id).in_(run_ids)))
+    session.exec(delete(TapWindow).where(col(TapWindow.run_id).in_(run_ids)))
     session.exec(delete(RunAttempt).where(col(RunAttempt.run_id).in_(run_ids)))
     session.exec(delete(WebhookDelivery).where(col(WebhookDelivery.run_id).in_(run_ids)))
     session.exec(delete(TranscriptRow).where(col(TranscriptRow.run_id).in_(run_ids)))
@@ -339,6 +341,7 @@ def delete_target(session: Session, target: Target) -> None:
         session.exec(delete(WebhookDelivery).where(col(WebhookDelivery.webhook_id).in_(webhook_ids)))
     session.exec(delete(Webhook).where(col(Webhook.target_id) == target.id))
     session.exec(delete(Schedule).where(col(Schedule.target_id) == target.id))
+    session.exec(delete(TapTarget).where(col(TapTarget.target_id) == target.id))
     session.delete(target)
     session.commit()
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from app import crud, leases, parity_runs
+from app import crud, leases, parity_runs, tap_runs
 from app.db import is_disk_full
 from app.leases import Ending
 from app.listening import Announcing, listen_policy
 from app.models import ClauseResultRow, Run, RunStatus, Target, stored_id
+from app.models_tap import TapTarget
 from app.netpolicy import NetworkRefused, Reach
 from app.recording import EndWriter, GroupWriter, RunRecorder, prepare_attempt, stored_clauses
 from app.redaction import scrub, secret_values, url_secrets
@@ -72,6 +73,8 @@ class Executor:
     reach: Reach = field(default_factory=Reach)
     lease_seconds: float = 60.0
     requeue: leases.Requeue | None = None  # how a handed-back run goes back to the queue
+    tap_flush_seconds: float = 2.0  # how often a hosted tap writes its counters (`app.tap_host`)
+    tap_judging: str = "thread"  # where a hosted tap judges: "thread" or "process"
     _writer: GroupWriter | None = None
 
     @property
@@ -131,6 +134,14 @@ class Executor:
         if parity is not None:
             await parity_runs.execute_parity(self.engine, self.reach, run, target, attempt, parity, end)
             return
+        tap = await asyncio.to_thread(self._tap_of, target)
+        if tap is not None:
+            from app.tap_host import HostedTap  # loads the tap's relay only where a tap runs
+
+            keep = (self.ends.retention_runs, self.ends.whole_passing)
+            hosted = HostedTap(self.engine, self.reach, self.worker, self.tap_flush_seconds, keep, self.tap_judging)
+            await hosted.execute(run, target, tap, crud.run_url(run, target), attempt, end)
+            return
         suite = find_suite(run.kind)
         if suite is None:
             await end(RunStatus.FINISHED, Outcome.ERROR, f"{run.kind} is unavailable")
@@ -147,6 +158,13 @@ class Executor:
                 return None
             session.expunge_all()
             return run, target
+
+    def _tap_of(self, target: Target) -> TapTarget | None:
+        with Session(self.engine) as session:
+            tap = tap_runs.target_tap(session, target)
+            if tap is not None:
+                session.expunge(tap)
+            return tap
 
     async def _run_suite(
         self, suite: Suite, run: Run, target: Target, attempt: int, end: parity_runs.End, progress: _Progress

@@ -51,7 +51,7 @@ def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner
         from app.worker import WorkerBackend
 
         return WorkerBackend(settings, engine, metrics)
-    return Runner(
+    runner = Runner(
         engine,
         max_concurrent=settings.max_concurrent_runs,
         allowed_networks=settings.allowed_networks,
@@ -62,6 +62,9 @@ def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner
         metrics=metrics,
         on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
     )
+    runner.executor.tap_flush_seconds = settings.tap_flush_seconds
+    runner.executor.tap_judging = settings.tap_judging
+    return runner
 
 
 # How much of a refused value a 422 echoes: enough to recognise it, never a pasted megabyte.

@@ -66,6 +66,8 @@ def make_executor(settings: Settings, engine: Engine, name: str, metrics: Metric
         ),
         lease_seconds=settings.lease_seconds,
         requeue=defer_run,
+        tap_flush_seconds=settings.tap_flush_seconds,
+        tap_judging=settings.tap_judging,
     )
 
 

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from app.api import ops, parity, runs, scale, suites, targets
+from app.api import ops, parity, runs, scale, suites, taps, targets
 
 router = APIRouter(prefix="/api/v1")
 router.include_router(targets.router)
@@ -10,5 +10,6 @@ router.include_router(runs.router)
 router.include_router(suites.router)
 router.include_router(scale.router)
 router.include_router(parity.router)
+router.include_router(taps.router)
 
 public_router = ops.router

@@ -14,8 +14,11 @@ import signal
 import sys
 from pathlib import Path
 
+import httpx
+
 from app.cli.check import check_writable
 from app.cli.common import UsageError, parse_option_pairs
+from app.cli.tap_post import WindowFeed, deliver_last, new_client, post_loop, poster_from
 from app.netpolicy import source_allowed
 from app.settings import get_settings
 from checks.tap.kinds import tap_spec
@@ -24,6 +27,8 @@ from checks.tap.run import TapRun, TapSpec
 from checks.verdicts import EXIT_CODES, Gate, Outcome
 
 POLL_SECONDS = 0.05
+# A tap posting to a service: what it has not sent yet, its HTTP client and the task posting every few seconds.
+Posting = tuple[WindowFeed, httpx.AsyncClient, "asyncio.Task[None]"]
 
 
 def _listen_address(text: str) -> tuple[str, int]:
@@ -39,6 +44,8 @@ def cmd_tap(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     check_writable(args.json, "--json")
+    if bool(args.post) != bool(args.target):
+        raise UsageError("--post SERVICE_URL and --target NAME go together")
     host, port = _listen_address(args.listen)
     gate = Gate.STRICT if args.strict else Gate.DEFAULT
     windows = asyncio.run(_tap(args, spec, host, port))
@@ -51,6 +58,14 @@ def cmd_tap(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"kind": args.kind, "windows": [w.to_dict() for w in windows]}, indent=2))
     return EXIT_CODES[worst_outcome(outcomes)]
+
+
+def _start_posting(args: argparse.Namespace, tap: TapRun) -> Posting | None:
+    poster = poster_from(args, args.kind)
+    if poster is None:
+        return None
+    feed, http = WindowFeed(poster), new_client()
+    return feed, http, asyncio.create_task(post_loop(tap, feed, http, args.post_every), name="tap-post")
 
 
 def worst_outcome(outcomes: list[Outcome]) -> Outcome:
@@ -78,6 +93,7 @@ async def _tap(args: argparse.Namespace, spec: TapSpec, host: str, port: int) ->
     for signum in (signal.SIGINT, signal.SIGTERM):  # before saying where to connect: a stop may follow at once
         loop.add_signal_handler(signum, stopping.set)
     print(f"tap: listening on {host}:{bound}, forwarding to {args.upstream}", flush=True)
+    posting = _start_posting(args, tap)
     deadline = loop.time() + args.duration if args.duration is not None else None
     while not stopping.is_set():
         if deadline is not None and loop.time() >= deadline:
@@ -89,4 +105,21 @@ async def _tap(args: argparse.Namespace, spec: TapSpec, host: str, port: int) ->
         except TimeoutError:
             pass
     print("tap: stopping", file=sys.stderr, flush=True)
-    return await tap.stop()
+    if posting is None:
+        return await tap.stop()
+    return await _stop_posting(tap, posting)
+
+
+async def _stop_posting(tap: TapRun, posting: Posting) -> list[Ledger]:
+    """Stop the tap, then send every window the service has not had yet (the last one closed)."""
+    feed, http, task = posting
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    windows = await tap.stop()
+    feed.take_final(windows)
+    try:
+        await deliver_last(feed, http)
+    finally:
+        await http.aclose()
+    print(feed.poster.report(), file=sys.stderr, flush=True)
+    return windows

@@ -20,4 +20,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     tap.add_argument("--strict", action="store_true", help="a SHOULD missed fails too (the strict gate)")
     tap.add_argument("--json", metavar="FILE", help="also write every window as JSON")
     tap.add_argument("--quiet", action="store_true", help="leave out clauses the traffic did not decide")
+    tap.add_argument("--post", metavar="SERVICE_URL", help="also send each window to this service as a tap run")
+    tap.add_argument("--target", metavar="NAME", help="the service's target the windows are runs of (with --post)")
+    tap.add_argument("--token", help="the service's API token (default: RLCONFORM_API_TOKEN)")
+    tap.add_argument("--post-every", type=float, default=5.0, metavar="SECONDS", help="how often to post (default 5)")
     tap.set_defaults(handler=lazy("app.cli.tap:cmd_tap"))

@@ -20,14 +20,17 @@ from app.web import (
     runs_page,
     scale_pages,
     spec,
+    tap_form,
+    tap_page,
     target_forms,
     target_page,
 )
 
 router = APIRouter()
-# target_forms first: `/targets/new` must win over `/targets/{name}`.
+# tap_form and target_forms first: `/targets/new-tap` and `/targets/new` must win over `/targets/{name}`.
 for module in (
     overview,
+    tap_form,
     target_forms,
     target_page,
     runs_page,
@@ -39,5 +42,6 @@ for module in (
     scale_pages,
     parity_page,
     reference_client,
+    tap_page,
 ):
     router.include_router(module.router)

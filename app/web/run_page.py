@@ -15,6 +15,7 @@ from app.history import FAILING, last_passing_run, previous_run
 from app.listening import announcement_view
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, Target
 from app.parity_runs import parity_of
+from app.tap_runs import run_window
 from app.web.guard import WriteGuard
 from app.web.pages import page_router
 from app.web.reference_client import reference_clients
@@ -175,6 +176,8 @@ def run_page(
 ) -> Response:
     if parity_of(session, run) is not None:  # a parity run has its own page
         return RedirectResponse(f"/parity/{run.id}", status_code=303)
+    if run_window(session, run) is not None:  # so has a tap run
+        return RedirectResponse(f"/runs/{run.id}/tap", status_code=303)
     target = session.get(Target, run.target_id)
     context = matrix_context(session, run, verdict, phase)
     context.update(

@@ -200,3 +200,44 @@ def test_revision_0006_slims_the_result_and_transcript_keys_and_vacuums_after_fi
         assert inspector.get_pk_constraint("transcript")["constrained_columns"] == ["id"]
         numbers = connection.execute(sa.text("SELECT id FROM transcript ORDER BY id")).scalars().all()
         assert len(set(numbers)) == before["transcript"] and None not in numbers
+
+
+TAP_TABLES = ("tap_target", "tap_window")
+
+
+def test_revision_0007_adds_the_tap_tables_as_the_models_have_them_and_its_downgrade_keeps_every_row(
+    database_url: str,
+) -> None:
+    """0007 creates exactly the columns `app.models_tap` declares; downgrading to 0006 drops only the tap tables."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from sqlmodel import SQLModel
+
+    import app.models_tap  # noqa: F401  (the tap tables on the metadata)
+
+    _upgrade(database_url, "0006")
+    before = _fill(database_url)
+    _upgrade(database_url, "0007")
+    with make_engine(database_url).begin() as connection:
+        target_id = connection.execute(sa.text("SELECT min(id) FROM target")).scalar_one()
+        run_id = connection.execute(sa.text("SELECT min(id) FROM run")).scalar_one()
+        _insert_plain(connection, "tap_target", {"target_id": target_id, "listen": "", "tap_options": "{}"})
+        window = {"run_id": run_id, "session_id": "s", "number": 1, "listen_url": "", "ledger": "{}"}
+        _insert_plain(connection, "tap_window", window | {"messages_per_second": 0.0, "unjudged": 0, "closed": False})
+        differences = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
+    about_taps = [d for d in differences if any(name in repr(d) for name in TAP_TABLES)]
+    assert about_taps == [], about_taps
+    assert _counts(database_url) == before
+    with make_engine(database_url).begin() as connection:
+        config = alembic_config(database_url)
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0006")
+    with make_engine(database_url).connect() as connection:
+        assert not set(TAP_TABLES) & set(sa.inspect(connection).get_table_names())
+    assert _counts(database_url) == before
+
+
+def _insert_plain(connection: Connection, table_name: str, values: dict[str, Any]) -> None:
+    table = sa.Table(table_name, sa.MetaData(), autoload_with=connection)
+    stamped = {c.name: datetime.now(UTC) for c in table.columns if isinstance(c.type, sa.DateTime)}
+    connection.execute(sa.insert(table).values(**(stamped | values)))
