@@ -29,6 +29,10 @@ from checks.wire import WireSocket, open_websocket
 
 ValueT = TypeVar("ValueT")
 
+# Of the close deadline (`WireSocket.close`'s min(timeout, 2 s)): a close that took this much of it with
+# no close frame back was waited out, not answered late.
+CLOSE_WAIT = 0.9
+
 
 class FrameDecoder:
     """Decodes each received frame once: for the transcript summary and for the judges.
@@ -153,14 +157,21 @@ class Probe:
         return judging.offers(self.metadata, feature)
 
     async def close(self) -> None:
-        """Close properly; a connection that already failed is dropped without waiting on the server."""
+        """Close properly; a connection that already failed is dropped without waiting on the server,
+        and so is every connection once the server has let one close go unanswered to its deadline."""
         if self.ws is None:
             return
-        if self.broken and self.ws.closed is None:
-            self.transcript.closed(None, "dropped after a failed step", "checker")
+        unanswered = self.ctx.state.close_unanswered
+        if (self.broken or unanswered is not None) and self.ws.closed is None:
+            why = "after a failed step" if self.broken else f"as the server answered no close on {unanswered!r}"
+            self.transcript.closed(None, f"dropped {why}", "checker")
             self.ws.connection.transport.abort()
             return
+        started = asyncio.get_running_loop().time()
         await self.ws.close()
+        waited = asyncio.get_running_loop().time() - started
+        if self.ws.connection.protocol.close_rcvd is None and waited >= CLOSE_WAIT * min(self.ctx.timeout, 2.0):
+            self.ctx.state.close_unanswered = self.transcript.label
 
     # ------------------------------------------------------------ frames
 

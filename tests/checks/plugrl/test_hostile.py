@@ -134,6 +134,22 @@ async def test_cli_until_stop_ends_well_within_its_deadlines(name, tcp_server_fa
     assert not [r for r in results.values() if "harness error" in r["actual"]]
 
 
+async def test_once_a_close_goes_unanswered_later_connections_are_dropped(tcp_server_factory, run_check):
+    # shape-bomb answers every infer with an undecodable action and never answers a close frame: the
+    # errors phase opens some twenty connections, and used to wait out the close deadline on each.
+    url = await tcp_server_factory(HOSTILE["shape-bomb"])
+    started = time.monotonic()
+    report = await asyncio.wait_for(run_check(url, phases=["errors"], timeout=TIMEOUT), timeout=60)
+    elapsed = time.monotonic() - started
+    waited = [t.label for t in report.transcripts.values() if t.close_reason == ""]
+    dropped = [t for t in report.transcripts.values() if "answered no close" in (t.close_reason or "")]
+    assert len(waited) == 1, f"closes waited out: {waited}"
+    assert len(dropped) >= 5
+    assert elapsed < 6 * TIMEOUT + 2, f"the errors phase took {elapsed:.1f}s"
+    assert report.results[("errors", "plugrl.7.2.resync-malformed")].verdict == Verdict.FAIL
+    assert report.results[("errors", "plugrl.7.2.accepts-after-error")].verdict == Verdict.PASS
+
+
 async def test_pongs_the_target_never_reads_stop_the_reading(tcp_server_factory):
     url = await tcp_server_factory(HOSTILE["pings-never-reading"])
     transcript = Transcript(1, "exchange", "pings")
