@@ -30,15 +30,11 @@ import msgpack
 import numpy as np
 
 from checks.evidence import CutText
-from checks.plugrl.codec_scan import (
-    EXTENSIONS,
-    LARGE_BIN,
-    MAX_DEPTH,
-    MAX_OBJECTS,
-    STR_CAP,
-    CodecError,
-    scan,
-)
+from checks.plugrl.codec_scan import EXTENSIONS, scan
+from checks.plugrl.codec_scan import MAX_DEPTH as MAX_DEPTH
+from checks.plugrl.codec_scan import MAX_OBJECTS as MAX_OBJECTS
+from checks.plugrl.codec_scan import STR_CAP as STR_CAP
+from checks.plugrl.codec_scan import CodecError as CodecError
 
 NDARRAY_KEY = b"__ndarray__"
 NPGENERIC_KEY = b"__npgeneric__"
@@ -116,7 +112,7 @@ def pack(message: Any) -> bytes:
             return {NDARRAY_KEY: True, DATA_KEY: _PLACEHOLDER, DTYPE_KEY: array.dtype.str, SHAPE_KEY: list(array.shape)}
         return _encode_extra(value)
 
-    skeleton = msgpack.packb(message, default=standing_in, use_bin_type=True)
+    skeleton: bytes = msgpack.packb(message, default=standing_in, use_bin_type=True)
     if not large:
         return skeleton
     pieces = skeleton.split(_PLACEHOLDER_BYTES)
@@ -234,16 +230,18 @@ def _decode_ndarray(item: dict[Any, Any]) -> np.ndarray:
         raise CodecError(f"an __ndarray__ map's data is {type(data).__name__}, not bin", "array")
     if not isinstance(shape, list) or len(shape) > MAX_NDIM:
         raise CodecError(f"an __ndarray__ map's shape is not a list of at most {MAX_NDIM} ints", "array")
-    if not all(type(dim) is int and dim >= 0 for dim in shape):
-        raise CodecError(f"an __ndarray__ shape holds something other than non-negative ints: {shape[:8]}", "array")
+    for dim in shape:  # a loop, not all(...): this runs for every array received
+        if type(dim) is not int or dim < 0:
+            raise CodecError(f"an __ndarray__ shape holds something other than non-negative ints: {shape[:8]}", "array")
     expected = math.prod(shape) * dtype.itemsize  # Python ints: no overflow, no allocation
     if len(data) != expected:
         raise CodecError(
             f"ndarray data is {len(data)} bytes; shape {shape[:8]} of {dtype.str} needs {expected}", "array"
         )
-    array = np.frombuffer(data, dtype=dtype).reshape(shape)  # a view of the frame
-    array.flags.writeable = False  # read-only even where the frame was a bytearray
-    if not array.flags.aligned:  # numpy would work on it, slowly: one aligned copy, read-only like the view
+    array = np.ndarray(shape, dtype, data)  # a view of the frame, its size checked above
+    flags = array.flags
+    flags.writeable = False  # read-only even where the frame was a bytearray
+    if not flags.aligned:  # numpy would work on it, slowly: one aligned copy, read-only like the view
         array = array.copy()
         array.flags.writeable = False
     return array
@@ -307,7 +305,9 @@ def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
     texts = [_cut_text(data, start, end) for _, start, end in scanned.cuts]
     frame = memoryview(data)
     views = [frame[start:end] for _, start, end in scanned.views]
-    swapped = sorted([(cut, _CUT_EXT) for cut in scanned.cuts] + [(view, _VIEW_EXT) for view in scanned.views])
+    swapped = [(view, _VIEW_EXT) for view in scanned.views]  # in the frame's order, as scan found them
+    if scanned.cuts:
+        swapped = sorted(swapped + [(cut, _CUT_EXT) for cut in scanned.cuts])
     payload = _without(data, swapped) if swapped else data
 
     def swapped_back(code: int, index: bytes) -> Any:  # scan refused every real ext: each one is a swap
@@ -354,7 +354,7 @@ class _ArrayMaps:
         self.views_taken = 0
 
     def convert(self, item: dict[Any, Any]) -> Any:
-        if not self.clean:
+        if not self.clean or _MARKER_KEYS.isdisjoint(item):  # most maps: one set operation, done in C
             return item
         try:
             if NDARRAY_KEY in item:
@@ -366,9 +366,12 @@ class _ArrayMaps:
         except CodecError:
             self.clean = False
             return item
-        if "__ndarray__" in item or "__npgeneric__" in item or b"nd" in item or "nd" in item:
-            self.clean = False  # maybe another array dialect: `_convert` tells
+        self.clean = False  # a str "__ndarray__" key, or maybe another array dialect: `_convert` tells
         return item
+
+
+# The keys that make a map an array, or maybe a wrongly spelled one (what `_convert` looks for).
+_MARKER_KEYS = frozenset({NDARRAY_KEY, NPGENERIC_KEY, "__ndarray__", "__npgeneric__", *MSGPACK_NUMPY_KEYS})
 
 
 _INDEX = struct.Struct(">I")

@@ -43,7 +43,7 @@ class Scanned(NamedTuple):
     views: list[Span]  # bins decoded as views of the frame
 
 
-# What the first byte of a msgpack object says: the width of a scalar's payload,
+# What the first byte of a msgpack object says: the width of a scalar's payload.
 _FIXED_PAYLOAD = {
     0xC0: 0,
     0xC2: 0,
@@ -59,6 +59,24 @@ _FIXED_PAYLOAD = {
     0xD2: 4,
     0xD3: 8,  # int
 }
+
+
+def _fixed_header(head: int) -> tuple[int, int] | None:
+    """For a first byte that is the whole header: the payload bytes that follow and the objects it contains."""
+    if head <= 0x7F or head >= 0xE0:
+        return 0, 0  # fixint
+    if head <= 0x8F:
+        return 0, 2 * (head & 0x0F)  # fixmap
+    if head <= 0x9F:
+        return 0, head & 0x0F  # fixarray
+    if head <= 0xBF:
+        return head & 0x1F, 0  # fixstr: always decoded whole, and not counted against the text budget
+    if head in _FIXED_PAYLOAD:
+        return _FIXED_PAYLOAD[head], 0
+    return None
+
+
+_FIXED_HEADERS = tuple(_fixed_header(head) for head in range(256))  # looked up for every object scanned
 _SIZED = {  # bin and str: the length field's width
     0xC4: (1, "a bin"),
     0xC5: (2, "a bin"),
@@ -78,7 +96,7 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
     Each container's element count is checked against the bytes left (every
     element takes at least one), each bin or str length likewise, so nothing
     a header claims is believed before the bytes are seen. One loop with the
-    common one-byte headers inline: this runs on every frame received.
+    one-byte headers looked up in a table: this runs on every frame received.
     """
     size = len(data)
     if size == 0:
@@ -96,25 +114,12 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
             raise CodecError(f"the message holds more than {max_objects} msgpack objects")
         head = data[position]
         position += 1
-        count = 0
-        if head <= 0x7F or head >= 0xE0:
-            pass  # fixint
-        elif head <= 0x8F:
-            count = 2 * (head & 0x0F)
-        elif head <= 0x9F:
-            count = head & 0x0F
-        elif head <= 0xBF:
-            position += head & 0x1F  # fixstr: always decoded whole, and not counted against the budget
-        elif head in _FIXED_PAYLOAD:
-            position += _FIXED_PAYLOAD[head]
-        elif head in _SIZED:
-            position, text_bytes = _sized(data, position, *_SIZED[head], text_bytes, found)
-        elif head in _CONTAINERS:
-            position, count = _container(data, position, *_CONTAINERS[head])
-        elif head in EXTENSIONS:
-            raise CodecError("msgpack extension types are not part of PlugRL")
+        fixed = _FIXED_HEADERS[head]
+        if fixed is None:
+            position, count, text_bytes = _long_header(data, position, head, text_bytes, found)
         else:
-            raise CodecError(f"not msgpack: byte 0x{head:02x} at offset {position - 1} starts no object")
+            skip, count = fixed
+            position += skip
         if position > size:
             raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
         if count:
@@ -131,6 +136,20 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
     if position != size:
         raise CodecError(f"not msgpack: {size - position} bytes follow the message")
     return found
+
+
+def _long_header(data: bytes, position: int, head: int, text_bytes: int, found: Scanned) -> tuple[int, int, int]:
+    """Past an object whose header has a length field (`position` is just after `head`): the position
+    after the header (and a bin's or str's payload), the objects it contains, and the text bytes."""
+    if head in _SIZED:
+        position, text_bytes = _sized(data, position, *_SIZED[head], text_bytes, found)
+        return position, 0, text_bytes
+    if head in _CONTAINERS:
+        position, count = _container(data, position, *_CONTAINERS[head])
+        return position, count, text_bytes
+    if head in EXTENSIONS:
+        raise CodecError("msgpack extension types are not part of PlugRL")
+    raise CodecError(f"not msgpack: byte 0x{head:02x} at offset {position - 1} starts no object")
 
 
 def _sized(data: bytes, position: int, width: int, what: str, text_bytes: int, found: Scanned) -> tuple[int, int]:
