@@ -15,6 +15,7 @@ import pytest
 from checks.core import NoReply, Outcome, Transcript, Verdict
 from checks.evidence import CutText, summarize
 from checks.plugrl.codec import STR_CAP, CodecError, unpack
+from checks.plugrl.probe import Probe
 from checks.plugrl.suite import SUITE
 from checks.wire import WRITE_BACKLOG_LIMIT, open_websocket
 from tests.zoo.plugrl_server.hostile import HOSTILE, NASTY_TEXT
@@ -148,6 +149,24 @@ async def test_once_a_close_goes_unanswered_later_connections_are_dropped(tcp_se
     assert elapsed < 6 * TIMEOUT + 2, f"the errors phase took {elapsed:.1f}s"
     assert report.results[("errors", "plugrl.7.2.resync-malformed")].verdict == Verdict.FAIL
     assert report.results[("errors", "plugrl.7.2.accepts-after-error")].verdict == Verdict.PASS
+
+
+async def test_a_cancellation_a_wire_step_swallowed_is_raised_again():
+    started = asyncio.Event()
+
+    async def swallowing() -> str:  # Python 3.11's wait_for, when its inner result comes with the cancel
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "the late result"
+        return "no cancel"
+
+    task = asyncio.create_task(Probe._kept_cancellable(swallowing()))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=5)
 
 
 async def test_pongs_the_target_never_reads_stop_the_reading(tcp_server_factory):
