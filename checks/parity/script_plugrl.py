@@ -16,7 +16,7 @@ import pydantic
 from checks.core import PhaseContext, Report
 from checks.parity.projections import Projection
 from checks.parity.script import Observed, ParityOptions
-from checks.plugrl.options import PlugRLServerOptions
+from checks.plugrl.options import PlugRLServerOptions, RunState
 from checks.plugrl.probe import Probe
 
 # Env batches sent after the repeat check: full, partial, shuffled and single-env batches.
@@ -60,7 +60,7 @@ class PlugrlScript:
             image_size=options.image_size,
             api_key=options.api_key,
         )
-        probe = Probe(PhaseContext(url, suite_options, report, None), "parity")
+        probe = Probe(PhaseContext(url, suite_options, report, RunState()), "parity")
         try:
             metadata = await probe.open()
             first = await probe.cycle(REPEATED)

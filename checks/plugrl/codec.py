@@ -24,13 +24,17 @@ import codecs
 import math
 import re
 import struct
-from typing import Any, Literal
+from typing import Any
 
 import msgpack
 import numpy as np
 
-from checks.errors import Malformed
 from checks.evidence import CutText
+from checks.plugrl.codec_scan import EXTENSIONS, scan
+from checks.plugrl.codec_scan import MAX_DEPTH as MAX_DEPTH
+from checks.plugrl.codec_scan import MAX_OBJECTS as MAX_OBJECTS
+from checks.plugrl.codec_scan import STR_CAP as STR_CAP
+from checks.plugrl.codec_scan import CodecError as CodecError
 
 NDARRAY_KEY = b"__ndarray__"
 NPGENERIC_KEY = b"__npgeneric__"
@@ -39,12 +43,8 @@ DTYPE_KEY = b"dtype"
 SHAPE_KEY = b"shape"
 
 DEFAULT_MAX_FRAME = 64 * 1024 * 1024
-MAX_DEPTH = 64  # a real message nests about six levels deep
-MAX_OBJECTS = 500_000  # msgpack objects per message; real messages have hundreds
 MAX_NDIM = 32
 MAX_TEXT_CHARS = 1 << 20  # the n of a `<U<n>` typestr
-STR_CAP = 64 * 1024  # bytes of one str decoded whole; PlugRL's strings are keys, types and names
-TEXT_BUDGET = 8 * 1024 * 1024  # bytes of str decoded whole per message, so many strings stay cheap too
 CUT_HEAD_BYTES = 320  # bytes of a cut str decoded for its head
 _CUT_EXT = 0x63  # the ext type a cut str is swapped for, after `scan` has refused every real ext
 UTF8_PIECE = 64 * 1024  # decoded and dropped one piece at a time: at most 256 KiB of str
@@ -59,17 +59,7 @@ MSGPACK_NUMPY_KEYS = {b"nd", "nd"}
 MSGPACK_NUMPY_TYPE_KEYS = {b"type", "type"}
 
 
-CodecPart = Literal["message", "array"]
 EVIDENCE_BYTES = 256  # of an undecodable frame, kept with its error
-
-
-class CodecError(Malformed):
-    """A frame that is not a valid PlugRL message. `part` says whether an array ("array") or
-    the message around it ("message") is at fault; `data` is the frame's head, where there was one."""
-
-    def __init__(self, reason: str, part: CodecPart = "message", *, data: bytes = b"") -> None:
-        super().__init__(reason, data=data)
-        self.part: CodecPart = part
 
 
 # ---------------------------------------------------------------- encoding
@@ -104,7 +94,43 @@ LARGE_ARRAY = 64 * 1024
 
 
 def pack(message: Any) -> bytes:
-    """One PlugRL frame: msgpack with ndarrays and numpy scalars in the bin-key convention."""
+    """One PlugRL frame: msgpack with ndarrays and numpy scalars in the bin-key convention.
+
+    msgpack packs the message in one call, each large array's data stood in for by a placeholder;
+    the frame is then that skeleton with each placeholder replaced by its array's bin: one copy of
+    the arrays' data. Should the placeholder's bytes occur in the message itself, the skeleton is
+    not trusted and the message is packed piece by piece instead (the same bytes, more slowly).
+    """
+    large: list[np.ndarray] = []
+
+    def standing_in(value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.nbytes >= LARGE_ARRAY:
+            _check_packable(value.dtype)
+            array = np.ascontiguousarray(value)
+            large.append(array)
+            # The keys in `_encode_extra`'s order, so both ways write the same bytes.
+            return {NDARRAY_KEY: True, DATA_KEY: _PLACEHOLDER, DTYPE_KEY: array.dtype.str, SHAPE_KEY: list(array.shape)}
+        return _encode_extra(value)
+
+    skeleton: bytes = msgpack.packb(message, default=standing_in, use_bin_type=True)
+    if not large:
+        return skeleton
+    pieces = skeleton.split(_PLACEHOLDER_BYTES)
+    if len(pieces) != len(large) + 1:
+        return _pack_piecewise(message)
+    parts: list[bytes | memoryview] = [pieces[0]]
+    for array, piece in zip(large, pieces[1:], strict=True):
+        parts += [_bin_header(array.nbytes), array.data.cast("B"), piece]
+    return b"".join(parts)
+
+
+# A fixext16 no frame holds: 0xd8 starts no proper suffix of it, so two occurrences never overlap, and
+# counting them tells whether the skeleton holds exactly the placeholders `pack` put there.
+_PLACEHOLDER = msgpack.ExtType(0x70, b"plugrl-large-bin")
+_PLACEHOLDER_BYTES: bytes = msgpack.packb(_PLACEHOLDER)
+
+
+def _pack_piecewise(message: Any) -> bytes:
     packer = msgpack.Packer(default=_encode_extra, use_bin_type=True)
     parts: list[bytes | memoryview] = []
     _pack_into(packer, message, parts)
@@ -153,147 +179,6 @@ def _bin_header(size: int) -> bytes:
     if size < 1 << 16:
         return b"\xc5" + size.to_bytes(2, "big")
     return b"\xc6" + size.to_bytes(4, "big")
-
-
-# ---------------------------------------------------------------- scanning
-
-# What the first byte of a msgpack object says: (kind, width of its length or payload).
-_FIXED_PAYLOAD = {
-    0xC0: 0,
-    0xC2: 0,
-    0xC3: 0,  # nil, false, true
-    0xCA: 4,
-    0xCB: 8,  # float32, float64
-    0xCC: 1,
-    0xCD: 2,
-    0xCE: 4,
-    0xCF: 8,  # uint
-    0xD0: 1,
-    0xD1: 2,
-    0xD2: 4,
-    0xD3: 8,  # int
-}
-_SIZED = {  # bin and str: the length field's width
-    0xC4: (1, "a bin"),
-    0xC5: (2, "a bin"),
-    0xC6: (4, "a bin"),
-    0xD9: (1, "a str"),
-    0xDA: (2, "a str"),
-    0xDB: (4, "a str"),
-}
-_CONTAINERS = {0xDC: (2, "an array"), 0xDD: (4, "an array"), 0xDE: (2, "a map"), 0xDF: (4, "a map")}
-_EXTENSIONS = {0xC7, 0xC8, 0xC9, 0xD4, 0xD5, 0xD6, 0xD7, 0xD8}
-_LENGTH = {1: struct.Struct(">B"), 2: struct.Struct(">H"), 4: struct.Struct(">I")}
-
-
-def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS) -> _Scanner:
-    """Check a frame's msgpack structure without building it; CodecError on the first problem.
-
-    Each container's element count is checked against the bytes left (every
-    element takes at least one), each bin or str length likewise, so nothing
-    a header claims is believed before the bytes are seen. Returns the
-    scanner, whose `cuts` are the str objects too long to decode whole and
-    `views` the bins large enough to be decoded as views of the frame, each
-    as (header start, payload start, end).
-    """
-    size = len(data)
-    if size == 0:
-        raise CodecError("an empty frame is not msgpack")
-    scanner = _Scanner(data)
-    pending: list[int] = []  # per open container, the objects still to read
-    objects = 0
-    while True:
-        if scanner.position >= size:
-            raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
-        objects += 1
-        if objects > max_objects:
-            raise CodecError(f"the message holds more than {max_objects} msgpack objects")
-        count = scanner.object_header()
-        if scanner.position > size:
-            raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
-        if count:
-            if len(pending) >= max_depth:
-                raise CodecError(f"the message nests deeper than {max_depth} levels")
-            pending.append(count)
-            continue
-        while pending:
-            pending[-1] -= 1
-            if pending[-1]:
-                break
-            pending.pop()
-        if not pending:
-            break
-    if scanner.position != size:
-        raise CodecError(f"not msgpack: {size - scanner.position} bytes follow the message")
-    return scanner
-
-
-class _Scanner:
-    """Where `scan` is in a frame, and the strs it has found too long to decode whole."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.size = len(data)
-        self.position = 0
-        self.text_bytes = 0
-        self.cuts: list[tuple[int, int, int]] = []
-        self.views: list[tuple[int, int, int]] = []  # large bins, decoded as views of the frame
-
-    def object_header(self) -> int:
-        """Read one object's header, and a scalar's payload; how many objects it contains."""
-        head = self.data[self.position]
-        self.position += 1
-        if head <= 0x7F or head >= 0xE0:
-            return 0  # fixint
-        if head <= 0x8F:
-            return 2 * (head & 0x0F)
-        if head <= 0x9F:
-            return head & 0x0F
-        if head <= 0xBF:
-            self.position += head & 0x1F
-        elif head in _FIXED_PAYLOAD:
-            self.position += _FIXED_PAYLOAD[head]
-        elif head in _SIZED:
-            self._sized(*_SIZED[head])
-        elif head in _CONTAINERS:
-            return self._container(*_CONTAINERS[head])
-        elif head in _EXTENSIONS:
-            raise CodecError("msgpack extension types are not part of PlugRL")
-        else:
-            raise CodecError(f"not msgpack: byte 0x{head:02x} at offset {self.position - 1} starts no object")
-        return 0
-
-    def _sized(self, width: int, what: str) -> None:
-        length = _read_length(self.data, self.position, width, what)
-        self.position += width
-        left = self.size - self.position
-        if length > left:
-            raise CodecError(f"not msgpack: {what} claims {length} bytes but only {left} follow")
-        if what == "a str":
-            if length > STR_CAP or self.text_bytes + length > TEXT_BUDGET:
-                self.cuts.append((self.position - width - 1, self.position, self.position + length))
-            else:
-                self.text_bytes += length
-        elif length >= LARGE_BIN:
-            self.views.append((self.position - width - 1, self.position, self.position + length))
-        self.position += length
-
-    def _container(self, width: int, what: str) -> int:
-        count = _read_length(self.data, self.position, width, what)
-        self.position += width
-        if what == "a map":
-            count *= 2
-        left = self.size - self.position
-        if count > left:
-            raise CodecError(f"not msgpack: {what} claims {count} items but only {left} bytes follow")
-        return count
-
-
-def _read_length(data: bytes, position: int, width: int, what: str) -> int:
-    if position + width > len(data):
-        raise CodecError(f"not msgpack: the frame ends inside {what} header")
-    length: int = _LENGTH[width].unpack_from(data, position)[0]
-    return length
 
 
 # ---------------------------------------------------------------- decoding
@@ -345,16 +230,18 @@ def _decode_ndarray(item: dict[Any, Any]) -> np.ndarray:
         raise CodecError(f"an __ndarray__ map's data is {type(data).__name__}, not bin", "array")
     if not isinstance(shape, list) or len(shape) > MAX_NDIM:
         raise CodecError(f"an __ndarray__ map's shape is not a list of at most {MAX_NDIM} ints", "array")
-    if not all(type(dim) is int and dim >= 0 for dim in shape):
-        raise CodecError(f"an __ndarray__ shape holds something other than non-negative ints: {shape[:8]}", "array")
+    for dim in shape:  # a loop, not all(...): this runs for every array received
+        if type(dim) is not int or dim < 0:
+            raise CodecError(f"an __ndarray__ shape holds something other than non-negative ints: {shape[:8]}", "array")
     expected = math.prod(shape) * dtype.itemsize  # Python ints: no overflow, no allocation
     if len(data) != expected:
         raise CodecError(
             f"ndarray data is {len(data)} bytes; shape {shape[:8]} of {dtype.str} needs {expected}", "array"
         )
-    array = np.frombuffer(data, dtype=dtype).reshape(shape)  # a view of the frame
-    array.flags.writeable = False  # read-only even where the frame was a bytearray
-    if not array.flags.aligned:  # numpy would work on it, slowly: one aligned copy, read-only like the view
+    array = np.ndarray(shape, dtype, data)  # a view of the frame, its size checked above
+    flags = array.flags
+    flags.writeable = False  # read-only even where the frame was a bytearray
+    if not flags.aligned:  # numpy would work on it, slowly: one aligned copy, read-only like the view
         array = array.copy()
         array.flags.writeable = False
     return array
@@ -418,29 +305,77 @@ def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
     texts = [_cut_text(data, start, end) for _, start, end in scanned.cuts]
     frame = memoryview(data)
     views = [frame[start:end] for _, start, end in scanned.views]
-    swapped = sorted([(cut, _CUT_EXT) for cut in scanned.cuts] + [(view, _VIEW_EXT) for view in scanned.views])
+    swapped = [(view, _VIEW_EXT) for view in scanned.views]  # in the frame's order, as scan found them
+    if scanned.cuts:
+        swapped = sorted(swapped + [(cut, _CUT_EXT) for cut in scanned.cuts])
+    payload = _without(data, swapped) if swapped else data
+
+    def swapped_back(code: int, index: bytes) -> Any:  # scan refused every real ext: each one is a swap
+        return (texts if code == _CUT_EXT else views)[_INDEX.unpack(index)[0]]
+
+    arrays = _ArrayMaps()
+    message = _decode(payload, max_size, swapped_back, arrays.convert)
+    if arrays.clean and arrays.views_taken == len(views):
+        return message  # type: ignore[no-any-return]
+    # Something the quick way does not settle (a faulty array map, a large bin that is no array's data):
+    # decoded again and converted the thorough way, which names the first fault in the message's order.
+    converted: dict[str, Any] = _convert(_decode(payload, max_size, swapped_back, None))
+    return converted
+
+
+def _decode(payload: bytes, max_size: int, ext_hook: Any, object_hook: Any) -> Any:
     try:
-        message = msgpack.unpackb(
-            _without(data, swapped) if swapped else data,
+        return msgpack.unpackb(
+            payload,
             raw=False,
             strict_map_key=False,
             max_bin_len=max_size,
-            max_str_len=STR_CAP,  # longer ones were cut above
+            max_str_len=STR_CAP,  # longer ones were cut by `_unpack`
             max_array_len=MAX_OBJECTS,
             max_map_len=MAX_OBJECTS,
             max_ext_len=4,
-            # scan refused every ext of the target, so each one here stands for a cut str or a large bin
-            ext_hook=lambda code, index: (texts if code == _CUT_EXT else views)[_INDEX.unpack(index)[0]],
+            ext_hook=ext_hook,
+            object_hook=object_hook,
         )
     except Exception as exc:  # unhashable keys, bad UTF-8, ... : all one kind of problem
         raise CodecError(f"not decodable msgpack: {type(exc).__name__}: {str(exc)[:120]}") from None
-    converted: dict[str, Any] = _convert(message)
-    return converted
+
+
+class _ArrayMaps:
+    """msgpack's object_hook: array maps become numpy values as they are decoded, with no second walk.
+
+    It settles only the common case: at the first map it is unsure of (one `_convert` refuses, or
+    might), it stops converting and says so (`clean`), and the message is converted by `_convert`.
+    `views_taken` counts the large bins that became arrays; any other stays a memoryview until then.
+    """
+
+    def __init__(self) -> None:
+        self.clean = True
+        self.views_taken = 0
+
+    def convert(self, item: dict[Any, Any]) -> Any:
+        if not self.clean or _MARKER_KEYS.isdisjoint(item):  # most maps: one set operation, done in C
+            return item
+        try:
+            if NDARRAY_KEY in item:
+                array = _decode_ndarray(item)
+                self.views_taken += type(item[DATA_KEY]) is memoryview
+                return array
+            if NPGENERIC_KEY in item:
+                return _decode_npgeneric(item)
+        except CodecError:
+            self.clean = False
+            return item
+        self.clean = False  # a str "__ndarray__" key, or maybe another array dialect: `_convert` tells
+        return item
+
+
+# The keys that make a map an array, or maybe a wrongly spelled one (what `_convert` looks for).
+_MARKER_KEYS = frozenset({NDARRAY_KEY, NPGENERIC_KEY, "__ndarray__", "__npgeneric__", *MSGPACK_NUMPY_KEYS})
 
 
 _INDEX = struct.Struct(">I")
 _VIEW_EXT = 0x62  # the ext type a large bin is swapped for
-LARGE_BIN = 64 * 1024  # bins of at least this many bytes stay in the frame, decoded as views of it
 
 
 def _without(data: bytes, swapped: list[tuple[tuple[int, int, int], int]]) -> bytes:
@@ -492,6 +427,6 @@ def _header_kind(head: int) -> str | None:
         return "a bool"
     if head == 0xC0:
         return "nil"
-    if head in _EXTENSIONS:
+    if head in EXTENSIONS:
         return "an extension type"
     return None  # 0xc1, never used

@@ -49,4 +49,13 @@ class PlugRLServerOptions(SuiteOptions, TransportOptions):
     )
 
 
-Ctx = PhaseContext[PlugRLServerOptions, None]
+class RunState:
+    """What one run has learned about the server, shared by its phases."""
+
+    def __init__(self) -> None:
+        # The connection whose close the server let wait out the close deadline without answering, if one
+        # did: no later close waits for an answer that the server has shown it does not give.
+        self.close_unanswered: str | None = None
+
+
+Ctx = PhaseContext[PlugRLServerOptions, RunState]

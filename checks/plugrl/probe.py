@@ -29,6 +29,10 @@ from checks.wire import WireSocket, open_websocket
 
 ValueT = TypeVar("ValueT")
 
+# Of the close deadline (`WireSocket.close`'s min(timeout, 2 s)): a close that took this much of it with
+# no close frame back was waited out, not answered late.
+CLOSE_WAIT = 0.9
+
 
 class FrameDecoder:
     """Decodes each received frame once: for the transcript summary and for the judges.
@@ -153,16 +157,40 @@ class Probe:
         return judging.offers(self.metadata, feature)
 
     async def close(self) -> None:
-        """Close properly; a connection that already failed is dropped without waiting on the server."""
+        """Close properly; a connection that already failed is dropped without waiting on the server,
+        and so is every connection once the server has let one close go unanswered to its deadline."""
         if self.ws is None:
             return
-        if self.broken and self.ws.closed is None:
-            self.transcript.closed(None, "dropped after a failed step", "checker")
+        unanswered = self.ctx.state.close_unanswered
+        if (self.broken or unanswered is not None) and self.ws.closed is None:
+            why = "after a failed step" if self.broken else f"as the server answered no close on {unanswered!r}"
+            self.transcript.closed(None, f"dropped {why}", "checker")
             self.ws.connection.transport.abort()
             return
+        started = asyncio.get_running_loop().time()
         await self.ws.close()
+        waited = asyncio.get_running_loop().time() - started
+        if self.ws.connection.protocol.close_rcvd is None and waited >= CLOSE_WAIT * min(self.ctx.timeout, 2.0):
+            self.ctx.state.close_unanswered = self.transcript.label
 
     # ------------------------------------------------------------ frames
+
+    @staticmethod
+    async def _kept_cancellable(step: Awaitable[ValueT]) -> ValueT:
+        """Await a step of the wire, never losing a cancellation of the phase on the way.
+
+        Python 3.11's `asyncio.wait_for` (inside the wire's reads) returns its inner result, or
+        raises its inner error, when that comes in the same loop turn as the phase's deadline
+        cancels it; the phase would then run on to its natural end, past its deadline. Under
+        load that turn is long (a 50 MB frame being read), so it happens: the cancellation is
+        raised again here, where the task still says it is being cancelled.
+        """
+        try:
+            return await step
+        finally:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError  # in place of the late result or error, on purpose
 
     async def send(self, message: dict[str, Any] | bytes, at_stake: str, summary: str | None = None) -> None:
         """Send one frame; a closed connection or a stalled send fails `at_stake`."""
@@ -172,7 +200,7 @@ class Probe:
             summary = summarize(message)
         problem: PeerClosed | NoReply
         try:
-            await self.ws.send(frame, summary)
+            await self._kept_cancellable(self.ws.send(frame, summary))
             return
         except PeerClosed as closed:
             problem = closed
@@ -198,7 +226,7 @@ class Probe:
         problem: PeerClosed | NoReply
         refused: PeerClosed | None = None
         try:
-            return await self.ws.recv(timeout)
+            return await self._kept_cancellable(self.ws.recv(timeout))
         except NoReply as silence:
             problem = silence
             # The checker may have given up on the connection already (an oversized or
@@ -256,11 +284,11 @@ class Probe:
         """After a fault, the server must close this connection with 1001 plugrl-server-resync."""
         assert self.ws is not None
         try:
-            frame = await self.ws.recv()
+            frame = await self._kept_cancellable(self.ws.recv())
             if self._is_stray_metadata(frame):
                 # A repeated metadata is its own fault; the resync may still follow it.
                 self.record([judging.stray_metadata()])
-                frame = await self.ws.recv()
+                frame = await self._kept_cancellable(self.ws.recv())
         except (NoReply, PeerClosed) as outcome:
             return self.record([judging.resync(clause, what, outcome)])
         kind, shown = self.decoder.summarize(frame)

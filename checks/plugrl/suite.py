@@ -13,7 +13,7 @@ from checks.core import Phase, Suite
 from checks.plugrl.clauses import CATALOGUE
 from checks.plugrl.judging import ACTION_CLAUSES, CONNECTION_CLAUSES
 from checks.plugrl.messages import FAULTS
-from checks.plugrl.options import EXCHANGE_BUDGET_STEPS, PlugRLServerOptions
+from checks.plugrl.options import EXCHANGE_BUDGET_STEPS, PlugRLServerOptions, RunState
 from checks.plugrl.phase_errors import errors_phase
 from checks.plugrl.phase_exchange import exchange_phase
 from checks.plugrl.phase_feedback_timeout import feedback_timeout_phase
@@ -112,4 +112,5 @@ SUITE = Suite(
     catalogue=CATALOGUE,
     spec_version="1",
     url_example="ws://127.0.0.1:8000",
+    new_state=RunState,
 )

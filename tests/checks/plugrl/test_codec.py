@@ -219,3 +219,37 @@ def test_a_large_bin_that_is_no_array_stays_bytes() -> None:
     decoded = unpack(raw({"blob": b"z" * 100_000, b"k" * 70_000: 1}))
     assert type(decoded["blob"]) is bytes and decoded["blob"] == b"z" * 100_000
     assert type(next(key for key in decoded if key != "blob")) is bytes
+
+
+def test_a_message_holding_the_placeholders_bytes_is_still_packed_right() -> None:
+    from checks.plugrl.codec import _PLACEHOLDER_BYTES, _encode_extra
+
+    images = np.arange(3 * 64 * 64 * 3, dtype=np.uint8).reshape(3, 64, 64, 3)
+    for decoy in (_PLACEHOLDER_BYTES, _PLACEHOLDER_BYTES * 2, _PLACEHOLDER_BYTES[:-1]):
+        message = {"a": images, "b": b"x" + decoy + b"y", "c": [images, decoy]}
+        frame = pack(message)
+        assert frame == msgpack.packb(message, default=_encode_extra, use_bin_type=True)
+        assert unpack(frame)["b"] == b"x" + decoy + b"y"
+
+
+def test_the_placeholder_cannot_overlap_itself() -> None:
+    from checks.plugrl.codec import _PLACEHOLDER_BYTES
+
+    # So the count of its occurrences in a skeleton is the count of arrays that stand there.
+    assert len(_PLACEHOLDER_BYTES) == 18 and _PLACEHOLDER_BYTES[0] not in _PLACEHOLDER_BYTES[1:]
+
+
+def test_the_first_faulty_array_in_the_message_is_the_one_named() -> None:
+    good = ndarray_map(b"\0" * 80_000, "|u1", [80_000])
+    frame = raw({"a": good, "b": ndarray_map(b"\0" * 8, "<f8", [2]), "c": ndarray_map(b"\0", "|O", [1])})
+    with pytest.raises(CodecError, match="8 bytes; shape \\[2\\]"):
+        unpack(frame)
+    # An array map inside another's ignored key is not decoded, and its fault is no fault of the message.
+    outer = {**ndarray_map(b"\0" * 8, "<f8", [1]), b"extra": ndarray_map(b"\0", "<f8", [4])}
+    assert unpack(raw({"a": outer}))["a"].tolist() == [0.0]
+
+
+def test_maps_that_only_look_like_arrays_decode_as_maps() -> None:
+    decoded = unpack(raw({"x": {"nd": 1}, "y": {b"nd": 2, "kind": 3}, "big": [b"z" * 70_000]}))
+    assert decoded == {"x": {"nd": 1}, "y": {b"nd": 2, "kind": 3}, "big": [b"z" * 70_000]}
+    assert type(decoded["big"][0]) is bytes

@@ -15,6 +15,7 @@ import pytest
 from checks.core import NoReply, Outcome, Transcript, Verdict
 from checks.evidence import CutText, summarize
 from checks.plugrl.codec import STR_CAP, CodecError, unpack
+from checks.plugrl.probe import Probe
 from checks.plugrl.suite import SUITE
 from checks.wire import WRITE_BACKLOG_LIMIT, open_websocket
 from tests.zoo.plugrl_server.hostile import HOSTILE, NASTY_TEXT
@@ -132,6 +133,40 @@ async def test_cli_until_stop_ends_well_within_its_deadlines(name, tcp_server_fa
     assert results[("exchange", "plugrl.5.3.answered-with-action")]["verdict"] == "fail"
     assert results[("stop", "plugrl.7.1.stop-close")]["verdict"] == "fail"
     assert not [r for r in results.values() if "harness error" in r["actual"]]
+
+
+async def test_once_a_close_goes_unanswered_later_connections_are_dropped(tcp_server_factory, run_check):
+    # shape-bomb answers every infer with an undecodable action and never answers a close frame: the
+    # errors phase opens some twenty connections, and used to wait out the close deadline on each.
+    url = await tcp_server_factory(HOSTILE["shape-bomb"])
+    started = time.monotonic()
+    report = await asyncio.wait_for(run_check(url, phases=["errors"], timeout=TIMEOUT), timeout=60)
+    elapsed = time.monotonic() - started
+    waited = [t.label for t in report.transcripts.values() if t.close_reason == ""]
+    dropped = [t for t in report.transcripts.values() if "answered no close" in (t.close_reason or "")]
+    assert len(waited) == 1, f"closes waited out: {waited}"
+    assert len(dropped) >= 5
+    assert elapsed < 6 * TIMEOUT + 2, f"the errors phase took {elapsed:.1f}s"
+    assert report.results[("errors", "plugrl.7.2.resync-malformed")].verdict == Verdict.FAIL
+    assert report.results[("errors", "plugrl.7.2.accepts-after-error")].verdict == Verdict.PASS
+
+
+async def test_a_cancellation_a_wire_step_swallowed_is_raised_again():
+    started = asyncio.Event()
+
+    async def swallowing() -> str:  # Python 3.11's wait_for, when its inner result comes with the cancel
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "the late result"
+        return "no cancel"
+
+    task = asyncio.create_task(Probe._kept_cancellable(swallowing()))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, timeout=5)
 
 
 async def test_pongs_the_target_never_reads_stop_the_reading(tcp_server_factory):
