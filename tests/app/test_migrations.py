@@ -74,7 +74,8 @@ def _insert(connection: Connection, table_name: str, index: int, parent_id: int 
     values = {
         column.name: _value(column, index, parent_id)
         for column in table.columns
-        if not column.primary_key and (not column.nullable or column.foreign_keys)
+        # every column but a surrogate id: from 0006 on a transcript's key is (run_id, number)
+        if not (column.primary_key and column.name == "id") and (not column.nullable or column.foreign_keys)
     }
     if "id" not in table.columns:  # transcripts from 0006 on: keyed by (run_id, number), parent of nothing
         connection.execute(sa.insert(table).values(**values))
