@@ -30,11 +30,11 @@ import msgpack
 import numpy as np
 
 from checks.evidence import CutText
-from checks.plugrl.codec_scan import EXTENSIONS, scan
-from checks.plugrl.codec_scan import MAX_DEPTH as MAX_DEPTH
-from checks.plugrl.codec_scan import MAX_OBJECTS as MAX_OBJECTS
-from checks.plugrl.codec_scan import STR_CAP as STR_CAP
-from checks.plugrl.codec_scan import CodecError as CodecError
+from checks.msgpack_scan import EXTENSIONS, scan
+from checks.msgpack_scan import MAX_DEPTH as MAX_DEPTH
+from checks.msgpack_scan import MAX_OBJECTS as MAX_OBJECTS
+from checks.msgpack_scan import STR_CAP as STR_CAP
+from checks.msgpack_scan import CodecError as CodecError
 
 NDARRAY_KEY = b"__ndarray__"
 NPGENERIC_KEY = b"__npgeneric__"

@@ -26,7 +26,7 @@ import msgpack_numpy
 import numpy as np
 
 from checks.errors import Malformed
-from checks.plugrl.codec import LARGE_BIN, CodecError, scan
+from checks.msgpack_scan import LARGE_BIN, CodecError, scan
 
 Dialect = Literal["json", "msgpack"]
 

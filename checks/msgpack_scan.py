@@ -1,4 +1,6 @@
-"""The PlugRL codec's first look at a received frame: its msgpack structure, checked without building it.
+"""A first look at a received msgpack frame: its structure, checked without building it.
+
+Both msgpack wires use it: PlugRL's codec (openpi ndarray maps) and RLlink's msgpack-numpy dialect.
 
 `scan` walks the frame's object headers in one loop: every length is checked
 against the bytes that are actually there, containers are bounded in nesting
@@ -26,8 +28,8 @@ CodecPart = Literal["message", "array"]
 
 
 class CodecError(Malformed):
-    """A frame that is not a valid PlugRL message. `part` says whether an array ("array") or
-    the message around it ("message") is at fault; `data` is the frame's head, where there was one."""
+    """A frame that is not a valid message of its kind's msgpack wire (PlugRL, RLlink). `part` says whether
+    an array ("array") or the message around it ("message") is at fault; `data` is the frame's head, if any."""
 
     def __init__(self, reason: str, part: CodecPart = "message", *, data: bytes = b"") -> None:
         super().__init__(reason, data=data)
