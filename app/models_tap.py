@@ -111,6 +111,9 @@ class LedgerDoc(SQLModel):
     unjudged_messages: int = Field(default=0, ge=0)
     outcome: str = Field(default="", max_length=16)
     clauses: list[ClauseTallyDoc] = Field(default_factory=list, max_length=2000)
+    # The tap's own read-to-forward time (`RelayStats.forward_latency`), on an open window's counters.
+    forward_p50_ms: float | None = Field(default=None, ge=0)
+    forward_p99_ms: float | None = Field(default=None, ge=0)
 
 
 class TapWindowPost(SQLModel):

@@ -107,6 +107,7 @@ class HostedTap:
             stats, earlier = tapped.relay.stats, _closed(tapped)
             document["connections"] = max(document["connections"], stats.connections)
             document["unjudged_messages"] = max(0, stats.unjudged - sum(window.unjudged for window in earlier))
+        document |= tapped.relay.stats.forward_latency()
         return await asyncio.to_thread(tap_runs.flush_hosted, self.engine, run_id, attempt, document, rate, final)
 
     def _admit(self, source: str) -> bool:

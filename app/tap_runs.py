@@ -159,6 +159,8 @@ def write_live(session: Session, run: Run, window: TapWindow, ledger: LedgerDoc,
     """The open window's counters as they are now (the run stays `running`)."""
     window.ledger = ledger.model_dump(mode="json")
     window.messages_per_second = round(rate, 2)
+    if ledger.forward_p50_ms is not None:  # a closed window's final ledger has none: keep the last measured
+        window.added_latency_ms = ledger.forward_p50_ms
     window.unjudged = ledger.unjudged_messages
     window.updated_at = utcnow()
     run.counts = _counts(ledger)

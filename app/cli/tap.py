@@ -105,9 +105,15 @@ async def _tap(args: argparse.Namespace, spec: TapSpec, host: str, port: int) ->
         except TimeoutError:
             pass
     print("tap: stopping", file=sys.stderr, flush=True)
-    if posting is None:
-        return await tap.stop()
-    return await _stop_posting(tap, posting)
+    windows = await tap.stop() if posting is None else await _stop_posting(tap, posting)
+    if latency := tap.relay.stats.forward_latency():
+        print(
+            f"tap: read to forward in the tap, p50 {latency['forward_p50_ms']:.3f} ms, "
+            f"p99 {latency['forward_p99_ms']:.3f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
+    return windows
 
 
 async def _stop_posting(tap: TapRun, posting: Posting) -> list[Ledger]:

@@ -139,7 +139,7 @@ class WindowFeed:
         self.last = (now, messages)
         return (messages - before) / max(now - then, 1e-6)
 
-    def take(self, closed: list[Any], live: Any, messages: int) -> None:
+    def take(self, closed: list[Any], live: Any, messages: int, latency: dict[str, float] | None = None) -> None:
         """Closed windows not handed over yet (evidence in them is already scrubbed of credentials), then `live`."""
         start = next((i + 1 for i, window in enumerate(closed) if window is self.handled), 0) if self.handled else 0
         for window in closed[start:]:
@@ -147,7 +147,7 @@ class WindowFeed:
             self.poster.closed(self.number, window.to_dict(), window.messages / max(window.elapsed(), 1e-6))
             self.handled = window
         if live is not None:
-            self.poster.open(self.number + 1, live.to_dict(), self._rate(messages))
+            self.poster.open(self.number + 1, live.to_dict() | (latency or {}), self._rate(messages))
 
     def take_final(self, windows: list[Any]) -> None:
         """The tap stopped: every window not handed over yet, the last one closed too."""
@@ -161,7 +161,7 @@ async def post_loop(tap: Any, feed: WindowFeed, http: httpx.AsyncClient, every: 
         await asyncio.sleep(every)
         live = tap.live()
         closed = tap.judging.closed if tap.judging is not None else list(tap.closed)
-        feed.take(closed, live, tap.messages())
+        feed.take(closed, live, tap.messages(), tap.relay.stats.forward_latency())
         await feed.poster.send(http)
 
 

@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import socket
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,6 +28,7 @@ from checks.tap.copies import Copy, Offer
 READ_SIZE = 1024 * 1024
 # Bytes a transport may hold unsent before the other side's reading pauses (asyncio's default is 64 KiB).
 HIGH_WATER = 4 * 1024 * 1024
+FORWARD_SAMPLES = 4096
 
 
 class StreamReader(Protocol):
@@ -59,6 +61,20 @@ class RelayStats:
     bytes_up: int = 0
     bytes_down: int = 0
     reader_faults: list[str] = field(default_factory=list)
+    # Nanoseconds from a chunk's read to its forwarded write, the latest FORWARD_SAMPLES of them: the
+    # part of the added latency the tap itself can see (the extra loopback hop is the bench's to measure).
+    forward_ns: deque[int] = field(default_factory=lambda: deque(maxlen=FORWARD_SAMPLES))
+
+    def forward_latency(self) -> dict[str, float]:
+        """p50 and p99 of the recent read-to-forward times in milliseconds (empty before any chunk)."""
+        times = sorted(self.forward_ns)
+        if not times:
+            return {}
+
+        def at(share: float) -> float:
+            return round(times[min(len(times) - 1, int(share * len(times)))] / 1e6, 4)
+
+        return {"forward_p50_ms": at(0.5), "forward_p99_ms": at(0.99)}
 
 
 class _Side(asyncio.BufferedProtocol):
@@ -92,11 +108,13 @@ class _Side(asyncio.BufferedProtocol):
         return self.relay._receive_buffer()
 
     def buffer_updated(self, nbytes: int) -> None:
+        started = time.perf_counter_ns()
         relay = self.relay
         data = relay._receive_buffer()[:nbytes]
         peer = self.peer
         if peer is not None and peer.transport is not None and not peer.transport.is_closing():
             peer.transport.write(data)  # forwarded before anything else looks at it
+            relay.stats.forward_ns.append(time.perf_counter_ns() - started)
             if peer.transport.get_write_buffer_size():
                 relay._buffer_kept()  # the transport may hold a view of what it could not send yet
         if self.reader is not None:

@@ -95,7 +95,10 @@ def test_the_reference_pair_through_a_service_tap_run_passes_with_live_counters_
     assert client.get(f"/api/v1/runs/{run_id}").json()["status"] == "running"  # watching until stopped
     live = client.get(f"/api/v1/runs/{run_id}/tap").json()
     assert live["ledger"]["connections"] == 1 and live["ledger"]["messages"] >= 20 and live["unjudged"] == 0
+    # The tap's own read-to-forward time: measured on every chunk, shown as p50 and p99.
+    assert 0 < live["added_latency_ms"] == live["ledger"]["forward_p50_ms"] <= live["ledger"]["forward_p99_ms"]
     page = client.get(f"/runs/{run_id}")
+    assert "ms p50" in page.text and "ms p99" in page.text
     assert page.url.path == f"/runs/{run_id}/tap"
     assert 'http-equiv="refresh"' in page.text and url in page.text and "■ Stop tap" in page.text
     assert "plugrl.5.3.time-major" in page.text and "plugrl-client.4.2.alternation" in page.text
