@@ -14,10 +14,13 @@ from typing import Any, Literal
 
 from sqlalchemy import JSON, BigInteger, Boolean, Column, Index, LargeBinary, String, Text, UniqueConstraint, false
 from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import relationship
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 from sqlmodel.main import SQLModelConfig
 
+from app.models_clause import ClauseMessage
+from app.models_clause import ClauseResultPublic as ClauseResultPublic
 from app.names import LABEL_PATTERN as LABEL_PATTERN
 from checks.core import Gate, Outcome, Verdict
 
@@ -255,24 +258,23 @@ class ClauseResultRow(SQLModel, table=True):
     clause_id: str = Field(max_length=128)
     level: str = Field(max_length=8)
     verdict: str = Field(max_length=16)
-    expected: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
-    actual: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
+    message_id: int = Field(foreign_key="clause_message.id")  # its texts (`app.models_clause.message_id`)
     duration: float = 0.0
     checks: int = 1
     transcript_ids: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     decided_at: datetime = Field(default_factory=utcnow)
 
+    @property
+    def expected(self) -> str:
+        return str(getattr(self, "message").expected)  # noqa: B009 - `message` is mapped after the class
 
-class ClauseResultPublic(SQLModel):
-    phase: str
-    clause_id: str
-    level: str
-    verdict: str
-    expected: str
-    actual: str
-    duration: float
-    checks: int
-    transcript_ids: list[int]
+    @property
+    def actual(self) -> str:
+        return str(getattr(self, "message").actual)  # noqa: B009
+
+
+# Joined into every read of whole rows, so a result carries its texts as it did when they were columns.
+setattr(ClauseResultRow, "message", relationship(ClauseMessage, lazy="joined", innerjoin=True, viewonly=True))  # noqa: B010
 
 
 class TranscriptRow(SQLModel, table=True):

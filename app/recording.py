@@ -26,6 +26,7 @@ from app.db import release_free_pages
 from app.listening import Announcing, answered
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
+from app.models_clause import message_id
 from app.redaction import scrub
 from app.textsafe import storable
 from checks.core import ClauseResult, Outcome, RolledUp, Transcript, roll_up, truncate, verdict_counts
@@ -65,12 +66,11 @@ def _result_row(session: Session, run_id: int, data: dict[str, Any]) -> ClauseRe
             ClauseResultRow.clause_id == data["clause_id"],
         )
     ).first() or ClauseResultRow(
-        run_id=run_id, phase=data["phase"], clause_id=data["clause_id"], level=data["level"], verdict=""
+        run_id=run_id, phase=data["phase"], clause_id=data["clause_id"], level=data["level"], verdict="", message_id=0
     )
     row.level = data["level"]
     row.verdict = data["verdict"]
-    row.expected = data["expected"]
-    row.actual = data["actual"]
+    row.message_id = message_id(session, data["expected"], data["actual"])
     row.duration = data["duration"]
     row.checks = data["checks"]
     row.transcript_ids = data["transcript_ids"]

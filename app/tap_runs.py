@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 from app import crud, leases, retention
 from app.listening import answered
 from app.models import ClauseResultRow, Run, RunStatus, Target, TargetCreate, stored_id, utcnow
+from app.models_clause import message_id
 from app.models_tap import TAP_PHASE, LedgerDoc, TapSettings, TapTarget, TapTargetCreate, TapWindow, TapWindowPost
 from app.redaction import redact_url
 from checks.core import HARNESS_VERSION, Gate, Outcome, truncate
@@ -125,7 +126,7 @@ def _outcome(ledger: LedgerDoc, gate: Gate) -> Outcome:
     return outcome_of(verdicts, gate)
 
 
-def _result_rows(run_id: int, ledger: LedgerDoc) -> list[ClauseResultRow]:
+def _result_rows(session: Session, run_id: int, ledger: LedgerDoc) -> list[ClauseResultRow]:
     """The window's clauses as clause results: a violated clause carries its first violation's evidence."""
     rows = []
     for clause in ledger.clauses:
@@ -141,8 +142,7 @@ def _result_rows(run_id: int, ledger: LedgerDoc) -> list[ClauseResultRow]:
                 clause_id=clause.clause_id,
                 level=clause.level,
                 verdict=clause.verdict,
-                expected=truncate(expected, EVIDENCE_CHARS),
-                actual=truncate(actual, EVIDENCE_CHARS),
+                message_id=message_id(session, truncate(expected, EVIDENCE_CHARS), truncate(actual, EVIDENCE_CHARS)),
                 checks=max(1, clause.judged),
             )
         )
@@ -174,7 +174,7 @@ def close_window(session: Session, run: Run, window: TapWindow, ledger: LedgerDo
     """End the window's run with its clauses and outcome (call inside the transaction that commits it)."""
     write_live(session, run, window, ledger, rate)
     window.closed = True
-    session.add_all(_result_rows(stored_id(run), ledger))
+    session.add_all(_result_rows(session, stored_id(run), ledger))
     run.status, run.outcome = RunStatus.FINISHED, _outcome(ledger, run.gate)
     run.finished_at, run.lease_until, run.current_phase = utcnow(), None, None
     session.add(run)
@@ -247,7 +247,7 @@ def flush_hosted(engine: Engine, run_id: int, attempt: int, live: dict[str, Any]
             return False
         if final:
             window.closed = True
-            session.add_all(_result_rows(run_id, ledger))
+            session.add_all(_result_rows(session, run_id, ledger))
             run.announcement = answered(run.announcement) if run.announcement else None  # nobody connects now
         write_live(session, run, window, ledger, rate)
         session.commit()

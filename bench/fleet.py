@@ -44,6 +44,7 @@ from app import retention  # noqa: E402
 from app.db import make_engine, release_free_pages, upgrade_database, vacuum_retained_tables  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.models import ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow  # noqa: E402
+from app.models_clause import message_id  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from checks.core import Outcome  # noqa: E402
 
@@ -130,6 +131,14 @@ def _failing_copy(source: Recorded) -> tuple[dict[str, Any], list[dict[str, Any]
     return {**source.run, "counts": counts, "outcome": Outcome.FAIL}, results
 
 
+def _stored_result(session: Session, result: dict[str, Any]) -> dict[str, Any]:
+    """A recorded result as the service writes it: its texts by their id in `clause_message`."""
+    texts = {name: result[name] for name in ("expected", "actual")}
+    return {name: value for name, value in result.items() if name not in texts} | {
+        "message_id": message_id(session, texts["expected"], texts["actual"])
+    }
+
+
 def _insert_runs(session: Session, target: Target, source: Recorded, runs: int, first: int) -> None:
     """`runs` finished runs copying `source`, ten minutes apart, ending now; retention applied after."""
     failing_run, failing_results = _failing_copy(source)
@@ -155,7 +164,8 @@ def _insert_runs(session: Session, target: Target, source: Recorded, runs: int, 
         session.add(run)
         session.flush()
         results = failing_results if failing else source.results
-        session.execute(insert(ClauseResultRow), [{**row, "run_id": run.id, "decided_at": created} for row in results])
+        rows = [_stored_result(session, row) | {"run_id": run.id, "decided_at": created} for row in results]
+        session.execute(insert(ClauseResultRow), rows)
         if source.transcripts:
             session.execute(insert(TranscriptRow), [{**row, "run_id": run.id} for row in source.transcripts])
 
@@ -251,7 +261,7 @@ def ratio_line(what: str, value: float, unit: str, goal: float) -> str:
 
 def counts(engine: Engine) -> dict[str, int]:
     with engine.connect() as connection:
-        tables = ("target", "run", "clause_result", "transcript")
+        tables = ("target", "run", "clause_result", "clause_message", "transcript")
         found = {name: int(connection.execute(text(f"SELECT count(*) FROM {name}")).scalar_one()) for name in tables}
         found["whole transcripts"] = int(
             connection.execute(text("SELECT count(*) FROM transcript WHERE NOT summarised")).scalar_one()

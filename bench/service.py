@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.db import make_engine, upgrade_database  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, utcnow  # noqa: E402
+from app.models_clause import message_id  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from checks.core import HARNESS_VERSION, Catalogue, Outcome, Phase, PhaseContext, Suite, SuiteOptions  # noqa: E402
 from checks.registry import KINDS  # noqa: E402
@@ -122,8 +123,7 @@ def fill_database(url: str, runs: int) -> tuple[str, int]:
                         "clause_id": clause_id,
                         "level": "MUST",
                         "verdict": verdict,
-                        "expected": "the clause holds",
-                        "actual": f"observed {verdict}",
+                        "message_id": message_id(session, "the clause holds", f"observed {verdict}"),
                         "duration": 0.01 * c,
                         "checks": 1,
                         "transcript_ids": [],

@@ -141,7 +141,8 @@ def read_transcript(run: RunDep, number: int, session: SessionDep) -> Transcript
     **documented_as("application/xml"),
 )
 def read_junit(run: RunDep, session: SessionDep) -> Response:
-    xml = render_junit([row.model_dump() for row in _results(session, run)], run.kind, run.expected_failures)
+    results = [ClauseResultOut.model_validate(row, from_attributes=True).model_dump() for row in _results(session, run)]
+    xml = render_junit(results, run.kind, run.expected_failures)
     return Response(xml, media_type="application/xml")
 
 

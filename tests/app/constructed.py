@@ -10,6 +10,7 @@ from fastapi.testclient import TestClient
 from sqlmodel import Session
 
 from app.models import ClauseResultRow, Run, RunStatus, Target
+from app.models_clause import message_id
 from app.settings import Settings
 from tests.app.helpers import service_settings
 
@@ -71,8 +72,7 @@ def add_run(
                 clause_id=clause_id,
                 level="MUST",
                 verdict=verdict,
-                expected="a proper reply",
-                actual=f"{verdict} reply",
+                message_id=message_id(session, "a proper reply", f"{verdict} reply"),
             )
         )
     session.commit()

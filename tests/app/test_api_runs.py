@@ -52,6 +52,10 @@ def test_failing_clause_gives_outcome_fail_and_junit_failure(client: TestClient,
     failed = [case.get("name") for case in junit.iter("testcase") if case.find("failure") is not None]
     assert failed == ["fake.2.orders"]
     assert junit.get("tests") == "6"
+    # The failure says what the stored result says (its texts are read with the row).
+    stored = next(r for r in client.get(f"/api/v1/runs/{ended['id']}/results").json() if r["verdict"] == "fail")
+    failure = next(case.find("failure") for case in junit.iter("testcase") if case.find("failure") is not None)
+    assert stored["actual"] and stored["actual"] in (failure.get("message") or "")
 
 
 def test_expected_failures_and_strict_gate(client: TestClient, fake_kind: str) -> None:

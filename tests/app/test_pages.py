@@ -13,6 +13,7 @@ from sqlmodel import Session, select
 
 from app.main import create_app
 from app.models import ClauseResultRow, Target, TranscriptRow
+from app.models_clause import message_id
 from app.settings import Settings
 from app.spec_page import render_spec
 from app.web.invocation import rlconform_command
@@ -63,7 +64,7 @@ def test_hostile_target_strings_are_escaped_everywhere(client: TestClient, sessi
     run.message = HOSTILE
     session.add(run)
     for result in session.exec(select(ClauseResultRow).where(ClauseResultRow.run_id == run.id)):
-        result.actual = HOSTILE
+        result.message_id = message_id(session, result.expected, HOSTILE)
         result.transcript_ids = [1]
         session.add(result)
     frames = [{"direction": "received", "t": 0.01, "size": 30, "kind": "text", "summary": HOSTILE}]
@@ -360,7 +361,7 @@ def test_evidence_of_a_passing_clause_shows_what_was_observed(client: TestClient
     row = session.exec(select(ClauseResultRow).where(ClauseResultRow.run_id == run.id)).one()
     frames = [{"t": 0.0, "direction": "received", "kind": "binary", "size": 9, "summary": "{'action': ndarray}"}]
     session.add(TranscriptRow(run_id=run.id, phase="p", number=1, label="conn", frames=frames))
-    row.transcript_ids, row.expected, row.actual = [1], "", ""
+    row.transcript_ids, row.message_id = [1], message_id(session, "", "")
     session.add(row)
     session.commit()
     html = client.get(f"/runs/{run.id}/clauses/p/c.1").text

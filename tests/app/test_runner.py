@@ -15,6 +15,7 @@ from app.db import make_engine, ours, upgrade_database
 from app.demo import demo_name
 from app.main import create_app
 from app.models import ClauseResultRow, Target, TargetCreate
+from app.models_clause import message_id
 from app.netpolicy import NetworkRefused, check_host
 from checks.registry import demo_kinds
 from tests.app.helpers import make_target, service_settings, wait_for_run, wait_until
@@ -44,7 +45,10 @@ def test_restart_marks_running_runs_interrupted_and_keeps_their_clauses(database
         run = crud.enqueue_run(session, target)
         run.status = "running"
         session.add(run)
-        decided = ClauseResultRow(run_id=run.id, phase="hello", clause_id="fake.1.greets", level="MUST", verdict="pass")
+        texts = message_id(session, "", "")
+        decided = ClauseResultRow(
+            run_id=run.id, phase="hello", clause_id="fake.1.greets", level="MUST", verdict="pass", message_id=texts
+        )
         session.add(decided)
         session.commit()
         run_id = run.id
