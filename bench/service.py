@@ -39,7 +39,7 @@ from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Target, 
 from app.models_clause import message_id  # noqa: E402
 from app.settings import Settings  # noqa: E402
 from checks.core import HARNESS_VERSION, Catalogue, Outcome, Phase, PhaseContext, Suite, SuiteOptions  # noqa: E402
-from checks.registry import KINDS  # noqa: E402
+from checks.registry import RECORDS, Absent, KindRecord  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK_OPTIONS = {"timeout": 5.0, "patience": 0.5}
@@ -148,13 +148,14 @@ def median_ms(client: TestClient, path: str, requests: int) -> float:
 
 
 def bench_pages(workdir: Path, runs: int, requests: int) -> None:
-    KINDS["bench"] = "__main__:BENCH_SUITE"
+    absent = Absent("a bench kind")
+    RECORDS["bench"] = KindRecord("bench", (), "__main__:BENCH_SUITE", absent, absent, absent, absent)
     url = f"sqlite:///{workdir / 'pages.db'}"
     began = time.perf_counter()
     target, newest = fill_database(url, runs)
     print(f"filled {runs} runs x {PHASES * CLAUSES_PER_PHASE} clauses in {time.perf_counter() - began:.1f} s")
     settings = Settings(database_url=url, demo=False, scheduler_interval=3600)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://localhost") as client:  # a host the service admits
         run_ms = median_ms(client, f"/runs/{newest}", requests)
         history_ms = median_ms(client, f"/targets/{target}", requests)
     print(
@@ -203,7 +204,7 @@ def service_runs(workdir: Path, concurrent: int, urls: list[str]) -> dict[str, A
         max_concurrent_runs=concurrent,
     )
     engine = make_engine(settings.database_url)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(create_app(settings), base_url="http://localhost") as client:  # a host the service admits
         for index in range(concurrent):
             body = {"name": f"reference-{index}", "kind": "plugrl-server", "url": urls[index % len(urls)]}
             client.post("/api/v1/targets", json=body | {"options": QUICK_OPTIONS}).raise_for_status()
