@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from checks.tap.copies import Copy, Offer
 
@@ -88,12 +88,16 @@ class _Side(asyncio.BufferedProtocol):
         self.reader: StreamReader | None = None
         self.connection = 0
         self.ended = False  # this direction is over (an end of stream, a reset, or the socket gone)
+        # Bytes read before the upstream answered. asyncio starts reading after `connection_made`, so
+        # pausing there holds them in the kernel; uvloop may deliver a first read anyway, kept here.
+        self.early: list[bytes] = []
         if peer is not None:
             peer.peer = self
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport, if not always an asyncio.Transport: uvloop's (under uvicorn) is its own class.
+        self.transport = cast(asyncio.Transport, transport)
+        transport = self.transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -112,6 +116,11 @@ class _Side(asyncio.BufferedProtocol):
         relay = self.relay
         data = relay._receive_buffer()[:nbytes]
         peer = self.peer
+        if self.sender == "client" and (peer is None or peer.transport is None):
+            self.early.append(bytes(data))  # not paired yet: `_paired` forwards these first
+            if self.transport is not None:
+                self.transport.pause_reading()
+            return
         if peer is not None and peer.transport is not None and not peer.transport.is_closing():
             peer.transport.write(data)  # forwarded before anything else looks at it
             relay.stats.forward_ns.append(time.perf_counter_ns() - started)
@@ -250,6 +259,10 @@ class Relay:
         self._offer(connection, "tap", Opened(str((client.transport.get_extra_info("peername") or ("?",))[0])), 0)
         client.reader, server.reader = self.readers()
         client.connection = server.connection = connection
+        for chunk in client.early:
+            server.transport.write(chunk)
+            self._copy(connection, "client", client.reader, memoryview(chunk))
+        client.early.clear()
         client.transport.resume_reading()
 
     def _offer(self, connection: int, sender: str, item: Any, size: int) -> None:
