@@ -148,7 +148,8 @@ _c.must(
 )
 _c.should(
     "rlmesh.l3.lane-fifo",
-    "Several steps pipelined for one lane are applied in arrival order: each response matches a sequential replay.",
+    "Several steps pipelined for one lane are applied in arrival order: each response matches a sequential replay, "
+    "in every one of repeated tries (a server may reorder only sometimes).",
 )
 
 # Errors (fact sheet 2.6, 2.9, 4.4; RM-V3, RM-E1, RM-E2, RM-E3, RM-E4, RM-E5)

@@ -28,6 +28,10 @@ TIMING_ROUNDS = 5
 EXTRA_TIMING_ROUNDS = 10
 OVERLAP_SHARE = 0.8
 PIPELINE_DEPTH = 4
+# A server that reorders pipelined steps may do so only sometimes (rlmesh 0.1.0: about one try in ten
+# or four): pipelined tries repeat until one differs, up to this many or this long after the first.
+FIFO_TRIES = 50
+FIFO_TRY_SECONDS = 3.0
 
 
 async def lanes_phase(ctx: Ctx) -> None:
@@ -263,14 +267,19 @@ async def lane_order(ctx: Ctx, seeded: Seeded, contract: Contract, lane: int) ->
             "rlmesh.l3.lane-fifo", actual="the lane is not deterministic under a seed; order not judged", evidence=t
         )
         return
-    got = await states(True)
-    wrong = [k + 1 for k in range(PIPELINE_DEPTH) if got[k] != reference[k]]
+    wrong: list[int] = []
+    tries, until = 0, time.monotonic() + FIFO_TRY_SECONDS
+    while not wrong and tries < FIFO_TRIES and (tries == 0 or time.monotonic() < until):
+        tries += 1
+        got = await states(True)
+        wrong = [k + 1 for k in range(PIPELINE_DEPTH) if got[k] != reference[k]]
     report.check(
         not wrong,
         "rlmesh.l3.lane-fifo",
-        expected=f"{PIPELINE_DEPTH} pipelined steps match a sequential replay",
-        actual=f"responses {wrong} of {PIPELINE_DEPTH} differ from the sequential replay (applied out of order)"
+        expected=f"{PIPELINE_DEPTH} pipelined steps match a sequential replay, every try",
+        actual=f"on try {tries}, responses {wrong} of {PIPELINE_DEPTH} differ from the sequential replay "
+        "(applied out of order)"
         if wrong
-        else "in order",
+        else f"in order over {tries} tries",
         evidence=t,
     )

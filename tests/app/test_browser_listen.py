@@ -63,7 +63,8 @@ def test_run_a_client_kind_from_the_page_with_the_command_it_shows(live_service:
     page.get_by_role("link", name="Add target").first.click()
     page.select_option("#kind", "plugrl-client")
     page.wait_for_load_state()
-    expect(page.locator("legend", has_text="Options for plugrl-client")).to_be_visible()
+    # Choosing a kind reloads the form with its options; on a loaded machine that takes more than expect's 5 s.
+    expect(page.locator("legend", has_text="Options for plugrl-client")).to_be_visible(timeout=30_000)
     expect(page.locator("#url")).to_have_count(0)
     expect(page.locator("#listen-hint")).to_contain_text("There is no URL to enter")
     page.fill("#name", "env-client")

@@ -103,6 +103,7 @@ RLMESH_CARTPOLE = PeerTable(
         "rlmesh.e2.step-before-reset": "warn",
         "rlmesh.e3.timeout": "info",
         "rlmesh.r1.render-bad-lane": "warn",
+        "rlmesh.l3.lane-fifo": "warn",
         "rlmesh.c2.shutdown": "skip",
     },
 )
