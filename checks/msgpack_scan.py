@@ -188,3 +188,12 @@ def _read_length(data: bytes, position: int, width: int, what: str) -> int:
         raise CodecError(f"not msgpack: the frame ends inside {what} header")
     length: int = _LENGTH[width].unpack_from(data, position)[0]
     return length
+
+
+def bin_header(size: int) -> bytes:
+    """The msgpack bin header for `size` bytes (bin8, bin16 or bin32), for payloads joined in after packing."""
+    if size < 1 << 8:
+        return bytes([0xC4, size])
+    if size < 1 << 16:
+        return b"\xc5" + size.to_bytes(2, "big")
+    return b"\xc6" + size.to_bytes(4, "big")

@@ -30,7 +30,7 @@ import msgpack
 import numpy as np
 
 from checks.evidence import CutText
-from checks.msgpack_scan import EXTENSIONS, scan
+from checks.msgpack_scan import EXTENSIONS, bin_header, scan
 from checks.msgpack_scan import MAX_DEPTH as MAX_DEPTH
 from checks.msgpack_scan import MAX_OBJECTS as MAX_OBJECTS
 from checks.msgpack_scan import STR_CAP as STR_CAP
@@ -120,7 +120,7 @@ def pack(message: Any) -> bytes:
         return _pack_piecewise(message)
     parts: list[bytes | memoryview] = [pieces[0]]
     for array, piece in zip(large, pieces[1:], strict=True):
-        parts += [_bin_header(array.nbytes), array.data.cast("B"), piece]
+        parts += [bin_header(array.nbytes), array.data.cast("B"), piece]
     return b"".join(parts)
 
 
@@ -144,7 +144,7 @@ def _pack_into(packer: msgpack.Packer, value: Any, parts: list[bytes | memoryvie
         array = np.ascontiguousarray(value)
         # The keys in `_encode_extra`'s order, so both paths write the same bytes.
         header = packer.pack_map_header(4) + packer.pack(NDARRAY_KEY) + packer.pack(True)
-        header += packer.pack(DATA_KEY) + _bin_header(array.nbytes)
+        header += packer.pack(DATA_KEY) + bin_header(array.nbytes)
         trailer = packer.pack(DTYPE_KEY) + packer.pack(array.dtype.str)
         trailer += packer.pack(SHAPE_KEY) + packer.pack(list(array.shape))
         parts += [header, array.data.cast("B"), trailer]
@@ -171,14 +171,6 @@ def _holds_large_array(value: Any, depth: int = 0) -> bool:
     if isinstance(value, list | tuple):
         return any(_holds_large_array(item, depth + 1) for item in value)
     return False
-
-
-def _bin_header(size: int) -> bytes:
-    if size < 1 << 8:
-        return bytes([0xC4, size])
-    if size < 1 << 16:
-        return b"\xc5" + size.to_bytes(2, "big")
-    return b"\xc6" + size.to_bytes(4, "big")
 
 
 # ---------------------------------------------------------------- decoding

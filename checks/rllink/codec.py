@@ -26,7 +26,7 @@ import msgpack_numpy
 import numpy as np
 
 from checks.errors import Malformed
-from checks.msgpack_scan import LARGE_BIN, CodecError, scan
+from checks.msgpack_scan import LARGE_BIN, CodecError, bin_header, scan
 
 Dialect = Literal["json", "msgpack"]
 
@@ -140,7 +140,7 @@ def _pack_into(packer: msgpack.Packer, value: Any, parts: list[bytes | memoryvie
             packer.pack(item)
             for item in (b"nd", True, b"type", array.dtype.str, b"kind", b"", b"shape", array.shape, b"data")
         )
-        parts += [head, _bin_header(array.nbytes), array.data.cast("B")]
+        parts += [head, bin_header(array.nbytes), array.data.cast("B")]
     elif isinstance(value, Mapping):
         parts.append(packer.pack_map_header(len(value)))
         for key, item in value.items():
@@ -150,14 +150,6 @@ def _pack_into(packer: msgpack.Packer, value: Any, parts: list[bytes | memoryvie
         parts.append(packer.pack_array_header(len(value)))
         for item in value:
             _pack_into(packer, item, parts, depth + 1)
-
-
-def _bin_header(size: int) -> bytes:
-    if size < 1 << 8:
-        return bytes([0xC4, size])
-    if size < 1 << 16:
-        return b"\xc5" + size.to_bytes(2, "big")
-    return b"\xc6" + size.to_bytes(4, "big")
 
 
 # ---------------------------------------------------------------- decoding
