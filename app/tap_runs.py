@@ -25,7 +25,7 @@ from app.models_tap import TAP_PHASE, LedgerDoc, TapSettings, TapTarget, TapTarg
 from app.redaction import redact_url
 from checks.core import HARNESS_VERSION, Gate, Outcome, truncate
 from checks.listen import split_host_port
-from checks.registry import find_record, find_suite
+from checks.registry import find_suite
 
 if TYPE_CHECKING:  # the tap's packages load where a tap is created or runs, not with every import of the app
     from checks.tap.run import TapSpec
@@ -36,16 +36,9 @@ EVIDENCE_CHARS = 2000  # of a violation's expected / actual, as stored in a clau
 
 def tap_kind(kind: str) -> str:
     """The registry's name of the kind a tap of `kind` (a full or short name) watches; ValueError without a tap."""
-    from checks.tap.kinds import TAP_KINDS
+    from checks.tap.kinds import tapped_kind
 
-    tapped = [name for name in TAP_KINDS if kind in find_record(name).names()]
-    try:
-        name = tapped[0] if tapped else find_record(kind).name
-    except LookupError as exc:
-        raise ValueError(str(exc)) from None
-    if name not in TAP_KINDS:
-        raise ValueError(f"{name} has no tap; taps: {', '.join(TAP_KINDS)}")
-    return name
+    return tapped_kind(kind)
 
 
 def target_tap(session: Session, target: Target) -> TapTarget | None:

@@ -95,8 +95,8 @@ TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
 }
 
 
-def tap_spec(kind: str, options: Mapping[str, str]) -> TapSpec:
-    """The tap for `kind` (a full or short name, e.g. plugrl or openai); ValueError when it has none."""
+def tapped_kind(kind: str) -> str:
+    """The registry's name of the kind a tap of `kind` (a full or short name) watches; ValueError without a tap."""
     # A short name shared by a server and a client kind (plugrl) means the server: a tap's upstream is one.
     tapped = [name for name in TAP_KINDS if kind in find_record(name).names()]
     try:
@@ -105,4 +105,9 @@ def tap_spec(kind: str, options: Mapping[str, str]) -> TapSpec:
         raise ValueError(str(exc)) from None
     if name not in TAP_KINDS:
         raise ValueError(f"{name} has no tap yet; taps: {', '.join(TAP_KINDS)}")
-    return TAP_KINDS[name](options)
+    return name
+
+
+def tap_spec(kind: str, options: Mapping[str, str]) -> TapSpec:
+    """The tap for `kind` (a full or short name, e.g. plugrl or openai); ValueError when it has none."""
+    return TAP_KINDS[tapped_kind(kind)](options)
