@@ -64,17 +64,18 @@ _FIXED_PAYLOAD = {
 
 
 def _fixed_header(head: int) -> tuple[int, int] | None:
-    """For a first byte that is the whole header: the payload bytes that follow and the objects it contains."""
+    """For a first byte that is the whole header: the bytes the object takes (header and payload) and the
+    objects it contains."""
     if head <= 0x7F or head >= 0xE0:
-        return 0, 0  # fixint
+        return 1, 0  # fixint
     if head <= 0x8F:
-        return 0, 2 * (head & 0x0F)  # fixmap
+        return 1, 2 * (head & 0x0F)  # fixmap
     if head <= 0x9F:
-        return 0, head & 0x0F  # fixarray
+        return 1, head & 0x0F  # fixarray
     if head <= 0xBF:
-        return head & 0x1F, 0  # fixstr: always decoded whole, and not counted against the text budget
+        return 1 + (head & 0x1F), 0  # fixstr: always decoded whole, and not counted against the text budget
     if head in _FIXED_PAYLOAD:
-        return _FIXED_PAYLOAD[head], 0
+        return 1 + _FIXED_PAYLOAD[head], 0
     return None
 
 
@@ -105,36 +106,41 @@ def scan(data: bytes, max_depth: int = MAX_DEPTH, max_objects: int = MAX_OBJECTS
         raise CodecError("an empty frame is not msgpack")
     found = Scanned([], [])
     text_bytes = 0
-    position = objects = 0
+    position = 0
+    objects = 1  # the top level; each container adds what it claims, checked against the bytes left
     left = 1  # objects still to read in the innermost open container (the top level holds one)
     enclosing: list[int] = []  # the same count for each container around it
-    while True:
-        if position >= size:
-            raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
-        objects += 1
-        if objects > max_objects:
-            raise CodecError(f"the message holds more than {max_objects} msgpack objects")
-        head = data[position]
-        position += 1
-        fixed = _FIXED_HEADERS[head]
-        if fixed is None:
-            position, count, text_bytes = _long_header(data, position, head, text_bytes, found)
-        else:
-            skip, count = fixed
-            position += skip
-        if position > size:
-            raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
-        if count:
-            if len(enclosing) >= max_depth:
-                raise CodecError(f"the message nests deeper than {max_depth} levels")
-            enclosing.append(left - 1)
-            left = count
-            continue
-        left -= 1
-        while not left and enclosing:  # the innermost container is complete: back to the one around it
-            left = enclosing.pop()
-        if not left:
-            break
+    fixed_headers = _FIXED_HEADERS
+    try:  # reading past the end raises IndexError: one check for every way a frame can be cut short
+        while True:
+            head = data[position]
+            fixed = fixed_headers[head]
+            if fixed is not None:
+                width, count = fixed
+                position += width
+            elif head == 0xC4 and position + 2 + data[position + 1] <= size:  # bin8: the keys of every array map
+                position += 2 + data[position + 1]
+                count = 0
+            else:
+                position, count, text_bytes = _long_header(data, position + 1, head, text_bytes, found)
+            if count:
+                objects += count
+                if objects > max_objects:
+                    raise CodecError(f"the message holds more than {max_objects} msgpack objects")
+                if len(enclosing) >= max_depth:
+                    raise CodecError(f"the message nests deeper than {max_depth} levels")
+                enclosing.append(left - 1)
+                left = count
+                continue
+            left -= 1
+            while not left and enclosing:  # the innermost container is complete: back to the one around it
+                left = enclosing.pop()
+            if not left:
+                break
+    except IndexError:
+        raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)") from None
+    if position > size:  # the last object's fixed payload runs past the end
+        raise CodecError(f"not msgpack: the frame ends inside a message ({size} bytes)")
     if position != size:
         raise CodecError(f"not msgpack: {size - position} bytes follow the message")
     return found

@@ -16,6 +16,10 @@ message) is never decoded whole: its UTF-8 is checked piece by piece and it
 becomes a `CutText` holding its head, so a 50 MB string costs a few KiB and
 leaves the rest of the message readable. Every decoding problem raises
 `CodecError` with a message that names it.
+
+A peer sends one message shape frame after frame. A frame of the last frame's size
+whose bytes outside its large bins are the last frame's is that shape again: what
+`scan` found for it still holds, so it is not scanned twice.
 """
 
 from __future__ import annotations
@@ -24,13 +28,13 @@ import codecs
 import math
 import re
 import struct
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgpack
 import numpy as np
 
 from checks.evidence import CutText
-from checks.msgpack_scan import EXTENSIONS, bin_header, scan
+from checks.msgpack_scan import EXTENSIONS, Span, bin_header, scan
 from checks.msgpack_scan import MAX_DEPTH as MAX_DEPTH
 from checks.msgpack_scan import MAX_OBJECTS as MAX_OBJECTS
 from checks.msgpack_scan import STR_CAP as STR_CAP
@@ -231,9 +235,9 @@ def _decode_ndarray(item: dict[Any, Any]) -> np.ndarray:
             f"ndarray data is {len(data)} bytes; shape {shape[:8]} of {dtype.str} needs {expected}", "array"
         )
     array = np.ndarray(shape, dtype, data)  # a view of the frame, its size checked above
-    flags = array.flags
-    flags.writeable = False  # read-only even where the frame was a bytearray
-    if not flags.aligned:  # numpy would work on it, slowly: one aligned copy, read-only like the view
+    if not (type(data) is bytes or data.readonly):  # type: ignore[union-attr]
+        array.flags.writeable = False  # read-only even where the frame was a bytearray
+    if dtype.alignment > 1 and not array.flags.aligned:  # numpy would work on it, slowly: one aligned copy
         array = array.copy()
         array.flags.writeable = False
     return array
@@ -285,22 +289,30 @@ def unpack(data: bytes, max_size: int = DEFAULT_MAX_FRAME) -> dict[str, Any]:
 
 
 def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
-    if len(data) > max_size:
-        raise CodecError(f"the frame is {len(data)} bytes, over the {max_size}-byte cap")
+    size = len(data)
+    if size > max_size:
+        raise CodecError(f"the frame is {size} bytes, over the {max_size}-byte cap")
     if data and not _starts_a_map(data[0]):
         # Refused before decoding, so a 50 MB top-level string costs nothing more.
         kind = _header_kind(data[0])
         if kind is None:
             raise CodecError(f"not msgpack: byte 0x{data[0]:02x} at offset 0 starts no object")
         raise CodecError(f"the top level is {kind}, not a map")
-    scanned = scan(data)
-    texts = [_cut_text(data, start, end) for _, start, end in scanned.cuts]
     frame = memoryview(data)
-    views = [frame[start:end] for _, start, end in scanned.views]
-    swapped = [(view, _VIEW_EXT) for view in scanned.views]  # in the frame's order, as scan found them
-    if scanned.cuts:
-        swapped = sorted(swapped + [(cut, _CUT_EXT) for cut in scanned.cuts])
-    payload = _without(data, swapped) if swapped else data
+    layout = _last_layout
+    if layout is not None and layout.fits(data):  # the same message shape as the last frame: no second scan
+        views = [frame[start:end] for _, start, end in layout.views]
+        payload, texts = layout.payload, []
+    else:
+        scanned = scan(data)
+        texts = [_cut_text(data, start, end) for _, start, end in scanned.cuts]
+        views = [frame[start:end] for _, start, end in scanned.views]
+        swapped = [(view, _VIEW_EXT) for view in scanned.views]  # in the frame's order, as scan found them
+        if scanned.cuts:
+            swapped = sorted(swapped + [(cut, _CUT_EXT) for cut in scanned.cuts])
+        payload = _without(data, swapped) if swapped else data
+        if scanned.views and not scanned.cuts:
+            _remember_layout(data, scanned.views, payload)
 
     def swapped_back(code: int, index: bytes) -> Any:  # scan refused every real ext: each one is a swap
         return (texts if code == _CUT_EXT else views)[_INDEX.unpack(index)[0]]
@@ -313,6 +325,41 @@ def _unpack(data: bytes, max_size: int) -> dict[str, Any]:
     # decoded again and converted the thorough way, which names the first fault in the message's order.
     converted: dict[str, Any] = _convert(_decode(payload, max_size, swapped_back, None))
     return converted
+
+
+class _Layout(NamedTuple):
+    """Where a frame's large bins lie, and its bytes around them. A peer sends the same message shape
+    frame after frame (only the arrays' bytes change); a frame of the same size whose bytes outside its
+    large bins are these is that shape: `scan` reads nothing else, so it would find what it found."""
+
+    size: int
+    views: list[Span]
+    around: list[tuple[int, int, bytes]]  # (start, end, bytes) of each stretch between large bins
+    payload: bytes  # the frame with its large bins swapped out, as `_without` made it
+
+    def fits(self, data: bytes) -> bool:
+        if len(data) != self.size:
+            return False
+        for start, end, kept in self.around:
+            if data[start:end] != kept:
+                return False
+        return True
+
+
+_last_layout: _Layout | None = None
+_LAYOUT_BYTES = 4096  # a message whose small parts are larger is scanned every time
+
+
+def _remember_layout(data: bytes, views: list[Span], payload: bytes) -> None:
+    global _last_layout  # one slot, replaced whole: threads see the old layout or the new one
+    if len(payload) > _LAYOUT_BYTES:
+        return
+    around, kept = [], 0
+    for _, start, end in views:
+        around.append((kept, start, bytes(data[kept:start])))
+        kept = end
+    around.append((kept, len(data), bytes(data[kept:])))
+    _last_layout = _Layout(len(data), views, around, payload)
 
 
 def _decode(payload: bytes, max_size: int, ext_hook: Any, object_hook: Any) -> Any:

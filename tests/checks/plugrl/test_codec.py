@@ -253,3 +253,24 @@ def test_maps_that_only_look_like_arrays_decode_as_maps() -> None:
     decoded = unpack(raw({"x": {"nd": 1}, "y": {b"nd": 2, "kind": 3}, "big": [b"z" * 70_000]}))
     assert decoded == {"x": {"nd": 1}, "y": {b"nd": 2, "kind": 3}, "big": [b"z" * 70_000]}
     assert type(decoded["big"][0]) is bytes
+
+
+def test_frames_of_the_last_shape_decode_their_own_arrays_and_a_changed_header_is_scanned_again():
+    # A stream repeats one message shape; the codec remembers it, so this checks the memory is never stale.
+    first = np.zeros((256, 512), dtype=np.uint8)
+    second = np.full((256, 512), 7, dtype=np.uint8)
+    assert np.array_equal(unpack(pack({"obs": first, "step": 1}))["obs"], first)
+    decoded = unpack(pack({"obs": second, "step": 2}))
+    assert np.array_equal(decoded["obs"], second) and decoded["step"] == 2
+    # The same size, one header byte changed: the shape claims 256 x 513, which its data does not hold.
+    frame = bytearray(pack({"obs": second, "step": 2}))
+    at = frame.rindex(b"\xcd\x02\x00")  # the shape's 512, a uint16
+    frame[at + 2] = 0x01
+    with pytest.raises(CodecError, match="needs"):
+        unpack(bytes(frame))
+    # A frame of the remembered size whose bin length runs into the bytes after it.
+    lying = bytearray(pack({"obs": second, "step": 2}))
+    start = lying.index(b"\xc6")
+    lying[start + 1 : start + 5] = struct.pack(">I", 256 * 512 + 1)
+    with pytest.raises(CodecError):
+        unpack(bytes(lying))
