@@ -60,7 +60,7 @@ class ProcessQueue:
             return False
         if self.offered_bytes - self.taken_bytes.value + copy.size > self.max_bytes:
             return False
-        self.copies.put_nowait(copy)
+        self.copies.put_nowait(copy, copy.size)
         self.offered_items += 1
         self.offered_bytes += copy.size
         return True

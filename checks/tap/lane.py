@@ -4,10 +4,13 @@ A multiprocessing queue pickles and writes in a feeder thread, which then compet
 for the GIL on every message. Here `put_nowait` pickles in place (protocol 5: a large payload kept
 as a bytearray goes out of band, not copied into the pickle) and writes what the pipe takes at once;
 the rest waits in a deque and goes out when the pipe is writable again (the loop watches it), so a
-put never waits. The judging process reads frames back with `get`.
+put never waits. Copies of small messages go out together, at most `BATCH_SECONDS` late or once
+`BATCH_BYTES` of them wait: one pickle and one write for many, and the judging process wakes a few
+hundred times a second instead of once a message, which leaves the cores to the relay and its peers.
+The judging process reads frames back with `get`, one item at a time.
 
-A frame: header length and buffer count (two uint32), each buffer's length (uint64), the pickle, then
-the buffers.
+A frame (a list of items): header length and buffer count (two uint32), each buffer's length (uint64), the
+pickle, then the buffers.
 """
 
 from __future__ import annotations
@@ -27,8 +30,11 @@ from collections import deque
 from typing import Any
 
 PIPE_SIZE = 1024 * 1024  # Linux's default maximum for an unprivileged process
-READ_SIZE = 1024 * 1024
+READ_SIZE = 64 * 1024  # what a read takes at once; a large buffer is then read straight into its own memory
 IOV_MAX = 512
+BATCH_SECONDS = 0.0005
+BATCH_BYTES = 64 * 1024
+MID_FRAME_SECONDS = 10.0  # the rest of a begun frame comes within this, or its writer is gone
 COUNTS = struct.Struct("!II")
 LENGTH = struct.Struct("!Q")
 
@@ -52,25 +58,33 @@ class CopyLane:
         self._pending: deque[memoryview] = deque()
         self._lock = threading.Lock()  # `put` from a stopping thread may meet the loop's flush
         self._watched: asyncio.AbstractEventLoop | None = None
+        self._batch: list[Any] = []  # items not framed yet, and their bytes
+        self._batch_bytes = 0
+        self._timer: asyncio.TimerHandle | None = None  # sends the batch when it fires
+        self._closed = False
         self._inbox = bytearray()
+        self._ready: deque[Any] = deque()  # items of the last frame read, not taken yet
+        self._cut = False  # a frame ended early: nothing more can be read
 
     # ------------------------------------------------------------ the writer's side
 
-    def put_nowait(self, item: Any) -> None:
-        parts = frame_of(item)
+    def put_nowait(self, item: Any, size: int = 0) -> None:
+        """Send `item` (of `size` bytes) with the batch it joins; never waits, and drops it once closed."""
         with self._lock:
-            queued = bool(self._pending)
-            self._pending.extend(parts)
-            if not queued:
-                self._write()
-            if self._pending and self._watched is None:
-                self._watch()
+            if self._closed:
+                return
+            self._batch.append(item)
+            self._batch_bytes += size
+            if self._batch_bytes < BATCH_BYTES and (self._timer is not None or self._start_timer()):
+                return  # the timer sends it
+            self._send_batch()
 
     def put(self, item: Any, timeout: float = 5.0) -> None:
         """Queue `item` after everything before it and wait (up to `timeout`) until the pipe took it all."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            self._pending.extend(frame_of(item))
+            self._batch.append(item)
+            self._frame_batch()
         while time.monotonic() < deadline:
             with self._lock:
                 self._write()
@@ -82,7 +96,9 @@ class CopyLane:
     def close(self) -> None:
         """Drop what is pending and close both ends (the judging process is gone); from any thread."""
         with self._lock:
+            self._closed = True  # a timer still to fire, or a late put, sends nothing to a reused descriptor
             self._pending.clear()
+            self._batch.clear()
             loop, self._watched = self._watched, None
         if loop is None:
             self._close_fds()
@@ -100,6 +116,36 @@ class CopyLane:
         for fd in (self._read_fd, self._write_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+    def _start_timer(self) -> bool:
+        """Send the batch in `BATCH_SECONDS` (the lock held); False with no event loop in this thread."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        self._timer = loop.call_later(BATCH_SECONDS, self._timed_out)
+        return True
+
+    def _timed_out(self) -> None:
+        with self._lock:
+            self._timer = None
+            if not self._closed:
+                self._send_batch()
+
+    def _frame_batch(self) -> None:
+        """The batch becomes one frame at the end of what is pending (the lock held)."""
+        if self._batch:
+            self._pending.extend(frame_of(self._batch))
+            self._batch, self._batch_bytes = [], 0
+
+    def _send_batch(self) -> None:
+        """Frame the batch and write what the pipe takes now; the loop watches the pipe for the rest."""
+        queued = bool(self._pending)
+        self._frame_batch()
+        if not queued:
+            self._write()
+        if self._pending and self._watched is None:
+            self._watch()
 
     def _watch(self) -> None:
         try:
@@ -140,8 +186,13 @@ class CopyLane:
 
     def get(self, timeout: float) -> Any:
         """The next item, waiting up to `timeout` seconds; `queue.Empty` when none came."""
+        if self._ready:
+            return self._ready.popleft()
+        if self._cut:
+            time.sleep(timeout)
+            raise queue.Empty
         deadline = time.monotonic() + timeout
-        while (item := self._parse()) is None:
+        while (items := self._parse()) is None:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([self._read_fd], [], [], remaining)[0]:
                 raise queue.Empty
@@ -149,7 +200,8 @@ class CopyLane:
             if not data:
                 raise queue.Empty
             self._inbox += data
-        return item
+        self._ready.extend(items)
+        return self._ready.popleft()  # a frame holds at least one item
 
     def _parse(self) -> Any:
         inbox = self._inbox
@@ -160,14 +212,31 @@ class CopyLane:
         if len(inbox) < offset:
             return None
         sizes = [LENGTH.unpack_from(inbox, COUNTS.size + n * LENGTH.size)[0] for n in range(count)]
-        if len(inbox) < offset + header_size + sum(sizes):
+        if len(inbox) < offset + header_size:
             return None
         with memoryview(inbox) as view:
             header = bytes(view[offset : offset + header_size])
             offset += header_size
             buffers = []
-            for size in sizes:
-                buffers.append(bytearray(view[offset : offset + size]))
-                offset += size
+            for size in sizes:  # what the inbox holds of each, then the rest read into it directly
+                buffer = bytearray(size)
+                have = min(size, len(inbox) - offset)
+                buffer[:have] = view[offset : offset + have]
+                offset += have
+                self._read_into(memoryview(buffer)[have:])
+                buffers.append(buffer)
         del inbox[:offset]
-        return pickle.loads(header, buffers=buffers)
+        items: list[Any] = pickle.loads(header, buffers=buffers)
+        return items
+
+    def _read_into(self, view: memoryview) -> None:
+        """Fill `view` from the pipe: the rest of a frame the writer has begun (it writes frames whole, in order)."""
+        while view:
+            if not select.select([self._read_fd], [], [], MID_FRAME_SECONDS)[0]:
+                self._cut = True  # the writer stopped in the middle of a frame: what follows is not a frame
+                raise queue.Empty
+            read = os.readv(self._read_fd, [view])
+            if not read:
+                self._cut = True
+                raise queue.Empty
+            view = view[read:]

@@ -40,7 +40,7 @@ def unmask(data: bytes | bytearray, key: bytes) -> bytes | bytearray:
     words, rest = divmod(len(data), 4)
     head = np.frombuffer(data, dtype=np.uint32, count=words) ^ np.frombuffer(key, dtype=np.uint32)[0]
     tail = bytes(b ^ key[i] for i, b in enumerate(data[words * 4 :]))
-    return bytes(head.tobytes()) + tail
+    return b"".join((head, tail))  # one copy, straight from the XOR's result
 
 
 @dataclass
@@ -109,17 +109,43 @@ class _Arriving:
 
     first: int  # the head's first byte: FIN, RSV1, opcode
     key: bytes
-    payload: bytearray
-    filled: int
+    payload: bytearray  # what arrived so far: it grows by each chunk, never zero-filled ahead
+    length: int
+
+
+def _frame_head(data: bytearray | memoryview, at: int) -> tuple[int, bytes, int, int] | None:
+    """The frame head at `at`: its first byte, mask key, where its payload starts and its length; None if cut."""
+    left = len(data) - at
+    if left < 2:
+        return None
+    first, second = data[at], data[at + 1]
+    length, offset = second & 0x7F, 2
+    if length == 126:
+        if left < 4:
+            return None
+        length, offset = struct.unpack_from("!H", data, at + 2)[0], 4
+    elif length == 127:
+        if left < 10:
+            return None
+        length, offset = struct.unpack_from("!Q", data, at + 2)[0], 10
+    key = b""
+    if second & 0x80:
+        if left < offset + 4:
+            return None
+        key, offset = bytes(data[at + offset : at + offset + 4]), offset + 4
+    return first, key, at + offset, length
 
 
 @dataclass
 class FrameReader:
-    """Feed it one direction's bytes in order; it returns the head once, then each complete message."""
+    """Feed it one direction's bytes in order; it returns the head once, then each complete message.
+
+    Bytes are kept only where a frame is cut: a chunk is read where it lies, and a large payload is
+    gathered straight into a buffer of its own (one copy of each byte)."""
 
     head: Head | None = None
     broken: str = ""  # why the stream stopped being readable as WebSocket (the bytes still flow)
-    _buffer: bytearray = field(default_factory=bytearray)
+    _buffer: bytearray = field(default_factory=bytearray)  # the start of a frame cut by the chunk's end
     _message: WsMessage | None = None
     _arriving: _Arriving | None = None
 
@@ -127,12 +153,14 @@ class FrameReader:
         if self.broken:
             return []
         found: list[Head | WsMessage] = []
+        chunk = memoryview(data)
         if self._arriving is not None:
-            data = self._fill(memoryview(data), found)
+            chunk = self._fill(chunk, found)
             if self._arriving is not None:
                 return found
-        self._buffer += data
         if self.head is None:
+            self._buffer += chunk
+            chunk = chunk[:0]
             end = self._buffer.find(b"\r\n\r\n")
             if end < 0:
                 if len(self._buffer) > HEAD_LIMIT:
@@ -141,54 +169,41 @@ class FrameReader:
             self.head = parse_head(bytes(self._buffer[: end + 4]))
             del self._buffer[: end + 4]
             found.append(self.head)
-        while (frame := self._next_frame()) is not None:
-            found.append(frame)
+        if self._buffer:  # a cut frame waits: the chunk continues it
+            self._buffer += chunk
+            with memoryview(self._buffer) as buffered:
+                used = self._read_frames(buffered, found)
+            del self._buffer[:used]
+        else:
+            used = self._read_frames(chunk, found)
+            self._buffer += chunk[used:]
         return found
 
-    def _next_frame(self) -> WsMessage | None:
-        """The next complete message or control frame in the buffer, if there is one."""
-        while True:
-            buffer = self._buffer
-            if len(buffer) < 2:
-                return None
-            first, second = buffer[0], buffer[1]
-            length, offset = second & 0x7F, 2
-            if length == 126:
-                if len(buffer) < 4:
-                    return None
-                length, offset = struct.unpack_from("!H", buffer, 2)[0], 4
-            elif length == 127:
-                if len(buffer) < 10:
-                    return None
-                length, offset = struct.unpack_from("!Q", buffer, 2)[0], 10
-            key = b""
-            if second & 0x80:
-                if len(buffer) < offset + 4:
-                    return None
-                key, offset = bytes(buffer[offset : offset + 4]), offset + 4
-            if len(buffer) < offset + length:
+    def _read_frames(self, data: memoryview, found: list[Head | WsMessage]) -> int:
+        """Take the complete messages and control frames at the start of `data` into `found`; the bytes used."""
+        position = 0
+        while self._arriving is None and (head := _frame_head(data, position)) is not None:
+            first, key, start, length = head
+            end = start + length
+            if end > len(data):
                 if length >= LARGE:  # gather the rest straight into the payload's own buffer
-                    payload = Payload(length)
-                    payload[: len(buffer) - offset] = buffer[offset:]
-                    self._arriving = _Arriving(first, key, payload, len(buffer) - offset)
-                    buffer.clear()
-                return None
-            with memoryview(buffer) as view:  # one copy of the payload, not a slice and then a copy of it
-                copy = Payload if length >= LARGE else bytes
-                raw = copy(view[offset : offset + length])
-            del buffer[: offset + length]
+                    self._arriving = _Arriving(first, key, Payload(data[start:]), length)
+                    return len(data)
+                break
+            raw = (Payload if length >= LARGE else bytes)(data[start:end])
+            position = end
             done = self._take(first, raw, key)
             if done is not None:
-                return done
+                found.append(done)
+        return position
 
     def _fill(self, data: memoryview, found: list[Head | WsMessage]) -> memoryview:
-        """Copy into the arriving payload what belongs to it; the bytes after it, if it is complete."""
+        """Add to the arriving payload what belongs to it; the bytes after it, if it is complete."""
         arriving = self._arriving
         assert arriving is not None
-        take = min(len(arriving.payload) - arriving.filled, len(data))
-        arriving.payload[arriving.filled : arriving.filled + take] = data[:take]
-        arriving.filled += take
-        if arriving.filled == len(arriving.payload):
+        take = min(arriving.length - len(arriving.payload), len(data))
+        arriving.payload += data[:take]
+        if len(arriving.payload) == arriving.length:
             self._arriving = None
             done = self._take(arriving.first, arriving.payload, arriving.key)
             if done is not None:
