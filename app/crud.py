@@ -52,9 +52,17 @@ MAX_EXPECTED_FAILURES = 1000
 class TargetInvalid(Exception):
     """Input that cannot be saved; `errors` are `{"loc": [...], "msg": str}` with field paths."""
 
+    status_code = 422
+
     def __init__(self, errors: list[dict[str, Any]]) -> None:
         super().__init__("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors))
         self.errors = errors
+
+
+class RunConflict(TargetInvalid):
+    """A run the target cannot have now (a tap already watching): the API answers 409, not 422."""
+
+    status_code = 409
 
 
 def _error(loc: Sequence[str | int], msg: str) -> dict[str, Any]:
@@ -386,6 +394,7 @@ def enqueue_run(
     suite = find_suite(target.kind)
     if suite is None:
         raise TargetInvalid([_error(["kind"], f"{target.kind} is unavailable on this server")])
+    _refuse_second_tap(session, target)
     errors: list[dict[str, Any]] = []
     selected: list[str] = []
     try:
@@ -430,6 +439,16 @@ def enqueue_run(
     session.commit()
     session.refresh(run)
     return run
+
+
+def _refuse_second_tap(session: Session, target: Target) -> None:
+    """A tap target watches one stream at a time: a second run would contend for its listen address and clients."""
+    if target.id is None or session.get(TapTarget, target.id) is None:
+        return
+    live = live_run_ids(session, target)
+    if live:
+        message = f"{target.name} is a tap and run {min(live)} is already watching it; stop that run first"
+        raise RunConflict([_error(["target"], message)])
 
 
 def _expected_total(suite: Suite) -> int:

@@ -98,7 +98,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(TargetInvalid)
     async def _target_invalid(_request: Request, exc: TargetInvalid) -> JSONResponse:
         detail = [{"loc": ["body", *e["loc"]], "msg": e["msg"], "type": "value_error"} for e in exc.errors]
-        return JSONResponse({"detail": detail}, status_code=422)
+        return JSONResponse({"detail": detail}, status_code=exc.status_code)
 
 
 def _url_host(host: str) -> str:

@@ -76,6 +76,6 @@ def start_run(request: Request, session: SessionDep, target: TargetDep, runner: 
             "messages": [e["msg"] for e in exc.errors],
             "back": f"/targets/{target.name}",
         }
-        return templates.TemplateResponse(request, "message.html", context, status_code=422)
+        return templates.TemplateResponse(request, "message.html", context, status_code=exc.status_code)
     runner.wake()
     return RedirectResponse(f"/runs/{run.id}", status_code=303)

@@ -263,3 +263,27 @@ def test_with_a_forked_judging_process_a_zoo_server_is_flagged_as_with_a_thread(
     finally:
         background_loop.run(server.close())
     assert any(v.get("plugrl.4.3.env-ids-order") == "fail" for v in verdicts), verdicts
+
+
+def test_a_tap_watches_once_at_a_time_and_its_fixed_address_is_free_again_after_a_stop(
+    client: TestClient, reference_server: Any, background_loop: BackgroundLoop
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a free port for the tap target's fixed listen address
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    tap_target(client, "fixed", reference_server(stop_after=30), listen=f"127.0.0.1:{port}")
+    first, url = start_tap(client, "fixed")
+    assert url == f"ws://127.0.0.1:{port}"
+    second = client.post("/api/v1/targets/fixed/runs", json={})
+    assert second.status_code == 409, second.text
+    assert f"run {first} is already watching it" in second.json()["detail"][0]["msg"]
+    page = client.post("/targets/fixed/run", follow_redirects=False)
+    assert page.status_code == 409 and "already watching" in page.text
+    stop(client, first)
+    again, url = start_tap(client, "fixed")  # the stopped tap let go of its address
+    assert again != first and url == f"ws://127.0.0.1:{port}"
+    assert drive(background_loop, url) == "stop"  # the reference pair talks through the new run
+    ended = stop(client, again)
+    assert (ended["status"], ended["outcome"]) == ("finished", "pass"), ended
