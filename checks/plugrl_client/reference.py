@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidMessage, InvalidStatus
 
 from checks.errors import Malformed, PeerClosed, Refused
 from checks.plugrl.codec import EVIDENCE_BYTES, CodecError, pack, unpack
@@ -155,7 +155,8 @@ class ReferenceClient:
         """
         try:
             ws = await connect(self.url, open_timeout=5, ping_interval=None, **self.connect_options())
-        except (OSError, InvalidStatus, TimeoutError) as exc:
+        except (OSError, InvalidStatus, InvalidMessage, TimeoutError) as exc:
+            # InvalidMessage: closed before any HTTP answer, as a proxy (a tap) does when the server behind it is gone.
             raise Refused(f"could not connect to {self.url}: {exc}") from None
         self.fed_back = {}
         try:

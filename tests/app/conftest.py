@@ -157,3 +157,16 @@ def reference_target(client: TestClient, reference_server: Callable[..., str]) -
         return make_target(client, name, "plugrl-server", url, options=options or QUICK_PLUGRL)
 
     return create
+
+
+@pytest.fixture
+def cluster(postgres_url: str) -> Iterator[Any]:
+    """Service and worker subprocesses on a fresh PostgreSQL database (`tests.app.cluster`), reaped after."""
+    from contextlib import ExitStack
+
+    from app.db import upgrade_database
+    from tests.app.cluster import Cluster
+
+    upgrade_database(postgres_url)
+    with ExitStack() as stack:
+        yield Cluster(postgres_url, stack)

@@ -7,120 +7,22 @@ through settings so the whole file stays within a couple of minutes.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from app.db import upgrade_database
-from tests.app.helpers import free_port, wait_for_run, wait_until
+from tests.app.cluster import Cluster, fake_target, start_run, wait_workers
+from tests.app.helpers import wait_for_run, wait_until
 
 pytestmark = pytest.mark.postgres
-
-ROOT = Path(__file__).resolve().parents[2]
-WITH_FAKE = (
-    "import sys; from tests.app.fakesuite import register; register(); "
-    "from app.cli import main; sys.exit(main(sys.argv[1:]))"
-)
-QUICK = {
-    "RLCONFORM_LEASE_SECONDS": "2",
-    "RLCONFORM_WORKER_HEARTBEAT": "0.5",
-    "RLCONFORM_POLL_INTERVAL": "0.5",
-    "RLCONFORM_SHUTDOWN_GRACE": "1",
-    "RLCONFORM_OPS_TICK_CRON": "* * * * * *",
-    "RLCONFORM_SCHEDULE_TICK_CRON": "* * * * * *",  # a 6th field counts seconds: every second, the default
-    "RLCONFORM_WEBHOOK_BACKOFF": "0.5",
-    "RLCONFORM_DEMO": "false",
-    "RLCONFORM_SERVICE_LABELS": "",
-}
-
-
-def _env(database_url: str, **extra: str) -> dict[str, str]:
-    env = os.environ | QUICK | {"RLCONFORM_DATABASE_URL": database_url} | extra
-    env.pop("RLCONFORM_API_TOKEN", None)
-    return env
-
-
-class Cluster:
-    """Service and worker subprocesses on one database; all reaped at the end."""
-
-    def __init__(self, database_url: str, stack: ExitStack) -> None:
-        self.database_url, self.stack = database_url, stack
-
-    def _start(self, args: list[str], **extra: str) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen(
-            [sys.executable, "-c", WITH_FAKE, *args],
-            cwd=ROOT,
-            env=_env(self.database_url, **extra),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        self.stack.callback(_reap, process)
-        return process
-
-    def service(self, **extra: str) -> httpx.Client:
-        port = free_port()
-        process = self._start(["serve", "--host", "127.0.0.1", "--port", str(port)], **extra)
-        client = self.stack.enter_context(httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10))
-
-        def healthy() -> bool:
-            assert process.poll() is None, "serve exited"
-            try:
-                return client.get("/healthz").status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_until(healthy, timeout=30, what="the service answering")
-        return client
-
-    def worker(self, *labels: str, concurrency: int = 2, **extra: str) -> subprocess.Popen[bytes]:
-        args = ["worker", "--concurrency", str(concurrency)]
-        for label in labels:
-            args += ["--label", label]
-        return self._start(args, **extra)
-
-
-def _reap(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.kill()
-    process.wait(timeout=10)
-
-
-@pytest.fixture
-def cluster(postgres_url: str) -> Iterator[Cluster]:
-    upgrade_database(postgres_url)
-    with ExitStack() as stack:
-        yield Cluster(postgres_url, stack)
-
-
-def _target(client: httpx.Client, name: str, label: str, **options: Any) -> None:
-    body = {"name": name, "kind": "fake", "url": "ws://127.0.0.1:9", "worker_label": label, "options": options}
-    assert client.post("/api/v1/targets", json=body).status_code == 201
-
-
-def _start_run(client: httpx.Client, name: str) -> int:
-    response = client.post(f"/api/v1/targets/{name}/runs", json={})
-    assert response.status_code == 202, response.text
-    return int(response.json()["id"])
-
-
-def _workers(client: httpx.Client) -> list[dict[str, Any]]:
-    return client.get("/api/v1/workers").json()["workers"]
-
-
-def _wait_workers(client: httpx.Client, count: int) -> None:
-    wait_until(lambda: len(_workers(client)) >= count, timeout=30, what=f"{count} live workers")
 
 
 def _results(client: httpx.Client, run_id: int) -> list[tuple[str, str, str]]:
@@ -146,11 +48,11 @@ def test_runs_go_only_to_workers_of_their_label_and_the_dashboard_warns_on_an_un
     client = cluster.service()
     cluster.worker("alpha")
     cluster.worker("beta")
-    _wait_workers(client, 2)
-    _target(client, "on-alpha", "alpha")
-    _target(client, "on-beta", "beta")
-    _target(client, "nowhere", "gamma")
-    runs = {name: _start_run(client, name) for name in ("on-alpha", "on-beta", "nowhere")}
+    wait_workers(client, 2)
+    fake_target(client, "on-alpha", "alpha")
+    fake_target(client, "on-beta", "beta")
+    fake_target(client, "nowhere", "gamma")
+    runs = {name: start_run(client, name) for name in ("on-alpha", "on-beta", "nowhere")}
     for name, label in (("on-alpha", "alpha"), ("on-beta", "beta")):
         assert wait_for_run(client, runs[name])["outcome"] == "pass"
         assert _run_row(cluster.database_url, runs[name])["worker"].endswith(f":worker:{label}")
@@ -165,9 +67,9 @@ def test_runs_go_only_to_workers_of_their_label_and_the_dashboard_warns_on_an_un
 def test_a_worker_killed_mid_run_loses_nothing_another_worker_finishes_the_run(cluster: Cluster) -> None:
     client = cluster.service()
     first = cluster.worker("k")
-    _wait_workers(client, 1)
-    _target(client, "slow", "k", delay=0.5)
-    run_id = _start_run(client, "slow")
+    wait_workers(client, 1)
+    fake_target(client, "slow", "k", delay=0.5)
+    run_id = start_run(client, "slow")
     # Kill once the first phase finished and the second is under way.
     wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 3, timeout=30)
     before = _results(client, run_id)
@@ -188,9 +90,9 @@ def test_a_worker_killed_mid_run_loses_nothing_another_worker_finishes_the_run(c
 def test_a_draining_worker_hands_its_run_back_and_another_resumes_it(cluster: Cluster) -> None:
     client = cluster.service()
     first = cluster.worker("d")
-    _wait_workers(client, 1)
-    _target(client, "long", "d", delay=0.8)
-    run_id = _start_run(client, "long")
+    wait_workers(client, 1)
+    fake_target(client, "long", "d", delay=0.8)
+    run_id = start_run(client, "long")
     wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 2, timeout=30)
     first.send_signal(signal.SIGTERM)
     assert first.wait(timeout=20) == 0  # drained: waited its grace, handed the run back, exited cleanly
@@ -206,9 +108,9 @@ def test_a_draining_worker_hands_its_run_back_and_another_resumes_it(cluster: Cl
 def test_cancel_stops_a_running_run_within_a_second_and_keeps_its_clauses(cluster: Cluster) -> None:
     client = cluster.service()
     cluster.worker("c")
-    _wait_workers(client, 1)
-    _target(client, "cancel-me", "c", delay=1.0)
-    run_id = _start_run(client, "cancel-me")
+    wait_workers(client, 1)
+    fake_target(client, "cancel-me", "c", delay=1.0)
+    run_id = start_run(client, "cancel-me")
     wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 1, timeout=30)
     began = time.monotonic()
     run = client.post(f"/api/v1/runs/{run_id}/cancel").json()
@@ -224,9 +126,9 @@ def test_schedules_fire_once_per_slot_with_two_services_and_two_workers(cluster:
     cluster.service()
     cluster.worker("s")
     cluster.worker("s")
-    _wait_workers(client, 2)
-    _target(client, "ticking", "s")
-    _target(client, "spread", "s")
+    wait_workers(client, 2)
+    fake_target(client, "ticking", "s")
+    fake_target(client, "spread", "s")
     assert client.put("/api/v1/targets/ticking/schedule", json={"cron": "* * * * * */2"}).status_code == 200
     assert client.put("/api/v1/targets/spread/schedule", json={"interval_seconds": 3}).status_code == 200
     time.sleep(10)
@@ -278,10 +180,10 @@ def flaky_receiver(failures: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
 def test_a_webhook_failing_twice_is_retried_until_delivered(cluster: Cluster) -> None:
     client = cluster.service()
     cluster.worker("w", RLCONFORM_PUBLIC_URL="http://dash.example")  # the worker ending the run writes the body
-    _target(client, "noisy", "w", fail=["fake.2.orders"])
+    fake_target(client, "noisy", "w", fail=["fake.2.orders"])
     with flaky_receiver(failures=2) as (url, received):
         assert client.post("/api/v1/targets/noisy/webhooks", json={"url": url}).status_code == 201
-        wait_for_run(client, _start_run(client, "noisy"))
+        wait_for_run(client, start_run(client, "noisy"))
         deliveries = "/api/v1/targets/noisy/webhooks/deliveries"
         wait_until(lambda: client.get(deliveries).json()[0]["state"] == "delivered", timeout=30, what="delivery")
     [delivery] = client.get(deliveries).json()
