@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 import pydantic
-from sqlalchemy import delete, func, update
+from sqlalchemy import delete, update
 from sqlmodel import Session, col, select
 
 from app.models import (
@@ -321,7 +321,7 @@ def update_target(session: Session, target: Target, data: TargetUpdate, allowed_
     return target
 
 
-def _delete_runs(session: Session, run_ids: Sequence[int | None]) -> None:
+def delete_runs(session: Session, run_ids: Sequence[int | None]) -> None:
     if not run_ids:
         return
     session.exec(delete(ClauseResultRow).where(col(ClauseResultRow.run_id).in_(run_ids)))
@@ -343,7 +343,7 @@ def live_run_ids(session: Session, target: Target) -> list[int]:
 def delete_target(session: Session, target: Target) -> None:
     """Delete the target with its runs, results and transcripts (cancel live runs first: `Runner.delete_target`)."""
     run_ids = list(session.exec(select(Run.id).where(Run.target_id == target.id)))
-    _delete_runs(session, run_ids)
+    delete_runs(session, run_ids)
     webhook_ids = list(session.exec(select(Webhook.id).where(Webhook.target_id == target.id)))
     if webhook_ids:
         session.exec(delete(WebhookDelivery).where(col(WebhookDelivery.webhook_id).in_(webhook_ids)))
@@ -490,25 +490,3 @@ def runs_public(session: Session, runs: Sequence[Run]) -> list[RunPublic]:
     rows = session.exec(select(Target.id, Target.name).where(col(Target.id).in_(ids))).all() if ids else []
     names = {target_id: name for target_id, name in rows}
     return [run_public(run, names.get(run.target_id, "?")) for run in runs]
-
-
-def prune_runs(session: Session, target_id: int, keep: int, *, commit: bool = True) -> int:
-    """Delete the target's oldest ended runs beyond `keep`; returns how many went."""
-    ended = [str(s) for s in ENDED_STATUSES]
-    total = session.exec(
-        select(func.count()).select_from(Run).where(Run.target_id == target_id, col(Run.status).in_(ended))
-    ).one()
-    if total <= keep:
-        return 0
-    old_ids = list(
-        session.exec(
-            select(Run.id)
-            .where(Run.target_id == target_id, col(Run.status).in_(ended))
-            .order_by(col(Run.created_at), col(Run.id))
-            .limit(total - keep)
-        )
-    )
-    _delete_runs(session, old_ids)
-    if commit:
-        session.commit()
-    return len(old_ids)

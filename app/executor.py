@@ -74,7 +74,7 @@ class Executor:
     lease_seconds: float = 60.0
     requeue: leases.Requeue | None = None  # how a handed-back run goes back to the queue
     tap_flush_seconds: float = 2.0  # how often a hosted tap writes its counters (`app.tap_host`)
-    tap_judging: str = "thread"  # where a hosted tap judges: "thread" or "process"
+    tap_judging: str = "process"  # where a hosted tap judges: "process" (spawned) or "thread"
     _writer: GroupWriter | None = None
 
     @property

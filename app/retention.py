@@ -14,14 +14,14 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import delete, insert
+from sqlalchemy import delete, func, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import crud
 from app.db import release_free_pages, vacuum_retained_tables
 from app.history import conformance_runs
-from app.models import Run, RunStatus, Target, TranscriptRow
+from app.models import ENDED_STATUSES, Run, RunStatus, Target, TranscriptRow
 from checks.core import Outcome, Verdict
 
 log = logging.getLogger("rlconform")
@@ -90,7 +90,7 @@ def apply_to_target(session: Session, target_id: int, retention_runs: int, whole
 
     Returns (runs deleted, transcripts summarised).
     """
-    pruned = crud.prune_runs(session, target_id, retention_runs, commit=False)
+    pruned = prune_runs(session, target_id, retention_runs, commit=False)
     summarised = summarise_runs(session, runs_to_summarise(session, target_id, whole_passing))
     return pruned, summarised
 
@@ -126,3 +126,25 @@ def sweep(engine: Engine, retention_runs: int, whole_passing: int) -> SweepResul
             result.pages_freed,
         )
     return result
+
+
+def prune_runs(session: Session, target_id: int, keep: int, *, commit: bool = True) -> int:
+    """Delete the target's oldest ended runs beyond `keep`; returns how many went."""
+    ended = [str(s) for s in ENDED_STATUSES]
+    total = session.exec(
+        select(func.count()).select_from(Run).where(Run.target_id == target_id, col(Run.status).in_(ended))
+    ).one()
+    if total <= keep:
+        return 0
+    old_ids = list(
+        session.exec(
+            select(Run.id)
+            .where(Run.target_id == target_id, col(Run.status).in_(ended))
+            .order_by(col(Run.created_at), col(Run.id))
+            .limit(total - keep)
+        )
+    )
+    crud.delete_runs(session, old_ids)
+    if commit:
+        session.commit()
+    return len(old_ids)

@@ -81,7 +81,9 @@ class Settings(BaseSettings):
     max_attempts: int = Field(3, ge=1, description="Executions of a run before it ends `interrupted`.")
     tap_flush_seconds: float = Field(2.0, gt=0, le=3600, description="How often a tap run writes its counters.")
     tap_judging: Literal["thread", "process"] = Field(
-        "thread", description="Where a hosted tap judges: a thread of the worker, or a forked judging process."
+        "process",
+        description="Where a hosted tap judges: a judging process of its own (spawned), so judging never holds the "
+        "GIL the relay needs, or a thread of the worker.",
     )
     worker_heartbeat: float = Field(10.0, gt=0, description="Seconds between a worker's heartbeats.")
     poll_interval: float = Field(5.0, gt=0, description="Workers' fallback poll for jobs (LISTEN/NOTIFY is first).")

@@ -3,10 +3,10 @@
 The run holds its lease like any run; it stays `running` while it watches. Every `flush_seconds` the
 open window's counters are written (`app.tap_runs`); a window that rolled over becomes a finished run
 of its own. Cancelling the run stops the tap: the open window's clauses are stored and the run ends
-`finished` with that window's outcome. By default the judges run in a thread of this process, where
-they share the GIL with the relay and the service (bench/tap_service.py measures what that costs);
-`RLCONFORM_TAP_JUDGING=process` forks a judging process as the standalone tap does, which a worker
-holding database connections and threads does at its own risk.
+`finished` with that window's outcome. The judges run in a judging process of their own, spawned
+(a fork of a process with threads and database connections could copy a lock another thread
+holds), so they never share the GIL the relay needs; `RLCONFORM_TAP_JUDGING=thread` keeps them in a
+thread of this process instead (bench/tap_service.py measures both beside a direct connection).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from app.netpolicy import NetworkRefused, Reach
 from checks.core import Outcome
 from checks.listen import split_host_port
 from checks.tap.copies import CopyQueue
+from checks.tap.judging_process import ProcessQueue
 from checks.tap.ledger import Ledger, Rollover
 from checks.tap.run import TapRun, upstream_address
 
@@ -40,7 +41,7 @@ class HostedTap:
     worker: str
     flush_seconds: float
     keep: tap_runs.Retention
-    judging: str = "thread"  # or "process": RLCONFORM_TAP_JUDGING
+    judging: str = "process"  # or "thread": RLCONFORM_TAP_JUDGING
     _last: tuple[float, int] = field(default=(0.0, 0))  # (when, messages) at the last flush: messages per second
     _handled: Ledger | None = None  # the last closed window stored (the tap keeps only its last 100)
 
@@ -51,7 +52,8 @@ class HostedTap:
             spec,
             await self._pinned_upstream(url),
             rollover=Rollover(tap.roll_seconds, tap.roll_messages),
-            queue=CopyQueue() if self.judging == "thread" else None,  # None: a forked judging process
+            # Spawned, not forked: this process runs threads and holds database connections.
+            queue=CopyQueue() if self.judging == "thread" else ProcessQueue(start="spawn"),
             admit=self._admit,
         )
         host, bound = await self._bind(tapped, tap.listen)

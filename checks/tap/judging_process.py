@@ -3,9 +3,11 @@
 The relay offers each copy to `ProcessQueue`: counted against its bounds (items and bytes still in
 flight, as the judging process reports what it took) and written to a pipe from the event loop's
 own thread (`lane.CopyLane`: no feeder thread to compete for the GIL), so `offer` never waits; a
-full queue drops the copy as `CopyQueue` does. The judging process (forked: the kind's watcher
-needs no pickling) runs the same loop as the judging thread: each copy is judged into the window's
-ledger, and windows roll over by time or by the relay's message count (each copy carries its
+full queue drops the copy as `CopyQueue` does. The judging process is forked where the relay's
+process is a plain one (the standalone tap: the kind's watcher needs no pickling), or spawned where it
+runs threads and database connections of its own (a tap the service hosts), and then makes the
+kind's watcher again from `TapSpec.origin`. It runs the same loop as the judging thread: each copy
+is judged into the window's ledger, and windows roll over by time or by the relay's message count (each copy carries its
 number). Closed windows and a live snapshot of the open one come back through a second queue;
 `stop` sends the relay's final counts and takes the last window.
 """
@@ -41,13 +43,23 @@ class Final:
 
 
 class ProcessQueue:
-    """The relay's side: bounded by copies and bytes not yet taken by the judging process; never waits."""
+    """The relay's side: bounded by copies and bytes not yet taken by the judging process; never waits.
 
-    def __init__(self, max_items: int = 4096, max_bytes: int = 64 * 1024 * 1024) -> None:
-        context = multiprocessing.get_context("fork")
+    `start="spawn"` starts the judging process afresh instead of forking this one: for a process with
+    threads (a service), where a fork could copy a lock another thread holds."""
+
+    def __init__(self, max_items: int = 4096, max_bytes: int = 64 * 1024 * 1024, start: str = "fork") -> None:
+        context = multiprocessing.get_context(start)
+        self.context: Any = context  # a fork or spawn context: both have Process
         self.max_items = max_items
         self.max_bytes = max_bytes
-        self.copies = CopyLane()
+        self.child_reader: Any = None  # spawned: the pipe's read end as the child receives it
+        if start == "fork":
+            self.copies = CopyLane()
+        else:
+            self.child_reader, writer = context.Pipe(duplex=False)
+            self.copies = CopyLane((os.dup(self.child_reader.fileno()), os.dup(writer.fileno())))
+            writer.close()
         self.results: Any = context.Queue()
         # Written by the judging process only (one writer), read here: no lock needed.
         self.taken_items = context.RawValue("q", 0)
@@ -72,16 +84,18 @@ class ProcessQueue:
 class Judge:
     """The judging process's loop: the same ledger keeping as the judging thread's."""
 
-    def __init__(self, new_ledger: Callable[[], Ledger], watcher: Any, rollover: Rollover, lane: ProcessQueue) -> None:
+    def __init__(
+        self, new_ledger: Callable[[], Ledger], watcher: Any, rollover: Rollover, lane: Any, parent: int = 0
+    ) -> None:
         self.new_ledger = new_ledger
         self.watcher = watcher
         self.rollover = rollover
-        self.lane = lane
+        self.lane = lane  # the ProcessQueue (forked), or a JudgeLane over the same pipe and counters (spawned)
         self.ledger = new_ledger()
         self.counted = 0  # relay messages assigned to closed windows
         self.connections = 0
         self.live_at = 0.0
-        self.parent = os.getpid()  # read before the fork: the process that owns the relay
+        self.parent = parent or os.getpid()  # read before the fork: the process that owns the relay
 
     def run(self) -> None:
         signal.set_wakeup_fd(-1)  # the parent's event loop owns that descriptor, not this process
@@ -134,21 +148,64 @@ class Judge:
         self.lane.results.put(("final", self.ledger))
 
 
+@dataclass
+class JudgeLane:
+    """What a spawned judging process gets of the `ProcessQueue`: the pipe's read end and the shared counters."""
+
+    copies: CopyLane
+    taken_items: Any
+    taken_bytes: Any
+    results: Any
+
+
+def judge_spawned(
+    origin: tuple[str, tuple[tuple[str, str], ...]], rollover: Rollover, reader: Any, lane: tuple[Any, ...], parent: int
+) -> None:
+    """A spawned judging process: the kind's tap made again from its origin, then the judging loop."""
+    from checks.tap.kinds import tap_spec
+
+    spec = tap_spec(origin[0], dict(origin[1]))
+    judge_lane = JudgeLane(CopyLane((reader.fileno(), -1)), *lane)
+
+    def new_ledger() -> Ledger:
+        return Ledger(spec.catalogue, spec.active_only, spec.raised)
+
+    Judge(new_ledger, spec.watcher(), rollover, judge_lane, parent).run()
+
+
 class ProcessJudging:
     """The parent's handle on the judging process: start it, read its windows, stop it."""
 
-    def __init__(self, new_ledger: Callable[[], Ledger], watcher: Any, rollover: Rollover, lane: ProcessQueue) -> None:
+    def __init__(
+        self,
+        new_ledger: Callable[[], Ledger],
+        watcher: Any,
+        rollover: Rollover,
+        lane: ProcessQueue,
+        origin: tuple[str, tuple[tuple[str, str], ...]] = ("", ()),
+    ) -> None:
         self.lane = lane
         self.judge = Judge(new_ledger, watcher, rollover, lane)
         self.closed: list[Ledger] = []
         self.live: Ledger = self.judge.ledger
         self.final: Ledger | None = None
-        self.process = multiprocessing.get_context("fork").Process(
-            target=self.judge.run, name="tap-judges", daemon=True
+        if lane.child_reader is None:
+            self.process = lane.context.Process(target=self.judge.run, name="tap-judges", daemon=True)
+            return
+        if not origin[0]:
+            raise ValueError("a spawned judging process needs the tap's origin (made by checks.tap.kinds.tap_spec)")
+        counters = (lane.taken_items, lane.taken_bytes, lane.results)
+        self.process = lane.context.Process(
+            target=judge_spawned,
+            args=(origin, rollover, lane.child_reader, counters, os.getpid()),
+            name="tap-judges",
+            daemon=True,
         )
 
     def start(self) -> None:
         self.process.start()
+        if self.lane.child_reader is not None:
+            self.lane.child_reader.close()  # the child has its own: this one would keep the pipe open past it
 
     def collect(self, wait: float = 0.0) -> None:
         """Take what the judging process sent back (waiting up to `wait` seconds for its final window)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -110,4 +111,6 @@ def tapped_kind(kind: str) -> str:
 
 def tap_spec(kind: str, options: Mapping[str, str]) -> TapSpec:
     """The tap for `kind` (a full or short name, e.g. plugrl or openai); ValueError when it has none."""
-    return TAP_KINDS[tapped_kind(kind)](options)
+    name = tapped_kind(kind)
+    origin = (name, tuple(sorted((str(key), str(value)) for key, value in options.items())))
+    return dataclasses.replace(TAP_KINDS[name](options), origin=origin)

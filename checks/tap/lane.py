@@ -50,11 +50,13 @@ def frame_of(item: Any) -> list[memoryview]:
 class CopyLane:
     """One writer (the relay's process), one reader (the judging process, after the fork)."""
 
-    def __init__(self) -> None:
-        self._read_fd, self._write_fd = os.pipe()
-        os.set_blocking(self._write_fd, False)
-        with contextlib.suppress(OSError, AttributeError):
-            fcntl.fcntl(self._write_fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    def __init__(self, fds: tuple[int, int] | None = None) -> None:
+        """A new pipe, or the (read, write) descriptors of one made elsewhere (a write end of -1: a reader only)."""
+        self._read_fd, self._write_fd = fds if fds is not None else os.pipe()
+        if self._write_fd >= 0:
+            os.set_blocking(self._write_fd, False)
+            with contextlib.suppress(OSError, AttributeError):
+                fcntl.fcntl(self._write_fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
         self._pending: deque[memoryview] = deque()
         self._lock = threading.Lock()  # `put` from a stopping thread may meet the loop's flush
         self._watched: asyncio.AbstractEventLoop | None = None

@@ -49,6 +49,8 @@ class TapSpec:
     active_only: frozenset[str]
     raised: frozenset[str]
     watcher: Callable[[], Watcher]
+    # The kind and options `kinds.tap_spec` made it from: how a spawned judging process makes it again.
+    origin: tuple[str, tuple[tuple[str, str], ...]] = ("", ())
 
 
 def upstream_address(url: str) -> tuple[str, int]:
@@ -85,7 +87,7 @@ class TapRun:
         self._counted = (0, 0)  # relay (messages, unjudged) already assigned to closed windows
         self.judging: ProcessJudging | None = None
         if isinstance(self.queue, ProcessQueue):
-            self.judging = ProcessJudging(self._new_ledger, self.watcher, self.rollover, self.queue)
+            self.judging = ProcessJudging(self._new_ledger, self.watcher, self.rollover, self.queue, spec.origin)
 
     def _new_ledger(self) -> Ledger:
         return Ledger(self.spec.catalogue, self.spec.active_only, self.spec.raised)

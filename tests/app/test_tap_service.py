@@ -236,18 +236,23 @@ def test_windows_that_closed_since_the_last_write_are_stored_when_the_tap_stops(
     assert sum(w["ledger"]["messages"] for w in windows) >= 30 and all(w["closed"] for w in windows)
 
 
-def test_with_a_forked_judging_process_a_zoo_server_is_flagged_as_with_a_thread(
-    tmp_path: Path, background_loop: BackgroundLoop
+@pytest.mark.parametrize("judging", ["process", "thread"])
+def test_a_zoo_server_is_flagged_with_the_judges_in_a_spawned_process_or_in_a_thread(
+    tmp_path: Path, background_loop: BackgroundLoop, judging: str
 ) -> None:
+    import multiprocessing
+
     from app.main import create_app
     from tests.zoo.plugrl_server.faults_content import NoEnvIds
 
-    forked = service_settings(f"sqlite:///{tmp_path / 'fork.db'}", tap_flush_seconds=FLUSH, tap_judging="process")
+    chosen = service_settings(f"sqlite:///{tmp_path / 'tap.db'}", tap_flush_seconds=FLUSH, tap_judging=judging)
     server = background_loop.run(NoEnvIds(stop_after=12).start())
     try:
-        with TestClient(create_app(forked)) as client:
+        with TestClient(create_app(chosen)) as client:
             tap_target(client, "no-env-ids", f"ws://127.0.0.1:{server.port}", roll_messages=5)
             run_id, url = start_tap(client, "no-env-ids")
+            judges = [child for child in multiprocessing.active_children() if child.name == "tap-judges"]
+            assert len(judges) == (1 if judging == "process" else 0)
             drive(background_loop, url)
 
             def rolled() -> list[dict[str, Any]]:
