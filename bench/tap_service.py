@@ -2,12 +2,13 @@
 standalone `rlconform tap`, in one run.
 
 Starts bench/tap.py's upstream (a WebSocket echo) in a subprocess, `rlconform serve` in another with a
-tap target on that upstream and one tap run hosted (its judges in a thread of the service, its
-counters written every RLCONFORM_TAP_FLUSH_SECONDS), and `rlconform tap` in a third; then alternates
+tap target on that upstream and one tap run hosted (its judges in a spawned process, or with
+`--judging thread` in a thread of the service; its counters written every RLCONFORM_TAP_FLUSH_SECONDS),
+and `rlconform tap` in a third; then alternates
 blocks direct, hosted and standalone from this process: round trips of a 200-byte frame (p50, p99)
 and the throughput of 2.25 MiB frames. Prints the hosted tap's figures as ratios to the direct ones.
 
-    python bench/tap_service.py [--rounds 2000] [--frames 40] [--blocks 3]
+    python bench/tap_service.py [--rounds 2000] [--frames 40] [--blocks 3] [--judging process|thread]
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_service(database: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_service(database: Path, judging: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RLCONFORM_TAP_FLUSH_SECONDS": "2"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RLCONFORM_TAP_FLUSH_SECONDS": "2", "RLCONFORM_TAP_JUDGING": judging}
     command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
     command += ["--database-url", f"sqlite:///{database}", "--no-demo", "--log-level", "warning"]
     process = subprocess.Popen(command, cwd=ROOT, env=env)
@@ -83,12 +84,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2000)
     parser.add_argument("--frames", type=int, default=40)
     parser.add_argument("--blocks", type=int, default=3)
+    parser.add_argument("--judging", choices=["process", "thread"], default="process", help="the hosted tap's judges")
     args = parser.parse_args()
     upstream, ports_line = start([sys.executable, str(ROOT / "bench" / "tap.py"), "--serve-upstream"])
     ws_port = int(ports_line.split()[0])
     upstream_url = f"ws://127.0.0.1:{ws_port}"
     with tempfile.TemporaryDirectory() as tmp:
-        service, service_url = start_service(Path(tmp) / "bench.db")
+        service, service_url = start_service(Path(tmp) / "bench.db", args.judging)
         standalone, standalone_port = start_tap("plugrl", upstream_url)
         try:
             run_id, hosted_port = hosted_tap(service_url, upstream_url)
