@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import socket
 import ssl
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import websockets
@@ -24,6 +25,8 @@ import websockets.asyncio.client as ws_client
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 from websockets.frames import DATA_OPCODES, Frame
 from websockets.protocol import Event
+from websockets.proxy import get_proxy
+from websockets.uri import parse_uri
 
 from checks.errors import Closer, NoReply, PeerClosed, Refused, TargetUnreachable
 from checks.evidence import Transcript, truncate
@@ -233,6 +236,16 @@ def _pinned_destination(url: str) -> dict[str, Any]:
     return {} if address == host else {"host": address, "port": port}
 
 
+@functools.lru_cache(maxsize=64)
+def _proxy_for(url: str) -> str | Literal[True] | None:
+    """The proxy the library would take from the environment for `url`, looked up once per URL: it reads
+    the whole environment twice a connection otherwise, and a run opens a hundred connections."""
+    try:
+        return get_proxy(parse_uri(url))
+    except InvalidURI:
+        return True  # the library's own lookup, which reports the bad URI
+
+
 async def open_websocket(
     url: str,
     transcript: Transcript,
@@ -265,6 +278,7 @@ async def open_websocket(
             close_timeout=min(timeout, 2.0),
             ping_interval=None,
             create_connection=_BoundedConnection,
+            proxy=_proxy_for(url),
             additional_headers=headers,
             # Keep queued frames bounded too: a flood is read one frame at a time.
             max_queue=4,

@@ -234,6 +234,36 @@ async def test_wire_client_reports_a_refused_port_as_unreachable():
         await open_websocket(f"ws://127.0.0.1:{port}", report.transcript("refused"), timeout=2)
 
 
+async def test_wire_client_goes_through_the_environments_proxy_as_the_library_would(monkeypatch):
+    from checks import wire
+
+    asked: list[bytes] = []
+
+    async def proxy(reader, writer):  # an HTTP proxy that refuses every CONNECT
+        asked.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    target = "ws://192.0.2.1:9/"  # TEST-NET-1: reached only through the proxy
+    try:
+        for name in ("no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{port}")
+        wire._proxy_for.cache_clear()
+        with pytest.raises(Exception, match="403"):
+            await wire.open_websocket(target, Report(catalogue).transcript("proxied"), timeout=2)
+        assert asked and asked[0].startswith(b"CONNECT 192.0.2.1:9 ")
+        monkeypatch.setenv("no_proxy", "192.0.2.1")
+        wire._proxy_for.cache_clear()
+        assert wire._proxy_for(target) is None  # bypassed as the library's own lookup would
+    finally:
+        wire._proxy_for.cache_clear()
+        server.close()
+
+
 async def test_wire_client_records_a_handshake_redirect_instead_of_following_it():
     from checks.errors import Refused
     from checks.wire import open_websocket
