@@ -69,3 +69,16 @@ def wait_until(condition: Callable[[], bool], timeout: float = 10, what: str = "
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not hold within {timeout}s")
         time.sleep(0.02)
+
+
+def tap_listen_url(client: TestClient | httpx.Client, run_id: int, timeout: float = 15) -> str:
+    """Where clients connect to a tap run, once it listens."""
+    found: dict[str, Any] = {}
+
+    def listening() -> bool:
+        answer = client.get(f"/api/v1/runs/{run_id}/tap")
+        found.update(answer.json() if answer.status_code == 200 else {})
+        return bool(found.get("listen_url"))
+
+    wait_until(listening, timeout=timeout, what="the tap listening")
+    return str(found["listen_url"])

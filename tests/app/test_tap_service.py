@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from app.settings import Settings
 from checks.plugrl_client.reference import ReferenceClient
 from tests.app.conftest import BackgroundLoop
-from tests.app.helpers import service_settings, wait_for_run, wait_until
+from tests.app.helpers import service_settings, tap_listen_url, wait_for_run, wait_until
 
 FLUSH = 0.2  # seconds between a tap run's counter writes in these tests
 
@@ -35,15 +35,7 @@ def start_tap(client: TestClient, name: str) -> tuple[int, str]:
     response = client.post(f"/api/v1/targets/{name}/runs", json={})
     assert response.status_code == 202, response.text
     run_id = int(response.json()["id"])
-    found: dict[str, Any] = {}
-
-    def listening() -> bool:
-        answer = client.get(f"/api/v1/runs/{run_id}/tap")
-        found.update(answer.json() if answer.status_code == 200 else {})
-        return bool(found.get("listen_url"))
-
-    wait_until(listening, timeout=15, what="the tap listening")
-    return run_id, str(found["listen_url"])
+    return run_id, tap_listen_url(client, run_id)
 
 
 def tallies(client: TestClient, run_id: int) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.app.cluster import ROOT, Cluster, start_run, wait_workers
-from tests.app.helpers import wait_for_run, wait_until
+from tests.app.helpers import tap_listen_url, wait_for_run, wait_until
 
 pytestmark = pytest.mark.postgres
 
@@ -23,18 +23,6 @@ def _tap_target(client: httpx.Client, name: str, upstream: str, label: str) -> N
     body = {"name": name, "kind": "plugrl", "upstream": upstream, "worker_label": label, "tap": {}}
     response = client.post("/api/v1/taps", json=body)
     assert response.status_code == 201, response.text
-
-
-def _listen_url(client: httpx.Client, run_id: int) -> str:
-    found: dict[str, Any] = {}
-
-    def listening() -> bool:
-        answer = client.get(f"/api/v1/runs/{run_id}/tap")
-        found.update(answer.json() if answer.status_code == 200 else {})
-        return bool(found.get("listen_url"))
-
-    wait_until(listening, timeout=30, what="the worker's tap listening")
-    return str(found["listen_url"])
 
 
 def _reference_client(url: str) -> int:
@@ -59,7 +47,7 @@ def test_a_worker_hosts_the_tap_its_counters_reach_the_service_and_a_stop_keeps_
     wait_workers(client, 1)
     _tap_target(client, "edge-tap", reference_server(stop_after=30), "edge")
     run_id = start_run(client, "edge-tap")
-    url = _listen_url(client, run_id)
+    url = tap_listen_url(client, run_id, timeout=30)
     assert _reference_client(url) == 0
     wait_until(_judged(client, run_id), timeout=20, what="the worker writing the counters")
     assert client.post("/api/v1/targets/edge-tap/runs", json={}).status_code == 409
@@ -78,7 +66,7 @@ def test_a_worker_stopped_with_sigterm_ends_its_tap_with_the_window_it_watched(
     wait_workers(client, 1)
     _tap_target(client, "drained-tap", reference_server(stop_after=30), "drain")
     run_id = start_run(client, "drained-tap")
-    assert _reference_client(_listen_url(client, run_id)) == 0
+    assert _reference_client(tap_listen_url(client, run_id, timeout=30)) == 0
     wait_until(_judged(client, run_id), timeout=20, what="the worker writing the counters")
     worker.send_signal(signal.SIGTERM)
     worker.wait(timeout=30)
