@@ -53,14 +53,19 @@ class ProcessQueue:
         self.context: Any = context  # a fork or spawn context: both have Process
         self.max_items = max_items
         self.max_bytes = max_bytes
-        self.child_reader: Any = None  # spawned: the pipe's read end as the child receives it
+        # Windows come back through a pipe of the same kind (no multiprocessing.Queue: its named semaphores
+        # outlive a service that a signal ends, and the resource tracker then reports them leaked).
+        self.child_reader: Any = None  # spawned: the copies pipe's read end as the child receives it
+        self.child_writer: Any = None  # spawned: the windows pipe's write end as the child receives it
         if start == "fork":
-            self.copies = CopyLane()
+            self.copies, self.results = CopyLane(), CopyLane(on_loop=False)
         else:
             self.child_reader, writer = context.Pipe(duplex=False)
-            self.copies = CopyLane((os.dup(self.child_reader.fileno()), os.dup(writer.fileno())))
+            self.copies = CopyLane((-1, os.dup(writer.fileno())))
             writer.close()
-        self.results: Any = context.Queue()
+            reader, self.child_writer = context.Pipe(duplex=False)
+            self.results = CopyLane((os.dup(reader.fileno()), -1))
+            reader.close()
         # Written by the judging process only (one writer), read here: no lock needed.
         self.taken_items = context.RawValue("q", 0)
         self.taken_bytes = context.RawValue("q", 0)
@@ -117,7 +122,8 @@ class Judge:
             self.roll_if_due()
             if time.monotonic() - self.live_at >= LIVE_EVERY:
                 self.live_at = time.monotonic()
-                self.lane.results.put(("live", self.ledger))
+                if not self.lane.results.backlog():  # the relay took the last one: only the newest matters
+                    self.lane.results.put_nowait(("live", self.ledger))
 
     def take(self, copy: Copy) -> None:
         self.lane.taken_items.value += 1
@@ -137,7 +143,7 @@ class Judge:
             return
         closed = self.ledger
         self.counted += closed.messages
-        self.lane.results.put(("closed", closed))
+        self.lane.results.put_nowait(("closed", closed))
         self.ledger = self.new_ledger()
         self.ledger.logs = closed.logs
 
@@ -145,7 +151,8 @@ class Judge:
         self.ledger.messages = final.messages - self.counted
         self.ledger.unjudged = max(0, self.ledger.messages - self.ledger.judged_messages)
         self.ledger.connections = final.connections
-        self.lane.results.put(("final", self.ledger))
+        with contextlib.suppress(OSError):  # the relay's process is gone: nobody to take it
+            self.lane.results.put(("final", self.ledger))
 
 
 @dataclass
@@ -155,17 +162,23 @@ class JudgeLane:
     copies: CopyLane
     taken_items: Any
     taken_bytes: Any
-    results: Any
+    results: CopyLane
 
 
 def judge_spawned(
-    origin: tuple[str, tuple[tuple[str, str], ...]], rollover: Rollover, reader: Any, lane: tuple[Any, ...], parent: int
+    origin: tuple[str, tuple[tuple[str, str], ...]],
+    rollover: Rollover,
+    pipes: tuple[Any, Any],
+    counters: tuple[Any, Any],
+    parent: int,
 ) -> None:
     """A spawned judging process: the kind's tap made again from its origin, then the judging loop."""
     from checks.tap.kinds import tap_spec
 
     spec = tap_spec(origin[0], dict(origin[1]))
-    judge_lane = JudgeLane(CopyLane((reader.fileno(), -1)), *lane)
+    reader, writer = pipes  # kept referenced: their descriptors are the lanes'
+    copies, results = CopyLane((reader.fileno(), -1)), CopyLane((-1, writer.fileno()), on_loop=False)
+    judge_lane = JudgeLane(copies, *counters, results)
 
     def new_ledger() -> Ledger:
         return Ledger(spec.catalogue, spec.active_only, spec.raised)
@@ -194,18 +207,19 @@ class ProcessJudging:
             return
         if not origin[0]:
             raise ValueError("a spawned judging process needs the tap's origin (made by checks.tap.kinds.tap_spec)")
-        counters = (lane.taken_items, lane.taken_bytes, lane.results)
+        pipes, counters = (lane.child_reader, lane.child_writer), (lane.taken_items, lane.taken_bytes)
         self.process = lane.context.Process(
             target=judge_spawned,
-            args=(origin, rollover, lane.child_reader, counters, os.getpid()),
+            args=(origin, rollover, pipes, counters, os.getpid()),
             name="tap-judges",
             daemon=True,
         )
 
     def start(self) -> None:
         self.process.start()
-        if self.lane.child_reader is not None:
-            self.lane.child_reader.close()  # the child has its own: this one would keep the pipe open past it
+        for end in (self.lane.child_reader, self.lane.child_writer):
+            if end is not None:
+                end.close()  # the child has its own: this one would keep the pipe open past it
 
     def collect(self, wait: float = 0.0) -> None:
         """Take what the judging process sent back (waiting up to `wait` seconds for its final window)."""
@@ -237,6 +251,7 @@ class ProcessJudging:
             os.kill(self.process.pid, signal.SIGKILL)  # our own child, by its pid
             self.process.join(1.0)
         self.lane.copies.close()  # copies still queued for a dead judge are dropped, not waited on
+        self.lane.results.close()
         last = self.final or self.live
         if self.final is None:  # the judging process died or did not finish in time: its last snapshot, settled
             last.messages, last.connections = final.messages - sum(w.messages for w in self.closed), final.connections

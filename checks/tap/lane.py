@@ -50,8 +50,13 @@ def frame_of(item: Any) -> list[memoryview]:
 class CopyLane:
     """One writer (the relay's process), one reader (the judging process, after the fork)."""
 
-    def __init__(self, fds: tuple[int, int] | None = None) -> None:
-        """A new pipe, or the (read, write) descriptors of one made elsewhere (a write end of -1: a reader only)."""
+    def __init__(self, fds: tuple[int, int] | None = None, *, on_loop: bool = True) -> None:
+        """A new pipe, or the (read, write) descriptors of one made elsewhere (an end of -1: not used here).
+
+        `on_loop=False` for a writer that has no event loop of its own (the judging process sending its
+        windows back; a forked one would still see the relay's loop as running): every put is written at
+        once, and what the pipe does not take goes with the next put."""
+        self._on_loop = on_loop
         self._read_fd, self._write_fd = fds if fds is not None else os.pipe()
         if self._write_fd >= 0:
             os.set_blocking(self._write_fd, False)
@@ -77,9 +82,13 @@ class CopyLane:
                 return
             self._batch.append(item)
             self._batch_bytes += size
-            if self._batch_bytes < BATCH_BYTES and (self._timer is not None or self._start_timer()):
+            if self._on_loop and self._batch_bytes < BATCH_BYTES and (self._timer is not None or self._start_timer()):
                 return  # the timer sends it
             self._send_batch()
+
+    def backlog(self) -> bool:
+        """Whether something put is still waiting for the pipe."""
+        return bool(self._pending or self._batch)
 
     def put(self, item: Any, timeout: float = 5.0) -> None:
         """Queue `item` after everything before it and wait (up to `timeout`) until the pipe took it all."""
@@ -146,7 +155,7 @@ class CopyLane:
         self._frame_batch()
         if not queued:
             self._write()
-        if self._pending and self._watched is None:
+        if self._pending and self._watched is None and self._on_loop:
             self._watch()
 
     def _watch(self) -> None:
@@ -195,8 +204,8 @@ class CopyLane:
             raise queue.Empty
         deadline = time.monotonic() + timeout
         while (items := self._parse()) is None:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self._read_fd], [], [], remaining)[0]:
+            remaining = max(0.0, deadline - time.monotonic())  # 0: what is there already, without waiting
+            if not select.select([self._read_fd], [], [], remaining)[0]:
                 raise queue.Empty
             data = os.read(self._read_fd, READ_SIZE)
             if not data:
