@@ -7,8 +7,9 @@ full queue drops the copy as `CopyQueue` does. The judging process is forked whe
 process is a plain one (the standalone tap: the kind's watcher needs no pickling), or spawned where it
 runs threads and database connections of its own (a tap the service hosts), and then makes the
 kind's watcher again from `TapSpec.origin`. It runs the same loop as the judging thread: each copy
-is judged into the window's ledger, and windows roll over by time or by the relay's message count (each copy carries its
-number). Closed windows and a live snapshot of the open one come back through a second queue;
+is judged into the window's ledger, and windows roll over by time or by the relay's message count
+(each copy carries its number). Closed windows and a live snapshot of the open one come back
+through a second lane;
 `stop` sends the relay's final counts and takes the last window.
 """
 

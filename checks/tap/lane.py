@@ -48,7 +48,7 @@ def frame_of(item: Any) -> list[memoryview]:
 
 
 class CopyLane:
-    """One writer (the relay's process), one reader (the judging process, after the fork)."""
+    """One writer, one reader: the relay's process to the judging process (copies), or back (windows)."""
 
     def __init__(self, fds: tuple[int, int] | None = None, *, on_loop: bool = True) -> None:
         """A new pipe, or the (read, write) descriptors of one made elsewhere (an end of -1: not used here).
