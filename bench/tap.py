@@ -1,7 +1,8 @@
 """What a tap adds to live traffic, measured side by side with a direct connection in one run.
 
-Starts an upstream in a subprocess (a WebSocket echo and an SSE source) and `rlconform tap` in
-another, then alternates blocks direct and tapped from this process:
+Starts an upstream in a subprocess (a WebSocket echo and an SSE source), `rlconform tap` in
+another and a bare relay (forwarding only, no copies: the extra loopback hop by itself) in a third,
+then alternates blocks direct, through the bare relay and tapped from this process:
 
 - small messages: round-trip latency of a 200-byte binary frame echoed (p50 and p99, direct and tapped);
 - big frames: throughput of 2.25 MiB binary frames, each answered with a 2-byte ack;
@@ -11,7 +12,8 @@ another, then alternates blocks direct and tapped from this process:
 - the tapping process's CPU (user and system, from /proc) per small round trip and per big frame: steadier
   than wall time on a shared machine, and what a change to the relay should lower.
 
-    python bench/tap.py [--rounds 2000] [--frames 40] [--chunks 500] [--blocks 3] [--profile PREFIX]
+    python bench/tap.py [--rounds 2000] [--frames 40] [--chunks 500] [--blocks 3] [--loop auto|asyncio|uvloop]
+                        [--profile PREFIX]
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -79,12 +84,78 @@ def start(args: list[str]) -> tuple[subprocess.Popen[str], str]:
     return process, process.stdout.readline().strip()
 
 
-def start_tap(kind: str, upstream: str, profile: str = "") -> tuple[subprocess.Popen[str], int]:
+def start_tap(kind: str, upstream: str, profile: str = "", loop: str = "auto") -> tuple[subprocess.Popen[str], int]:
     profiler = ["-m", "cProfile", "-o", f"{profile}.{kind}.prof"] if profile else []
     process, line = start(
-        [sys.executable, *profiler, "-m", "app.cli", "tap", kind, "--listen", "127.0.0.1:0", "--upstream", upstream]
+        [
+            sys.executable,
+            *profiler,
+            "-m",
+            "app.cli",
+            "tap",
+            kind,
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            upstream,
+            "--loop",
+            loop,
+        ]
     )
     return process, int(line.split("127.0.0.1:", 1)[1].split(",", 1)[0])
+
+
+class BareSide(asyncio.Protocol):
+    """A relay that only forwards (no reading, no copies): what the extra loopback hop costs by itself."""
+
+    def __init__(self, peer: BareSide | None = None) -> None:
+        self.peer = peer
+        self.transport: asyncio.Transport | None = None
+        self.early: list[bytes] = []  # read before the upstream answered (uvloop may read once after a pause)
+        if peer is not None:
+            peer.peer = self
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        if self.peer is None or self.peer.transport is None:
+            self.early.append(data)
+        else:
+            self.peer.transport.write(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.close()
+
+
+async def serve_bare_relay(upstream_port: int) -> None:
+    loop = asyncio.get_running_loop()
+
+    class Client(BareSide):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)
+            assert self.transport is not None
+            self.transport.pause_reading()  # until the upstream answers
+            loop.create_task(self.pair(self.transport))
+
+        async def pair(self, transport: asyncio.Transport) -> None:
+            upstream, _ = await loop.create_connection(lambda: BareSide(self), "127.0.0.1", upstream_port)
+            upstream.writelines(self.early)
+            transport.resume_reading()
+
+    server = await loop.create_server(Client, "127.0.0.1", 0)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    await asyncio.Event().wait()
+
+
+def run_loop(main: Coroutine[Any, Any, None], loop: str) -> None:
+    """Run `main` on the loop the taps get for the same --loop, so the bare relay is their like."""
+    from app.cli.tap import event_loop_factory
+
+    with asyncio.Runner(loop_factory=event_loop_factory(loop)) as runner:
+        runner.run(main)
 
 
 # ---------------------------------------------------------------- the measurements
@@ -172,37 +243,45 @@ def p(values: list[float], q: float) -> float:
 async def run(args: argparse.Namespace) -> None:
     upstream, ports = start([sys.executable, __file__, "--serve-upstream"])
     ws_port, sse_port = (int(v) for v in ports.split())
-    ws_tap, ws_tap_port = start_tap("plugrl", f"ws://127.0.0.1:{ws_port}", args.profile)
-    sse_tap, sse_tap_port = start_tap("openai", f"http://127.0.0.1:{sse_port}", args.profile)
+    bare, bare_port = start([sys.executable, __file__, "--loop", args.loop, "--serve-bare-relay", str(ws_port)])
+    ws_tap, ws_tap_port = start_tap("plugrl", f"ws://127.0.0.1:{ws_port}", args.profile, args.loop)
+    sse_tap, sse_tap_port = start_tap("openai", f"http://127.0.0.1:{sse_port}", args.profile, args.loop)
+    # direct, through the bare relay (the hop alone) and through the tap; SSE direct and tapped only
+    paths = {"direct": (ws_port, sse_port), "bare": (int(bare_port), 0), "tapped": (ws_tap_port, sse_tap_port)}
+    found: dict[str, dict[str, list[float]]] = {name: {"lat": [], "mib": [], "sse": []} for name in paths}
+    cpu = {"lat": 0.0, "mib": 0.0}  # the tapping process's CPU seconds in the tapped blocks
     try:
-        direct: dict[str, list[float]] = {"lat": [], "mib": [], "sse": []}
-        tapped: dict[str, list[float]] = {"lat": [], "mib": [], "sse": []}
-        cpu = {"lat": 0.0, "mib": 0.0}  # the tapping process's CPU seconds in the tapped blocks
         for _ in range(args.blocks):
-            for target, port, sse in ((direct, ws_port, sse_port), (tapped, ws_tap_port, sse_tap_port)):
+            for name, (port, sse) in paths.items():
                 before = cpu_seconds(ws_tap.pid)
-                target["lat"] += await latencies(port, args.rounds)
+                found[name]["lat"] += await latencies(port, args.rounds)
                 middle = cpu_seconds(ws_tap.pid)
-                target["mib"].append(await throughput(port, args.frames))
-                if target is tapped:
+                found[name]["mib"].append(await throughput(port, args.frames))
+                if name == "tapped":
                     cpu["lat"] += middle - before
                     cpu["mib"] += cpu_seconds(ws_tap.pid) - middle
-                target["sse"] += await chunk_delays(sse, args.chunks)
+                if sse:
+                    found[name]["sse"] += await chunk_delays(sse, args.chunks)
     finally:
-        for process in (ws_tap, sse_tap, upstream):
+        for process in (ws_tap, sse_tap, bare, upstream):
             process.terminate()
             process.wait(10)
-    lat_d, lat_t = direct["lat"], tapped["lat"]
+    report(found, cpu, args)
+
+
+def report(found: dict[str, dict[str, list[float]]], cpu: dict[str, float], args: argparse.Namespace) -> None:
+    direct, bare, tapped = found["direct"], found["bare"], found["tapped"]
+    for q in (50, 99):
+        d, b, t = (p(path["lat"], q) * 1e6 for path in (direct, bare, tapped))
+        print(
+            f"small round trip p{q}: direct {d:.0f} us, bare relay {b:.0f} us, tapped {t:.0f} us, "
+            f"added {t - d:.0f} us (the bare relay's hop alone {b - d:.0f} us)"
+        )
+    mib_d, mib_b, mib_t = (statistics.median(path["mib"]) for path in (direct, bare, tapped))
     print(
-        f"small round trip p50: direct {p(lat_d, 50) * 1e6:.0f} us, tapped {p(lat_t, 50) * 1e6:.0f} us, "
-        f"added {(p(lat_t, 50) - p(lat_d, 50)) * 1e6:.0f} us"
+        f"2.25 MiB frames: direct {mib_d:.0f} MiB/s, bare relay {mib_b:.0f} MiB/s, tapped {mib_t:.0f} MiB/s, "
+        f"ratio {mib_t / mib_d:.2f} (bare relay {mib_b / mib_d:.2f}; tapped / bare relay {mib_t / mib_b:.2f})"
     )
-    print(
-        f"small round trip p99: direct {p(lat_d, 99) * 1e6:.0f} us, tapped {p(lat_t, 99) * 1e6:.0f} us, "
-        f"added {(p(lat_t, 99) - p(lat_d, 99)) * 1e6:.0f} us"
-    )
-    mib_d, mib_t = statistics.median(direct["mib"]), statistics.median(tapped["mib"])
-    print(f"2.25 MiB frames: direct {mib_d:.0f} MiB/s, tapped {mib_t:.0f} MiB/s, ratio {mib_t / mib_d:.2f}")
     sse_d, sse_t = direct["sse"], tapped["sse"]
     print(
         f"SSE chunk delay p50: direct {p(sse_d, 50) * 1e6:.0f} us, tapped {p(sse_t, 50) * 1e6:.0f} us; "
@@ -224,11 +303,15 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=500)
     parser.add_argument("--blocks", type=int, default=3)
     parser.add_argument("--exchanges", type=int, default=2000)
+    parser.add_argument("--loop", default="auto", choices=("auto", "asyncio", "uvloop"), help="the taps' event loop")
     parser.add_argument("--profile", default="", help="write each tap's cProfile to PREFIX.KIND.prof")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-bare-relay", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
         asyncio.run(serve_upstream())
+    elif args.serve_bare_relay:
+        run_loop(serve_bare_relay(args.serve_bare_relay), args.loop)
     else:
         asyncio.run(run(args))
 

@@ -12,7 +12,9 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import httpx
 
@@ -48,7 +50,8 @@ def cmd_tap(args: argparse.Namespace) -> int:
         raise UsageError("--post SERVICE_URL and --target NAME go together")
     host, port = _listen_address(args.listen)
     gate = Gate.STRICT if args.strict else Gate.DEFAULT
-    windows = asyncio.run(_tap(args, spec, host, port))
+    with asyncio.Runner(loop_factory=event_loop_factory(args.loop)) as runner:
+        windows = runner.run(_tap(args, spec, host, port))
     outcomes = []
     for number, ledger in enumerate(windows, 1):
         if len(windows) > 1:
@@ -58,6 +61,19 @@ def cmd_tap(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"kind": args.kind, "windows": [w.to_dict() for w in windows]}, indent=2))
     return EXIT_CODES[worst_outcome(outcomes)]
+
+
+def event_loop_factory(choice: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The relay's event loop: uvloop's when asked for, or with `auto` when it is installed (as uvicorn picks)."""
+    if choice == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        if choice == "uvloop":
+            raise UsageError("--loop uvloop: uvloop is not installed (pip install uvloop)") from None
+        return None
+    return cast(Callable[[], asyncio.AbstractEventLoop], uvloop.new_event_loop)
 
 
 def _start_posting(args: argparse.Namespace, tap: TapRun) -> Posting | None:
@@ -92,7 +108,8 @@ async def _tap(args: argparse.Namespace, spec: TapSpec, host: str, port: int) ->
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):  # before saying where to connect: a stop may follow at once
         loop.add_signal_handler(signum, stopping.set)
-    print(f"tap: listening on {host}:{bound}, forwarding to {args.upstream}", flush=True)
+    loop_name = type(loop).__module__.split(".")[0]  # uvloop or asyncio
+    print(f"tap: listening on {host}:{bound}, forwarding to {args.upstream} (event loop: {loop_name})", flush=True)
     posting = _start_posting(args, tap)
     deadline = loop.time() + args.duration if args.duration is not None else None
     while not stopping.is_set():

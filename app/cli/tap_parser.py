@@ -24,4 +24,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     tap.add_argument("--target", metavar="NAME", help="the service's target the windows are runs of (with --post)")
     tap.add_argument("--token", help="the service's API token (default: RLCONFORM_API_TOKEN)")
     tap.add_argument("--post-every", type=float, default=5.0, metavar="SECONDS", help="how often to post (default 5)")
+    tap.add_argument(
+        "--loop",
+        choices=("auto", "asyncio", "uvloop"),
+        default="auto",
+        help="the relay's event loop (default auto: uvloop when installed, as uvicorn picks)",
+    )
     tap.set_defaults(handler=lazy("app.cli.tap:cmd_tap"))

@@ -14,6 +14,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidHandshake
 
+from app.cli.common import UsageError
+from app.cli.tap import event_loop_factory
 from checks.plugrl.reference import start_reference_server
 from checks.plugrl_client.reference import ReferenceClient
 from tests.zoo.plugrl_client import transport
@@ -25,6 +27,14 @@ DEADLINE = 30.0
 async def start_tap(
     upstream: str, *args: str, env: dict[str, str] | None = None
 ) -> tuple[asyncio.subprocess.Process, str]:
+    process, url, _ = await start_tap_saying(upstream, *args, env=env)
+    return process, url
+
+
+async def start_tap_saying(
+    upstream: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[asyncio.subprocess.Process, str, str]:
+    """The tap's process, the URL to connect to, and the line that said it."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -45,7 +55,7 @@ async def start_tap(
     line = (await asyncio.wait_for(process.stdout.readline(), DEADLINE)).decode()
     assert line.startswith("tap: listening on 127.0.0.1:"), line
     port = line.split("127.0.0.1:", 1)[1].split(",", 1)[0]
-    return process, f"ws://127.0.0.1:{port}"
+    return process, f"ws://127.0.0.1:{port}", line
 
 
 async def finish(process: asyncio.subprocess.Process) -> tuple[int, str]:
@@ -102,6 +112,32 @@ async def test_a_source_outside_the_allowed_networks_is_refused():
     finally:
         await server.close()
     assert returncode == 0 and "0 connections" in out
+
+
+@pytest.mark.parametrize("choice", ["asyncio", "uvloop"])
+async def test_the_relay_runs_on_the_event_loop_asked_for(choice):
+    pytest.importorskip("uvloop")
+    server = await start_reference_server("127.0.0.1", 0, stop_after=12)
+    try:
+        upstream = f"ws://127.0.0.1:{server.port}"
+        process, url, line = await start_tap_saying(upstream, "--max-messages", "6", "--loop", choice)
+        await asyncio.wait_for(ReferenceClient(url).session(), 10)
+        returncode, out = await finish(process)
+    finally:
+        await server.close()
+    assert line.rstrip().endswith(f"(event loop: {choice})"), line
+    assert returncode == 0, out
+    assert "pass  MUST   plugrl-client.2.binary-frames" in out
+
+
+def test_auto_takes_uvloop_when_installed_and_asyncio_when_not(monkeypatch):
+    uvloop = pytest.importorskip("uvloop")
+    assert event_loop_factory("auto") is uvloop.new_event_loop
+    assert event_loop_factory("asyncio") is None
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed: importing it raises ImportError
+    assert event_loop_factory("auto") is None
+    with pytest.raises(UsageError, match="uvloop is not installed"):
+        event_loop_factory("uvloop")
 
 
 async def test_a_kind_without_a_tap_is_a_usage_error():
