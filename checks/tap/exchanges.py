@@ -12,6 +12,7 @@ from collections import deque
 from typing import Any
 
 from checks.http_client import Reply
+from checks.tap.arena import Arena
 from checks.tap.copies import Copy
 from checks.tap.http1 import Head, HttpMessage, MessageReader, scrubbed
 from checks.tap.ledger import Ledger
@@ -39,18 +40,24 @@ class UpgradingReader:
     def __init__(self, http: MessageReader) -> None:
         self.http = http
         self.frames: FrameReader | None = None
+        self.arena: Arena | None = None
+
+    def use_arena(self, arena: Arena) -> None:
+        self.arena = arena
 
     def feed(self, data: bytes | memoryview) -> list[HttpMessage | Head | WsMessage]:
         if self.frames is not None:
             return list(self.frames.feed(data))
         found: list[HttpMessage | Head | WsMessage] = list(self.http.feed(data))
         if self.http.upgraded is not None:
-            self.frames = FrameReader(head=self.http.upgraded)
+            self.frames = FrameReader(head=self.http.upgraded, arena=self.arena)
             found += self.frames.feed(self.http.rest())
         return found
 
-    def end(self) -> list[HttpMessage]:
-        return self.http.end() if self.frames is None else []
+    def end(self) -> list[HttpMessage | Head | WsMessage]:
+        if self.frames is None:
+            return list(self.http.end())
+        return list(self.frames.end())
 
 
 def json_of(data: bytes) -> Any:

@@ -8,7 +8,8 @@ process is a plain one (the standalone tap: the kind's watcher needs no pickling
 runs threads and database connections of its own (a tap the service hosts), and then makes the
 kind's watcher again from `TapSpec.origin`. It runs the same loop as the judging thread: each copy
 is judged into the window's ledger, and windows roll over by time or by the relay's message count
-(each copy carries its number). Closed windows and a live snapshot of the open one come back
+(each copy carries its number). A large WebSocket payload reaches it in shared memory
+(`arena.Arena`), not through the pipe. Closed windows and a live snapshot of the open one come back
 through a second lane;
 `stop` sends the relay's final counts and takes the last window.
 """
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from checks.tap.arena import Arena
 from checks.tap.copies import Copy
 from checks.tap.lane import CopyLane
 from checks.tap.ledger import Ledger, Rollover
@@ -67,6 +69,7 @@ class ProcessQueue:
             reader, self.child_writer = context.Pipe(duplex=False)
             self.results = CopyLane((os.dup(reader.fileno()), -1))
             reader.close()
+        self.arena = Arena(context)  # large payloads, gathered where the judging process reads them
         # Written by the judging process only (one writer), read here: no lock needed.
         self.taken_items = context.RawValue("q", 0)
         self.taken_bytes = context.RawValue("q", 0)
@@ -104,6 +107,7 @@ class Judge:
         self.parent = parent or os.getpid()  # read before the fork: the process that owns the relay
 
     def run(self) -> None:
+        self.lane.arena.attach()
         signal.set_wakeup_fd(-1)  # the parent's event loop owns that descriptor, not this process
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops this process, a Ctrl-C does not
         with contextlib.suppress(OSError):
@@ -135,6 +139,7 @@ class Judge:
             self.watcher.judge(copy, self.ledger)
         except Exception as exc:  # a watcher's bug: counted, judging goes on with the next copy
             self.ledger.judge_faults.append(f"connection {copy.connection}: {exc!r}")
+        self.lane.arena.free(getattr(copy.item, "slots", []))  # judged: the relay may gather into them again
         self.ledger.messages = copy.number - self.counted
         self.ledger.unjudged = self.ledger.messages - self.ledger.judged_messages
         self.ledger.connections = self.connections
@@ -164,6 +169,7 @@ class JudgeLane:
     taken_items: Any
     taken_bytes: Any
     results: CopyLane
+    arena: Arena
 
 
 def judge_spawned(
@@ -172,6 +178,7 @@ def judge_spawned(
     pipes: tuple[Any, Any],
     counters: tuple[Any, Any],
     parent: int,
+    arena: Arena,
 ) -> None:
     """A spawned judging process: the kind's tap made again from its origin, then the judging loop."""
     from checks.tap.kinds import tap_spec
@@ -179,7 +186,7 @@ def judge_spawned(
     spec = tap_spec(origin[0], dict(origin[1]))
     reader, writer = pipes  # kept referenced: their descriptors are the lanes'
     copies, results = CopyLane((reader.fileno(), -1)), CopyLane((-1, writer.fileno()), on_loop=False)
-    judge_lane = JudgeLane(copies, *counters, results)
+    judge_lane = JudgeLane(copies, *counters, results, arena)
 
     def new_ledger() -> Ledger:
         return Ledger(spec.catalogue, spec.active_only, spec.raised)
@@ -211,7 +218,7 @@ class ProcessJudging:
         pipes, counters = (lane.child_reader, lane.child_writer), (lane.taken_items, lane.taken_bytes)
         self.process = lane.context.Process(
             target=judge_spawned,
-            args=(origin, rollover, pipes, counters, os.getpid()),
+            args=(origin, rollover, pipes, counters, os.getpid(), lane.arena),
             name="tap-judges",
             daemon=True,
         )

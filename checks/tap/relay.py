@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from checks.tap.arena import Arena
 from checks.tap.copies import Copy, Offer
 
 READ_SIZE = 1024 * 1024
@@ -187,6 +188,7 @@ class Relay:
         self.queue = queue
         self.admit = admit
         self.stats = RelayStats()
+        self.arena: Arena | None = getattr(queue, "arena", None)
         self._ids = itertools.count(1)
         self._gaps: set[int] = set()
         self._server: asyncio.Server | None = None
@@ -258,6 +260,11 @@ class Relay:
         self.stats.connections += 1
         self._offer(connection, "tap", Opened(str((client.transport.get_extra_info("peername") or ("?",))[0])), 0)
         client.reader, server.reader = self.readers()
+        if self.arena is not None:  # the judges share memory with the relay: large payloads are gathered there
+            for reader in (client.reader, server.reader):
+                use = getattr(reader, "use_arena", None)
+                if callable(use):
+                    use(self.arena)
         client.connection = server.connection = connection
         for chunk in client.early:
             server.transport.write(chunk)
@@ -273,6 +280,8 @@ class Relay:
         else:
             self.stats.unjudged += 1
             self._gaps.add(connection)
+            if self.arena is not None:
+                self.arena.free(getattr(item, "slots", []))  # dropped: the judges will never free them
 
     def _copy(self, connection: int, sender: str, reader: StreamReader, chunk: memoryview) -> None:
         if sender == "client":

@@ -15,6 +15,7 @@ from typing import Any, SupportsIndex
 
 import numpy as np
 
+from checks.tap.arena import Arena, SlotPayload
 from checks.tap.http1 import Head, parse_head
 
 HEAD_LIMIT = 64 * 1024
@@ -33,7 +34,12 @@ class Payload(bytearray):
         return type(self), (bytes(self),)
 
 
-def unmask(data: bytes | bytearray, key: bytes) -> bytes | bytearray:
+# A part's payload as read: bytes, a `Payload`, or (in the judging process) a view of an arena slot; in the
+# relay a `SlotPayload` being gathered.
+Raw = bytes | bytearray | memoryview | SlotPayload
+
+
+def unmask(data: bytes | bytearray | memoryview, key: bytes) -> bytes | bytearray | memoryview:
     """RFC 6455 5.3: XOR with the 4-byte key, whole words at a time."""
     if not key or not data:
         return data
@@ -48,12 +54,14 @@ class WsMessage:
     """One message (its fragments joined) or control frame, as sent; `payload()` unmasks it."""
 
     opcode: int
-    parts: list[tuple[bytes | bytearray, bytes]] = field(default_factory=list)  # (raw payload, mask key)
+    parts: list[tuple[Raw, bytes]] = field(default_factory=list)  # (raw payload, mask key)
     size: int = 0
     compressed: bool = False  # RSV1 on its first frame: permessage-deflate (RFC 7692)
+    slots: list[int] = field(default_factory=list)  # the arena slots its parts lie in, freed once judged
 
     def payload(self) -> bytes:
-        return b"".join(unmask(raw, key) for raw, key in self.parts)
+        """Unmasked and joined: always a copy of its own, never a view of an arena slot."""
+        return b"".join(unmask(raw, key) for raw, key in self.parts)  # type: ignore[arg-type]
 
     def close_code(self) -> tuple[int | None, str]:
         data = self.payload()
@@ -109,7 +117,7 @@ class _Arriving:
 
     first: int  # the head's first byte: FIN, RSV1, opcode
     key: bytes
-    payload: bytearray  # what arrived so far: it grows by each chunk, never zero-filled ahead
+    payload: Payload | SlotPayload  # what arrived so far: it grows by each chunk, never zero-filled ahead
     length: int
 
 
@@ -148,6 +156,28 @@ class FrameReader:
     _buffer: bytearray = field(default_factory=bytearray)  # the start of a frame cut by the chunk's end
     _message: WsMessage | None = None
     _arriving: _Arriving | None = None
+    arena: Arena | None = None  # where large payloads are gathered, when the judges share memory with the relay
+
+    def use_arena(self, arena: Arena) -> None:
+        self.arena = arena
+
+    def end(self) -> list[Head | WsMessage]:
+        """The stream is over: a frame or message it cut gives its slots back (nothing more is found)."""
+        if self.arena is not None:
+            slots = list(self._message.slots) if self._message is not None else []
+            if self._arriving is not None and isinstance(self._arriving.payload, SlotPayload):
+                slots.append(self._arriving.payload.slot)
+            self.arena.free(slots)
+        self._message = self._arriving = None
+        return []
+
+    def _large(self, data: memoryview, length: int) -> Payload | SlotPayload:
+        """A buffer for a large payload of `length` bytes, holding `data` (its start): a slot, else its own."""
+        slot = self.arena.claim(length) if self.arena is not None else None
+        if slot is None:
+            return Payload(data)
+        slot.extend(data)
+        return slot
 
     def feed(self, data: bytes | memoryview) -> list[Head | WsMessage]:
         if self.broken:
@@ -187,10 +217,10 @@ class FrameReader:
             end = start + length
             if end > len(data):
                 if length >= LARGE:  # gather the rest straight into the payload's own buffer
-                    self._arriving = _Arriving(first, key, Payload(data[start:]), length)
+                    self._arriving = _Arriving(first, key, self._large(data[start:], length), length)
                     return len(data)
                 break
-            raw = (Payload if length >= LARGE else bytes)(data[start:end])
+            raw = self._large(data[start:end], length) if length >= LARGE else bytes(data[start:end])
             position = end
             done = self._take(first, raw, key)
             if done is not None:
@@ -202,7 +232,7 @@ class FrameReader:
         arriving = self._arriving
         assert arriving is not None
         take = min(arriving.length - len(arriving.payload), len(data))
-        arriving.payload += data[:take]
+        arriving.payload.extend(data[:take])
         if len(arriving.payload) == arriving.length:
             self._arriving = None
             done = self._take(arriving.first, arriving.payload, arriving.key)
@@ -210,16 +240,22 @@ class FrameReader:
                 found.append(done)
         return data[take:]
 
-    def _take(self, first: int, raw: bytes | bytearray, key: bytes) -> WsMessage | None:
+    def _take(self, first: int, raw: Raw, key: bytes) -> WsMessage | None:
         opcode, fin, rsv1 = first & 0x0F, bool(first & 0x80), bool(first & 0x40)
+        slots = [raw.slot] if isinstance(raw, SlotPayload) else []
         if opcode >= CLOSE:  # control frames come whole, between fragments too
-            return WsMessage(opcode, [(raw, key)], len(raw))
+            return WsMessage(opcode, [(raw, key)], len(raw), slots=slots)
         if opcode != CONTINUATION:
+            if self._message is not None and self.arena is not None:
+                self.arena.free(self._message.slots)  # a message left unfinished: never offered
             self._message = WsMessage(opcode, compressed=rsv1)
         if self._message is None:
             self.broken = "a continuation frame with no message to continue"
+            if self.arena is not None:
+                self.arena.free(slots)
             return None
         self._message.parts.append((raw, key))
+        self._message.slots += slots
         self._message.size += len(raw)
         if not fin:
             return None
