@@ -394,27 +394,15 @@ def enqueue_run(
     suite = find_suite(target.kind)
     if suite is None:
         raise TargetInvalid([_error(["kind"], f"{target.kind} is unavailable on this server")])
-    _refuse_second_tap(session, target)
-    errors: list[dict[str, Any]] = []
-    selected: list[str] = []
-    try:
-        selected = [phase.name for phase in suite.select(list(phases) if phases else None, include_optional)]
-    except ValueError as exc:
-        errors.append(_error(["phases"], str(exc)))
-    errors.extend(expected_failure_errors(suite, expected_failures))
-    overrides = dict(options or {})
-    for name in sorted(secret_fields(suite.options_model)):
-        # A run keeps only a redacted snapshot and takes secrets from its target, so an override would be lost.
-        if overrides.get(name) not in (None, REDACTED):
-            errors.append(_error(["options", name], "a secret cannot be overridden for one run; set it on the target"))
-    overrides = _keep_masked_secrets(suite, overrides, target.options)
-    try:
-        parsed = suite.parse_options({**target.options, **overrides})
-    except pydantic.ValidationError as exc:
-        errors.extend(_pydantic_errors(exc, ["options"]))
-    if errors:
-        raise TargetInvalid(errors)
-    snapshot = redact_options(target.kind, parsed.model_dump(mode="json"))
+    errors = expected_failure_errors(suite, expected_failures)  # reported with the settings' errors, if any
+    tap = session.get(TapTarget, target.id) if target.id is not None else None
+    if tap is not None:
+        from app.tap_runs import tap_run_settings  # it imports this module
+
+        selected, snapshot, total = tap_run_settings(session, target, tap, phases, options, errors)
+    else:
+        selected, snapshot = _suite_run_settings(suite, target, phases, options, include_optional, errors)
+        total = _expected_total(suite)
     run = Run(
         target_id=stored_id(target),
         status=RunStatus.QUEUED,
@@ -427,7 +415,7 @@ def enqueue_run(
         harness_version=HARNESS_VERSION,
         spec_version=suite.spec_version,
         trigger=trigger[:16],
-        total_clauses=_expected_total(suite),
+        total_clauses=total,
         counts={},
         worker_label=target.worker_label,
         scheduled_for=scheduled_for,
@@ -441,14 +429,34 @@ def enqueue_run(
     return run
 
 
-def _refuse_second_tap(session: Session, target: Target) -> None:
-    """A tap target watches one stream at a time: a second run would contend for its listen address and clients."""
-    if target.id is None or session.get(TapTarget, target.id) is None:
-        return
-    live = live_run_ids(session, target)
-    if live:
-        message = f"{target.name} is a tap and run {min(live)} is already watching it; stop that run first"
-        raise RunConflict([_error(["target"], message)])
+def _suite_run_settings(
+    suite: Suite,
+    target: Target,
+    phases: Sequence[str] | None,
+    options: dict[str, Any] | None,
+    include_optional: bool,
+    errors: list[dict[str, Any]],
+) -> tuple[list[str], dict[str, Any]]:
+    """The phases a suite run selects and the redacted snapshot of its options; TargetInvalid names what is
+    wrong, after `errors` found before."""
+    selected: list[str] = []
+    try:
+        selected = [phase.name for phase in suite.select(list(phases) if phases else None, include_optional)]
+    except ValueError as exc:
+        errors.append(_error(["phases"], str(exc)))
+    overrides = dict(options or {})
+    for name in sorted(secret_fields(suite.options_model)):
+        # A run keeps only a redacted snapshot and takes secrets from its target, so an override would be lost.
+        if overrides.get(name) not in (None, REDACTED):
+            errors.append(_error(["options", name], "a secret cannot be overridden for one run; set it on the target"))
+    overrides = _keep_masked_secrets(suite, overrides, target.options)
+    try:
+        parsed = suite.parse_options({**target.options, **overrides})
+    except pydantic.ValidationError as exc:
+        errors.extend(_pydantic_errors(exc, ["options"]))
+    if errors:
+        raise TargetInvalid(errors)
+    return selected, redact_options(target.kind, parsed.model_dump(mode="json"))
 
 
 def _expected_total(suite: Suite) -> int:

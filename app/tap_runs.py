@@ -99,6 +99,32 @@ def create_tap_target(
     return target, tap
 
 
+def tap_run_settings(
+    session: Session,
+    target: Target,
+    tap: TapTarget,
+    phases: Sequence[str] | None,
+    options: dict[str, Any] | None,
+    errors: list[dict[str, Any]],
+) -> tuple[list[str], dict[str, Any], int]:
+    """A hosted tap run's phases (none: the traffic decides its clauses), options (the tap's) and clause count.
+
+    TargetInvalid for phases or option overrides, after `errors` found before; RunConflict while another run of
+    the tap is queued or running (a tap watches one stream at a time: a second run would contend for its
+    listen address and clients)."""
+    if phases:
+        errors.append({"loc": ["phases"], "msg": "a tap run has no phases: the traffic it watches decides its clauses"})
+    if options:
+        errors.append({"loc": ["options"], "msg": "a tap's options are its target's (tap.options), not a run's"})
+    if errors:
+        raise crud.TargetInvalid(errors)
+    live = crud.live_run_ids(session, target)
+    if live:
+        message = f"{target.name} is a tap and run {min(live)} is already watching it; stop that run first"
+        raise crud.RunConflict([{"loc": ["target"], "msg": message}])
+    return [], dict(tap.tap_options), len(spec_for(target.kind, tap).catalogue)
+
+
 def tap_settings(tap: TapTarget) -> TapSettings:
     return TapSettings(
         listen=tap.listen, roll_seconds=tap.roll_seconds, roll_messages=tap.roll_messages, options=tap.tap_options
@@ -189,6 +215,7 @@ def new_window_run(session: Session, target: Target, *, like: Run | None, opened
         created_at=opened,
         started_at=opened,
         current_phase=TAP_PHASE,
+        options=like.options if like else {},
     )
     session.add(run)
     session.flush()

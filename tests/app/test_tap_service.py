@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from app.settings import Settings
 from checks.plugrl_client.reference import ReferenceClient
+from checks.tap.kinds import tap_spec
 from tests.app.conftest import BackgroundLoop
 from tests.app.helpers import service_settings, tap_listen_url, wait_for_run, wait_until
 
@@ -284,3 +285,19 @@ def test_a_tap_watches_once_at_a_time_and_its_fixed_address_is_free_again_after_
     assert drive(background_loop, url) == "stop"  # the reference pair talks through the new run
     ended = stop(client, again)
     assert (ended["status"], ended["outcome"]) == ("finished", "pass"), ended
+
+
+def test_a_tap_run_records_no_phases_and_the_taps_options_and_refuses_a_runs_own(client: TestClient) -> None:
+    options = {"reward_range": "[-1,1]"}
+    tap = {"name": "judged", "kind": "openenv", "upstream": "http://127.0.0.1:9", "tap": {"options": options}}
+    created = client.post("/api/v1/taps", json=tap)
+    assert created.status_code == 201, created.text
+    refused = client.post("/api/v1/targets/judged/runs", json={"phases": ["reset"], "options": {"timeout": 3}})
+    assert refused.status_code == 422, refused.text
+    assert {tuple(error["loc"][-1:]) for error in refused.json()["detail"]} == {("phases",), ("options",)}
+    started = client.post("/api/v1/targets/judged/runs", json={})
+    assert started.status_code == 202, started.text
+    run = started.json()
+    assert run["phases"] == [] and run["options"] == options, run
+    assert run["total_clauses"] == len(tap_spec("openenv", options).catalogue)  # what the tap judges: all of it
+    stop(client, int(run["id"]))
