@@ -5,7 +5,7 @@ another and a bare relay (forwarding only, no copies: the extra loopback hop by 
 then alternates blocks direct, through the bare relay and tapped from this process:
 
 - small messages: round-trip latency of a 200-byte binary frame echoed (p50 and p99, direct and tapped);
-- big frames: throughput of 2.25 MiB binary frames, each answered with a 2-byte ack;
+- big frames: throughput of 2.25 MiB PlugRL infer messages (a camera image), each answered with a 2-byte ack;
 - SSE: delay of each chunk of a stream, from the upstream's write (its perf_counter, which is the
   machine's monotonic clock) to this process's read;
 - judging: PlugRL infer messages a second through the PlugRL watcher's judges on one core, in process;
@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Coroutine
 from pathlib import Path
@@ -44,7 +46,6 @@ from checks.tap.plugrl import PlugrlWatcher  # noqa: E402
 from checks.tap.plugrl import spec as plugrl_spec  # noqa: E402
 from checks.tap.wsframes import BINARY, WsMessage  # noqa: E402
 
-BIG = 9 * 1024 * 1024 // 4  # 2.25 MiB
 SSE_GAP = 0.002
 
 
@@ -84,8 +85,11 @@ def start(args: list[str]) -> tuple[subprocess.Popen[str], str]:
     return process, process.stdout.readline().strip()
 
 
-def start_tap(kind: str, upstream: str, profile: str = "", loop: str = "auto") -> tuple[subprocess.Popen[str], int]:
+def start_tap(
+    kind: str, upstream: str, profile: str = "", loop: str = "auto", json_path: str = ""
+) -> tuple[subprocess.Popen[str], int]:
     profiler = ["-m", "cProfile", "-o", f"{profile}.{kind}.prof"] if profile else []
+    windows = ["--json", json_path] if json_path else []
     process, line = start(
         [
             sys.executable,
@@ -100,6 +104,7 @@ def start_tap(kind: str, upstream: str, profile: str = "", loop: str = "auto") -
             upstream,
             "--loop",
             loop,
+            *windows,
         ]
     )
     return process, int(line.split("127.0.0.1:", 1)[1].split(",", 1)[0])
@@ -175,16 +180,25 @@ async def latencies(port: int, rounds: int) -> list[float]:
     return times[rounds // 10 :]
 
 
+def observation_frame() -> bytes:
+    """A PlugRL infer message whose observation is a 3 x 512 x 512 x 3 uint8 camera image (2.25 MiB): what the
+    tap's judges decode whole, as they would from a real env client."""
+    options = plugrl_options.PlugRLServerOptions()
+    message = plugrl_messages.infer_message(options, [0, 1, 2])
+    message["data"]["images"] = {"cam": np.random.default_rng(0).integers(0, 255, (3, 512, 512, 3), dtype=np.uint8)}
+    return pack(message)
+
+
 async def throughput(port: int, frames: int) -> float:
     from websockets.asyncio.client import connect
 
-    frame = np.random.default_rng(0).bytes(BIG)
+    frame = observation_frame()
     async with connect(f"ws://127.0.0.1:{port}", compression=None, max_size=None) as ws:
         started = time.perf_counter()
         for _ in range(frames):
             await ws.send(frame)
             await ws.recv()
-        return frames * BIG / (time.perf_counter() - started) / 2**20
+        return frames * len(frame) / (time.perf_counter() - started) / 2**20
 
 
 async def chunk_delays(port: int, chunks: int) -> list[float]:
@@ -244,7 +258,8 @@ async def run(args: argparse.Namespace) -> None:
     upstream, ports = start([sys.executable, __file__, "--serve-upstream"])
     ws_port, sse_port = (int(v) for v in ports.split())
     bare, bare_port = start([sys.executable, __file__, "--loop", args.loop, "--serve-bare-relay", str(ws_port)])
-    ws_tap, ws_tap_port = start_tap("plugrl", f"ws://127.0.0.1:{ws_port}", args.profile, args.loop)
+    judged = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name  # the tap's windows, at its end
+    ws_tap, ws_tap_port = start_tap("plugrl", f"ws://127.0.0.1:{ws_port}", args.profile, args.loop, judged)
     sse_tap, sse_tap_port = start_tap("openai", f"http://127.0.0.1:{sse_port}", args.profile, args.loop)
     # direct, through the bare relay (the hop alone) and through the tap; SSE direct and tapped only
     paths = {"direct": (ws_port, sse_port), "bare": (int(bare_port), 0), "tapped": (ws_tap_port, sse_tap_port)}
@@ -267,6 +282,10 @@ async def run(args: argparse.Namespace) -> None:
             process.terminate()
             process.wait(10)
     report(found, cpu, args)
+    windows = json.loads(Path(judged).read_text())["windows"]
+    os.unlink(judged)
+    messages, unjudged = (sum(window[key] for window in windows) for key in ("messages", "unjudged_messages"))
+    print(f"the PlugRL tap judged {messages - unjudged} of its {messages} messages ({unjudged} left unjudged)")
 
 
 def report(found: dict[str, dict[str, list[float]]], cpu: dict[str, float], args: argparse.Namespace) -> None:
