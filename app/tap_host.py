@@ -61,7 +61,12 @@ class HostedTap:
         shown = Announcing(attempt, self.worker, 0.0, host).stored(
             listen_url, f"tap: clients connect to {listen_url}; it forwards to {run.url}"
         )
-        if not await asyncio.to_thread(tap_runs.open_hosted, self.engine, run_id, attempt, shown["url"], shown):
+        try:
+            opened = await asyncio.to_thread(tap_runs.open_hosted, self.engine, run_id, attempt, shown["url"], shown)
+        except BaseException:  # cancelled (a stop at once) or the database failed: the tap must not outlive the run
+            await tapped.stop(0.5)
+            raise
+        if not opened:
             await tapped.stop(0.5)
             return
         try:

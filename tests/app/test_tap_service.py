@@ -301,3 +301,31 @@ def test_a_tap_run_records_no_phases_and_the_taps_options_and_refuses_a_runs_own
     assert run["phases"] == [] and run["options"] == options, run
     assert run["total_clauses"] == len(tap_spec("openenv", options).catalogue)  # what the tap judges: all of it
     stop(client, int(run["id"]))
+
+
+def test_a_tap_stopped_while_it_is_being_announced_leaves_no_judging_process(
+    client: TestClient, reference_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import multiprocessing
+
+    from app import tap_runs
+
+    announce = tap_runs.open_hosted
+
+    def slow_announce(*args: Any) -> bool:
+        time.sleep(1.0)  # the stop below arrives while the run's listen URL is being written
+        return announce(*args)
+
+    monkeypatch.setattr(tap_runs, "open_hosted", slow_announce)
+    earlier = {child.pid for child in multiprocessing.active_children()}
+    tap_target(client, "stopped-at-once", reference_server())
+    response = client.post("/api/v1/targets/stopped-at-once/runs", json={})
+    assert response.status_code == 202, response.text
+
+    def judging() -> list[Any]:
+        children = multiprocessing.active_children()
+        return [child for child in children if child.name == "tap-judges" and child.pid not in earlier]
+
+    wait_until(lambda: bool(judging()), timeout=10, what="the tap's judging process started")
+    stop(client, int(response.json()["id"]))
+    wait_until(lambda: not judging(), timeout=10, what="the judging process gone with the stopped tap")
