@@ -78,6 +78,8 @@ class ParityResult:
     comparison: Comparison = field(default_factory=Comparison)
     units_total: int = 0
     allowed_rate: float = 0.0
+    # The script's unit (openai's "requests"), or None: only its indices count as divergent units.
+    unit: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -89,7 +91,7 @@ class ParityResult:
 
     @property
     def divergent_units(self) -> int:
-        return sum(len(indices) for indices in self.comparison.units.values())
+        return len(self.comparison.units.get(self.unit, ())) if self.unit else 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,6 +102,7 @@ class ParityResult:
             "divergence_count": self.comparison.count,
             "first": self.first.to_dict() if self.first else None,
             "divergences": [d.to_dict() for d in self.comparison.divergences],
+            "unit": self.unit,
             "units_total": self.units_total,
             "divergent_units": self.divergent_units,
             "allowed_rate": self.allowed_rate,
@@ -157,7 +160,7 @@ def judge(script: ParityScript, options: Any, left: Recording, right: Recording)
         return ParityResult(script.kind, Status.UNDECIDED, f"{why}: {truncate(detail, 400)}", left, right)
     comparison = compare(left.values, right.values, script.projections)
     total = _units_total(script, left)
-    result = ParityResult(script.kind, Status.IDENTICAL, "", left, right, comparison, total, rate)
+    result = ParityResult(script.kind, Status.IDENTICAL, "", left, right, comparison, total, rate, script.unit)
     unjudgeable = [f"{r.target}: {r.unjudgeable}" for r in (left, right) if r.unjudgeable]
     if unjudgeable:
         result.status = Status.UNDECIDED

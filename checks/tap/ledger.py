@@ -224,9 +224,11 @@ class Rollover:
 
 def summary_lines(ledger: Ledger, quiet: bool = False) -> list[str]:
     """The per-clause summary `rlconform tap` prints: verdict, level, id, judged / violated, first violation."""
+    # The reason is named only where there is something to explain.
+    unjudged = f"{ledger.unjudged} unjudged" + (" (judging queue full)" if ledger.unjudged else "")
     lines = [
         f"{ledger.connections} connections, {ledger.messages} messages in {ledger.elapsed():.1f}s, "
-        f"{ledger.judged_messages} judged, {ledger.unjudged} unjudged (judging queue full)"
+        f"{ledger.judged_messages} judged, {unjudged}"
     ]
     for tally in ledger.tallies.values():
         verdict = tally.verdict()

@@ -185,3 +185,19 @@ async def test_two_openai_reference_endpoints_are_identical():
         result = await parity("openai-chat", a, b, requests=6, timeout=5)
     assert result.status is Status.IDENTICAL, result.reason
     assert result.units_total == 6 and result.divergent_units == 0
+
+
+def test_a_script_without_units_counts_no_divergent_units():
+    """Divergences in a top-level list of a unit-less script are not "units": the result must not
+    say 0 units in all beside a positive count of divergent ones."""
+    from checks.parity.recording import Recording
+    from checks.parity.script import judge
+
+    script = get_script("session-server")
+    assert script.unit is None
+    left = Recording("session-server", "a", script.version, {}, canonical({"trajectories": [1, 2, 3]}))
+    right = Recording("session-server", "b", script.version, {}, canonical({"trajectories": [1, 5, 6]}))
+    result = judge(script, script.options_model(), left, right)
+    assert result.status is Status.DIVERGENT
+    shown = result.to_dict()
+    assert shown["units_total"] == 0 and shown["divergent_units"] == 0 and shown["unit"] is None
