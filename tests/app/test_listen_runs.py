@@ -67,6 +67,7 @@ def test_reference_client_passes_within_the_port_range_and_the_page_shows_where_
             assert f"waiting for a client at {announcement['url']}" in page
             assert f".venv/bin/rlconform reference-client plugrl {announcement['url']}" in page
             assert 'class="countdown" data-remaining="' in page
+            assert f'listens at <span class="mono">{announcement["url"]}</span>' in page  # not "listened" yet
 
             thread = threading.Thread(
                 target=reference_client, args=([announcement["url"], "--restart-delay", "0.8"],), daemon=True

@@ -448,3 +448,13 @@ def test_the_trend_chart_reads_right_when_empty_and_when_small() -> None:
     assert sorted(re.findall(r'class="axis">(\d+)<', one)) == ["0", "1"]
     ten = str(trend_chart([TrendPoint(run_id=1, passed=10, failing=2)]))
     assert re.findall(r'class="axis">(\d+)<', ten) == ["0", "5", "10"]
+
+
+def test_option_forms_show_no_empty_default(client: TestClient) -> None:
+    """An option whose default renders as nothing (an empty list or text) says no "Default: ." at all."""
+    import re
+
+    for kind in ("plugrl-server", "openenv", "openai-chat", "ors"):
+        html = client.get(f"/targets/new?kind={kind}").text
+        assert "Default: <code>" in html, kind  # the page does show defaults
+        assert not re.search(r"Default: <code>\s*</code>", html), kind
