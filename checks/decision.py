@@ -1,60 +1,91 @@
-"""What a pure judge returns: a clause decision with its expected and actual, recorded later by a phase.
+"""What a judge returns: clause decisions as values, recorded on a report by whoever holds one.
 
-A judge (a kind's `judging.py`) reads an observed message or exchange and
-returns Decisions; it needs no connection and no report, so the same judge
-serves a live phase, client grading and a recorded transcript alike.
+A judge (a kind's `judging.py`) is a pure function of what was observed (a decoded
+message, a frame, a reply, a close, a silence); it returns `Decision`s and, when the
+exchange cannot go on, why. It needs no connection and no report, so the same judge
+decides a live phase, a graded client, a tap's copy of the traffic and a recorded
+transcript alike. This is the one decision type of the project: every kind and the
+tap's ledger read these five outcomes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Generic, Literal, TypeVar
 
 from checks.evidence import Evidence
 from checks.report import Report
 
+# "miss" leaves fail, warn or info to the clause's level in the catalogue, as `Report.failed` does;
+# "error" is a clause the observation could not decide (recorded as `error`, `actual` saying why).
+DecisionOutcome = Literal["pass", "miss", "info", "unsupported", "error"]
+ValueT = TypeVar("ValueT")
+
 
 @dataclass(frozen=True)
 class Decision:
-    """`held` True passes the clause, False misses it (fail, warn or info by its level), None is informational.
-
-    `judged` False: the observation cannot decide the clause at all (recorded as `error`, `actual` saying why).
-    """
+    """One clause decided: how, what was expected, and what was seen."""
 
     clause_id: str
-    held: bool | None
+    outcome: DecisionOutcome
     expected: str = ""
     actual: str = ""
-    judged: bool = True
+
+    @property
+    def missed(self) -> bool:
+        return self.outcome == "miss"
 
 
-def passed(clause_id: str, actual: str, expected: str = "") -> Decision:
-    return Decision(clause_id, True, expected=expected, actual=actual)
+def passed(clause_id: str, *, actual: str = "", expected: str = "") -> Decision:
+    return Decision(clause_id, "pass", expected, actual)
 
 
 def missed(clause_id: str, *, expected: str, actual: str) -> Decision:
-    return Decision(clause_id, False, expected=expected, actual=actual)
+    return Decision(clause_id, "miss", expected, actual)
 
 
-def noted(clause_id: str, actual: str) -> Decision:
-    return Decision(clause_id, None, actual=actual)
+def check(condition: bool, clause_id: str, *, expected: str, actual: str) -> Decision:
+    """Passed when `condition` holds, else missed."""
+    return Decision(clause_id, "pass" if condition else "miss", expected, actual)
 
 
-def unjudged(clause_id: str, why: str) -> Decision:
-    return Decision(clause_id, None, actual=why, judged=False)
+def info(clause_id: str, *, actual: str, expected: str = "") -> Decision:
+    return Decision(clause_id, "info", expected, actual)
+
+
+def unsupported(clause_id: str, why: str) -> Decision:
+    return Decision(clause_id, "unsupported", actual=why)
+
+
+def error(clause_id: str, why: str) -> Decision:
+    return Decision(clause_id, "error", actual=why)
+
+
+@dataclass(frozen=True)
+class Judged(Generic[ValueT]):
+    """A judge's answer: its decisions, what it read (`value`), and why the exchange cannot
+    go on (`stop`, None when it can)."""
+
+    value: ValueT
+    decisions: list[Decision] = field(default_factory=list)
+    stop: str | None = None
 
 
 def record(report: Report, decisions: Decision | Iterable[Decision], evidence: Evidence = None) -> bool:
-    """Record every decision in the current phase; whether none of them missed its clause."""
-    held = True
+    """Record each decision in the current phase of `report`; whether none of them missed its clause."""
+    kept = True
     for decision in [decisions] if isinstance(decisions, Decision) else decisions:
-        if not decision.judged:
-            report.error(decision.clause_id, decision.actual, evidence)
-        elif decision.held is None:
-            report.info(decision.clause_id, actual=decision.actual, expected=decision.expected, evidence=evidence)
+        clause, expected, actual = decision.clause_id, decision.expected, decision.actual
+        if decision.outcome == "pass":
+            report.passed(clause, expected=expected, actual=actual, evidence=evidence)
+        elif decision.outcome == "miss":
+            report.failed(clause, expected=expected, actual=actual, evidence=evidence)
+            kept = False
+        elif decision.outcome == "info":
+            report.info(clause, expected=expected, actual=actual, evidence=evidence)
+        elif decision.outcome == "unsupported":
+            report.unsupported(clause, actual, evidence)
         else:
-            report.check(
-                decision.held, decision.clause_id, expected=decision.expected, actual=decision.actual, evidence=evidence
-            )
-            held = held and decision.held
-    return held
+            report.error(clause, actual, evidence)
+    return kept

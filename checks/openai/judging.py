@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from checks.decision import Decision, missed, noted, unjudged
+from checks.decision import Decision, check, error, info, missed
 from checks.http_client import Reply, StreamReply
 from checks.openai.requests import UNICODE_TEXT
 from checks.openai.shapes import (
@@ -32,10 +32,6 @@ from checks.openai.shapes import (
 from checks.openai.sse import assembled, stream_format_problems, usage_chunk_problems
 
 NONCE = re.compile(r"n[0-9a-f]{10}")
-
-
-def check(held: bool, clause_id: str, *, expected: str, actual: str) -> Decision:
-    return Decision(clause_id, held, expected=expected, actual=actual)
 
 
 def content_of(body: Any) -> str:
@@ -202,7 +198,7 @@ NOT_ECHOING = "not judged: the target was not shown to repeat what it is asked t
 
 def unicode_round_trip(reply: Reply, echoing: bool) -> Decision:
     if not echoing:
-        return noted("openai.unicode.round-trip", NOT_ECHOING)
+        return info("openai.unicode.round-trip", actual=NOT_ECHOING)
     problems = unicode_problems(content_of(reply.body)) if reply.status == 200 else [reply.describe()]
     return check(
         not problems,
@@ -262,7 +258,7 @@ def usage_chunk(stream: StreamReply, *, asked: bool) -> Decision:
     if stream.status != 200 or stream.problem or not stream.chunks():
         # No stream came: there is nothing to hold to the rule (stream.format judges the stream itself).
         shown = stream.problem or (stream.error_reply.describe() if stream.error_reply else f"status {stream.status}")
-        return noted("openai.stream.usage-chunk", f"not judged: no chunks came ({shown})")
+        return info("openai.stream.usage-chunk", actual=f"not judged: no chunks came ({shown})")
     problems = usage_chunk_problems(stream, asked=asked)
     if asked:
         expected, fine = "one last chunk with choices [] and usage", "as expected"
@@ -274,11 +270,11 @@ def usage_chunk(stream: StreamReply, *, asked: bool) -> Decision:
 def stream_equivalent(before: Reply, stream: StreamReply, after: Reply, what: str) -> Decision:
     """The streamed message against the JSON replies around it (unjudged when those failed)."""
     if before.status != 200 or after.status != 200:
-        return unjudged("openai.stream.equivalent", f"{what}: the JSON replies failed: {before.describe()}")
+        return error("openai.stream.equivalent", f"{what}: the JSON replies failed: {before.describe()}")
     if comparable(before.body) != comparable(after.body):
-        return noted(
+        return info(
             "openai.stream.equivalent",
-            f"not judged, because two JSON replies to the same seeded request differ ({what})",
+            actual=f"not judged, because two JSON replies to the same seeded request differ ({what})",
         )
     streamed, expected = assembled(stream), comparable(before.body)
     return check(
@@ -288,7 +284,7 @@ def stream_equivalent(before: Reply, stream: StreamReply, after: Reply, what: st
 
 def stream_unicode(stream: StreamReply, echoing: bool) -> Decision:
     if not echoing:
-        return noted("openai.unicode.round-trip", NOT_ECHOING + " (SSE)")
+        return info("openai.unicode.round-trip", actual=NOT_ECHOING + " (SSE)")
     text = str(assembled(stream)["content"])
     problems = [stream.problem or f"status {stream.status}"] if stream.status != 200 or stream.problem else []
     problems = problems or unicode_problems(text)
@@ -306,7 +302,7 @@ def stream_unicode(stream: StreamReply, echoing: bool) -> Decision:
 def invalid_refused(reply: Reply, what: str, *, lenient_ok: bool, strict: bool, error_shape: str) -> list[Decision]:
     """An invalid request: refused with a 4xx JSON error, 400, of the profile's error shape."""
     if reply.status == 200 and lenient_ok and not strict:
-        return [noted("openai.errors.rejects-invalid", f"{what}: accepted (lenient, as the profile says)")]
+        return [info("openai.errors.rejects-invalid", actual=f"{what}: accepted (lenient, as the profile says)")]
     refused = refused_as_json(reply)
     decisions = [
         check(
@@ -334,7 +330,7 @@ def unknown_role(reply: Reply, *, strict: bool, error_shape: str) -> list[Decisi
     clause_id, what = "openai.messages.unknown-role", "role wizard"
     if reply.status == 200:
         if not strict:
-            return [noted(clause_id, f"{what}: accepted (lenient, as the profile says)")]
+            return [info(clause_id, actual=f"{what}: accepted (lenient, as the profile says)")]
         return [missed(clause_id, expected=f"{what}: a 4xx JSON error", actual=f"{what}: answered {reply.describe()}")]
     decisions = invalid_refused(reply, what, lenient_ok=False, strict=True, error_shape=error_shape)
     refused = refused_as_json(reply)
@@ -355,7 +351,7 @@ def error_body_shape(reply: Reply, what: str, error_shape: str) -> Decision:
 def refusal(reply: Reply, clause_id: str, what: str, *, strict: bool, error_shape: str) -> list[Decision]:
     """A request the target must refuse (an unknown model): a 4xx JSON error of the profile's shape."""
     if reply.status == 200 and not strict:
-        return [noted(clause_id, f"{what}: accepted (lenient, as the profile says)")]
+        return [info(clause_id, actual=f"{what}: accepted (lenient, as the profile says)")]
     refused = refused_as_json(reply)
     decisions = [check(refused, clause_id, expected=f"{what}: a 4xx JSON error", actual=f"{what}: {reply.describe()}")]
     if refused:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from checks.decision import Decision, missed, noted, passed
+from checks.decision import Decision, check, info, missed, passed
 from checks.http_client import Reply, StreamReply
-from checks.openai.judging import check, refused_as_json
+from checks.openai.judging import refused_as_json
 from checks.openai.shapes import arguments_of, comparable, first_choice, message_of, tool_call_problems
 from checks.openai.sse import stream_call_id_problems
 
@@ -84,7 +84,7 @@ def result_pairing(in_order: Reply, reordered: Reply, cities: list[str]) -> Deci
     truth = dict(zip(cities, RESULT_TEMPERATURES, strict=True))
     first = reported_pairs(str(message_of(in_order.body).get("content") or ""), cities)
     if in_order.status != 200 or first != truth:
-        return noted(clause_id, f"not judged: with results in call order the reply does not pair them: {first}")
+        return info(clause_id, actual=f"not judged: with results in call order the reply does not pair them: {first}")
     second = reported_pairs(str(message_of(reordered.body).get("content") or ""), cities)
     return check(
         second == truth,
@@ -98,7 +98,7 @@ def unknown_call_id(reply: Reply, *, strict: bool) -> Decision:
     if 400 <= reply.status < 500:
         return passed("openai.tools.unknown-call-id", actual=reply.describe())
     if reply.status == 200 and not strict:
-        return noted("openai.tools.unknown-call-id", f"lenient, as the profile says: {reply.describe()}")
+        return info("openai.tools.unknown-call-id", actual=f"lenient, as the profile says: {reply.describe()}")
     return missed(
         "openai.tools.unknown-call-id",
         expected="a 4xx for a tool_call_id that matches no call",

@@ -44,7 +44,7 @@ def judge_invalid(ctx: Ctx, http: ChatClient, what: str, reply: Reply, *, lenien
         reply, what, lenient_ok=lenient_ok, strict=profile.strict_validation, error_shape=profile.error_shape
     )
     # An accepted invalid request is recorded without evidence, as it always was.
-    lenient = len(decisions) == 1 and decisions[0].held is None
+    lenient = len(decisions) == 1 and decisions[0].outcome == "info"
     record(ctx.report, decisions, None if lenient else http.transcript)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from checks.decision import Decision
+from checks.decision import Decision, check
 from checks.http_client import Reply
 
 SIMULATION_PATHS = ("/reset", "/step", "/state")
@@ -24,9 +24,9 @@ def usable_schema(body: Any) -> dict[str, Any] | None:
 
 def health(reply: Reply) -> Decision:
     body = reply.body
-    return Decision(
-        "openenv.discover.health",
+    return check(
         reply.status == 200 and isinstance(body, dict) and body.get("status") == "healthy",
+        "openenv.discover.health",
         expected='200 {"status": "healthy"}',
         actual=reply.describe(),
     )
@@ -34,18 +34,18 @@ def health(reply: Reply) -> Decision:
 
 def metadata(reply: Reply) -> Decision:
     body = reply.body if isinstance(reply.body, dict) else {}
-    return Decision(
-        "openenv.discover.metadata",
+    return check(
         reply.status == 200 and isinstance(body.get("name"), str) and isinstance(body.get("description"), str),
+        "openenv.discover.metadata",
         expected="200 with string name and description",
         actual=reply.describe(),
     )
 
 
 def schema(reply: Reply) -> Decision:
-    return Decision(
-        "openenv.discover.schema",
+    return check(
         reply.status == 200 and usable_schema(reply.body) is not None,
+        "openenv.discover.schema",
         expected="200 with object action, observation and state schemas",
         actual=reply.describe(),
     )
@@ -59,9 +59,9 @@ def openapi_version(reply: Reply) -> str | None:
 
 
 def openapi(reply: Reply) -> Decision:
-    return Decision(
-        "openenv.discover.openapi",
+    return check(
         reply.status == 200 and openapi_version(reply) is not None,
+        "openenv.discover.openapi",
         expected="200 with a string info.version",
         actual=reply.describe(),
     )
@@ -84,9 +84,9 @@ def mode(paths: Iterable[str]) -> Decision:
     listed = set(paths)
     present = [path for path in SIMULATION_PATHS if path in listed]
     named = mode_name(listed)
-    return Decision(
-        "openenv.mode.consistent",
+    return check(
         named != "mixed",
+        "openenv.mode.consistent",
         expected="all or none of /reset, /step, /state",
         actual=f"{named} mode: {', '.join(present) or 'none'} listed",
     )
@@ -108,6 +108,6 @@ def result_problem(reply: Reply) -> str | None:
 def result(clause_id: str, reply: Reply) -> Decision:
     """openenv.http.reset or openenv.http.step on one answer."""
     problem = result_problem(reply)
-    return Decision(
-        clause_id, problem is None, expected="200 {observation, reward, done}", actual=problem or reply.describe()
+    return check(
+        problem is None, clause_id, expected="200 {observation, reward, done}", actual=problem or reply.describe()
     )

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from checks.core import Report, Transcript, summarize, truncate
-from checks.decision import Decision, record
+from checks.decision import Decision, check, record
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.schemas import schema_errors
 from checks.openenv.session import CLOSING_CODES, ERROR_CODES, Reply
@@ -169,9 +169,9 @@ def observation_decisions(
     what = "reset" if on_reset else "step"
     problem = envelope_problem(reply)
     decisions = [
-        Decision(
-            "openenv.ws.envelope",
+        check(
             problem is None,
+            "openenv.ws.envelope",
             expected=f"an observation frame answering {what}",
             actual=problem or summarize(reply.message, 200),
         )
@@ -182,9 +182,9 @@ def observation_decisions(
     top, nested = reply.data.get("metadata"), reply.data["observation"].get("metadata")
     if top is not None and nested is not None:  # 0.10 mirrors a non-empty metadata; 0.3 sends none
         decisions.append(
-            Decision(
-                "openenv.ws.metadata-mirror",
+            check(
                 top == nested,
+                "openenv.ws.metadata-mirror",
                 expected="data.metadata equal to data.observation.metadata",
                 actual=f"{summarize(top, 80)} vs {summarize(nested, 80)}" if top != nested else "equal",
             )
@@ -193,9 +193,9 @@ def observation_decisions(
         problem = observation_schema_problem(reply, schema, on_reset)
         key, _ = observation_model(schema, on_reset)
         decisions.append(
-            Decision(
-                "openenv.schema.observation-valid",
+            check(
                 problem is None,
+                "openenv.schema.observation-valid",
                 expected=f"the observation validates against /schema.{key}",
                 actual=problem or "validates",
             )
@@ -210,24 +210,24 @@ def reward_decisions(reply: Reply, options: OpenEnvOptions, on_reset: bool) -> l
     what = "reset" if on_reset else "step"
     reward = reward_of(reply)
     decisions = [
-        Decision(
-            "openenv.ws.reward",
+        check(
             reward_problem(reward) is None,
+            "openenv.ws.reward",
             expected="a finite numeric reward or null",
             actual=reward_problem(reward) or f"reward {reward!r} on {what}",
         ),
-        Decision(
-            "openenv.ws.reward-number",
+        check(
             boolean_reward_problem(reward) is None,
+            "openenv.ws.reward-number",
             expected="a reward sent as a JSON number or null, not a boolean",
             actual=boolean_reward_problem(reward) or f"reward {reward!r} on {what}",
         ),
     ]
     if not on_reset:
         decisions.append(
-            Decision(
-                "openenv.ws.reward-range",
+            check(
                 range_problem(reward, options) is None,
+                "openenv.ws.reward-range",
                 expected=f"reward within {list(options.reward_range)}",
                 actual=range_problem(reward, options) or f"reward {reward!r}",
             )
@@ -243,9 +243,9 @@ def judge_rewards(report: Report, replies: list[Reply], options: OpenEnvOptions,
 
 def error_code_decision(reply: Reply) -> Decision:
     """openenv.errors.codes on a reply that should be an error frame."""
-    return Decision(
-        "openenv.errors.codes",
+    return check(
         code_problem(reply) is None,
+        "openenv.errors.codes",
         expected="a known error code and a message",
         actual=code_problem(reply) or reply.describe(),
     )
@@ -262,7 +262,7 @@ def judge_observation(
     """Record `observation_decisions`; whether the reply was an observation frame at all."""
     decisions = observation_decisions(reply, schema, options, on_reset)
     record(report, decisions, evidence)
-    return bool(decisions[0].held)
+    return decisions[0].outcome == "pass"
 
 
 def judge_error_code(report: Report, reply: Reply, evidence: Transcript) -> None:

@@ -71,7 +71,7 @@ def judge_content_type(reply: Reply) -> Decision:
     clause = "ors.call.sse-content-type"
     expected = "200 text/event-stream (the request said Accept: application/json)"
     if reply.status == 200 and is_sse(reply.content_type):
-        return passed(clause, reply.content_type, expected)
+        return passed(clause, actual=reply.content_type, expected=expected)
     return missed(clause, expected=expected, actual=reply.describe())
 
 
@@ -79,7 +79,7 @@ def judge_first_event(stream: OrsStream) -> Decision:
     clause = "ors.call.first-event-task-id"
     expected = "the first event is task_id with a non-empty id"
     if stream.events and stream.events[0][0] == "task_id" and stream.events[0][1].strip():
-        return passed(clause, f"task_id {truncate(stream.events[0][1], 40)}", expected)
+        return passed(clause, actual=f"task_id {truncate(stream.events[0][1], 40)}", expected=expected)
     return missed(clause, expected=expected, actual=f"events {stream.describe()}")
 
 
@@ -99,7 +99,7 @@ def judge_terminal(stream: OrsStream) -> Decision:
     problem = terminal_problem(stream)
     if problem:
         return missed(clause, expected=expected, actual=problem)
-    return passed(clause, f"ends with {stream.events[-1][0]}", expected)
+    return passed(clause, actual=f"ends with {stream.events[-1][0]}", expected=expected)
 
 
 def reassembled(stream: OrsStream) -> str | None:
@@ -121,7 +121,7 @@ def judge_chunks(stream: OrsStream) -> Decision:
     value, problem = strict_json(text)
     if problem or not isinstance(value, dict):
         return missed(clause, expected=expected, actual=f"{count} chunks + end: {problem or summarize(value, 120)}")
-    return passed(clause, f"{count} chunks + end: {len(text)} characters of JSON", expected)
+    return passed(clause, actual=f"{count} chunks + end: {len(text)} characters of JSON", expected=expected)
 
 
 def blocks_problem(value: Any) -> str:
@@ -146,12 +146,12 @@ def judge_result(result: Any) -> list[Decision]:
         return [missed(envelope, expected=expected, actual=summarize(result, 160))]
     if result["ok"] is False:
         if isinstance(result.get("error"), str):
-            return [passed(envelope, f"ok:false {truncate(result['error'], 80)!r}", expected)]
+            return [passed(envelope, actual=f"ok:false {truncate(result['error'], 80)!r}", expected=expected)]
         return [missed(envelope, expected=expected, actual=summarize(result, 160))]
     output = result.get("output")
     if not isinstance(output, dict):
         return [missed(envelope, expected=expected, actual=summarize(result, 160))]
-    return [passed(envelope, "ok:true with an output object", expected), *judge_output(output)]
+    return [passed(envelope, actual="ok:true with an output object", expected=expected), *judge_output(output)]
 
 
 def judge_output(output: dict[str, Any]) -> list[Decision]:
@@ -163,7 +163,9 @@ def judge_output(output: dict[str, Any]) -> list[Decision]:
     if not problem and output.get("metadata") is not None and not isinstance(output.get("metadata"), dict):
         problem = f"metadata is {summarize(output.get('metadata'), 60)}"
     decisions = [
-        missed(shape, expected=expected, actual=problem) if problem else passed(shape, "well formed", expected)
+        missed(shape, expected=expected, actual=problem)
+        if problem
+        else passed(shape, actual="well formed", expected=expected)
     ]
     return [*decisions, judge_reward(output.get("reward"))]
 
@@ -172,11 +174,11 @@ def judge_reward(reward: Any) -> Decision:
     clause = "ors.call.reward-number"
     expected = "a finite number or null"
     if reward is None:
-        return passed(clause, "null", expected)
+        return passed(clause, actual="null", expected=expected)
     if isinstance(reward, NonFinite) or (isinstance(reward, float) and not math.isfinite(reward)):
         return missed(clause, expected=expected, actual=f"{reward} (not a JSON number)")
     if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-        return passed(clause, repr(reward), expected)
+        return passed(clause, actual=repr(reward), expected=expected)
     return missed(clause, expected=expected, actual=f"{type(reward).__name__} {summarize(reward, 60)}")
 
 

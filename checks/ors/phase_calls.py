@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from checks.decision import Decision, missed, noted, passed, record
+from checks.decision import Decision, info, missed, passed, record
 from checks.errors import PhaseStopped
 from checks.ors.judging import (
     OrsStream,
@@ -80,7 +80,9 @@ async def _resume(ctx: Ctx, http: OrsClient, body: dict[str, Any], whole: OrsStr
     original = reassembled(whole)
     if not task_id or original is None:
         record(
-            ctx.report, noted(clause, "not judged: the first call gave no task_id and end to replay"), http.transcript
+            ctx.report,
+            info(clause, actual="not judged: the first call gave no task_id and end to replay"),
+            http.transcript,
         )
         return
     sid = await http.episode(ctx)
@@ -104,10 +106,14 @@ async def _resume(ctx: Ctx, http: OrsClient, body: dict[str, Any], whole: OrsStr
     elif reassembled(again) != reassembled(resumed):
         wrong.append(f"two replays of one call differ: the tool ran again ({(reassembled(again) or '')[:80]!r})")
     decision = (
-        missed(clause, expected=expected, actual="; ".join(wrong)) if wrong else passed(clause, "replayed", expected)
+        missed(clause, expected=expected, actual="; ".join(wrong))
+        if wrong
+        else passed(clause, actual="replayed", expected=expected)
     )
     record(ctx.report, decision, http.transcript)
-    record(ctx.report, noted("ors.call.unknown-task-id", await _unknown_task_id(ctx, http, body)), http.transcript)
+    record(
+        ctx.report, info("ors.call.unknown-task-id", actual=await _unknown_task_id(ctx, http, body)), http.transcript
+    )
 
 
 async def _unknown_task_id(ctx: Ctx, http: OrsClient, body: dict[str, Any]) -> str:
@@ -128,7 +134,7 @@ async def _big_output(ctx: Ctx, http: OrsClient) -> None:
         if not ctx.report.decided(clause):
             record(
                 ctx.report,
-                noted(clause, "not judged: no big_output_tool named and no chunked stream seen"),
+                info(clause, actual="not judged: no big_output_tool named and no chunked stream seen"),
                 http.transcript,
             )
         return
@@ -138,7 +144,7 @@ async def _big_output(ctx: Ctx, http: OrsClient) -> None:
     if "chunk" not in stream.names():
         record(
             ctx.report,
-            noted(clause, f"not judged: {body['name']} answered unchunked: {stream.describe()}"),
+            info(clause, actual=f"not judged: {body['name']} answered unchunked: {stream.describe()}"),
             http.transcript,
         )
     record(ctx.report, judge_stream(stream), http.transcript)
@@ -148,10 +154,10 @@ def refusal(clause: str, reply_status: int, stream: OrsStream, described: str) -
     """A call that must not run: refused with a 4xx, or an end with ok:false; a 5xx, ok:true or no answer miss."""
     expected = 'a 4xx, or an end event with {"ok": false}'
     if 400 <= reply_status < 500:
-        return passed(clause, f"{reply_status}", expected)
+        return passed(clause, actual=f"{reply_status}", expected=expected)
     result, problem = result_of(stream)
     if not problem and isinstance(result, dict) and result.get("ok") is False:
-        return passed(clause, "end with ok:false", expected)
+        return passed(clause, actual="end with ok:false", expected=expected)
     return missed(
         clause, expected=expected, actual=described if problem or reply_status != 200 else f"ran: {stream.describe()}"
     )
@@ -164,13 +170,15 @@ async def _refusals(ctx: Ctx, http: OrsClient, body: dict[str, Any]) -> None:
     decisions += judge_stream(stream) if stream.events else []
     breaking = breaking_input(ctx.state.tools.get(body["name"], {}).get("input_schema"))
     if breaking is None:
-        decisions.append(noted("ors.call.bad-input", f"not judged: no input known to break {body['name']}'s schema"))
+        decisions.append(
+            info("ors.call.bad-input", actual=f"not judged: no input known to break {body['name']}'s schema")
+        )
     else:
         reply, stream = await http.call(sid, {"name": body["name"], "input": breaking})
         decisions.append(refusal("ors.call.bad-input", reply.status, stream, reply.describe(100)))
     missing, _ = await http.call(sid, {"name": body["name"]})
     decisions.append(
-        passed("ors.call.missing-input", missing.describe(80))
+        passed("ors.call.missing-input", actual=missing.describe(80))
         if refused(missing)
         else missed("ors.call.missing-input", expected="a 4xx", actual=missing.describe(100))
     )
@@ -181,7 +189,7 @@ async def _refusals(ctx: Ctx, http: OrsClient, body: dict[str, Any]) -> None:
 async def _raising(ctx: Ctx, http: OrsClient) -> None:
     clause = "ors.call.error-event"
     if not ctx.options.raising_tool:
-        record(ctx.report, noted(clause, "not judged: no raising_tool named"), http.transcript)
+        record(ctx.report, info(clause, actual="not judged: no raising_tool named"), http.transcript)
         return
     body = tool_call(ctx, ctx.options.raising_tool, ctx.options.raising_input)
     sid = await http.episode(ctx)
@@ -194,7 +202,7 @@ async def _raising(ctx: Ctx, http: OrsClient) -> None:
             clause, expected=expected, actual=f"{reply.status}: {terminal_problem(stream) or reply.describe(100)}"
         )
     elif stream.events[-1][0] == "error" or (not problem and isinstance(result, dict) and result.get("ok") is False):
-        decision = passed(clause, f"ends with {stream.events[-1][0]}", expected)
+        decision = passed(clause, actual=f"ends with {stream.events[-1][0]}", expected=expected)
     else:
         decision = missed(clause, expected=expected, actual=f"the raising tool answered {stream.describe()}")
     record(ctx.report, [decision, judge_first_event(stream)], http.transcript)

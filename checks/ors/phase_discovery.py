@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.decision import missed, noted, passed, record
+from checks.decision import info, missed, passed, record
 from checks.ors.judging import refused, server_error, tasks_problem, tools_problem
 from checks.ors.options import Ctx
 from checks.ors.routes import OrsClient, client, learn
@@ -115,7 +115,7 @@ async def _tasks(ctx: Ctx, http: OrsClient) -> None:
     )
     listed = listed_tasks(tasks)
     if listed is None:
-        decisions = [noted("ors.tasks.index-api-consistent", "not judged: no task list to compare with")]
+        decisions = [info("ors.tasks.index-api-consistent", actual="not judged: no task list to compare with")]
         record(report, decisions, http.transcript)
         return
     await _index_api(ctx, http, listed)
@@ -129,11 +129,11 @@ async def _index_api(ctx: Ctx, http: OrsClient, listed: list[object]) -> None:
     decision = (
         missed("ors.tasks.index-api-consistent", expected="the index API agrees with /tasks", actual="; ".join(wrong))
         if wrong
-        else passed("ors.tasks.index-api-consistent", f"{len(listed)} tasks agree")
+        else passed("ors.tasks.index-api-consistent", actual=f"{len(listed)} tasks agree")
     )
     beyond = await http.post(f"/{env}/task", {"split": split, "index": len(listed)})
     out_of_range = (
-        passed("ors.tasks.index-out-of-range", beyond.describe(80))
+        passed("ors.tasks.index-out-of-range", actual=beyond.describe(80))
         if refused(beyond)
         else missed("ors.tasks.index-out-of-range", expected="a 4xx", actual=beyond.describe(80))
     )

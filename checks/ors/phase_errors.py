@@ -32,12 +32,12 @@ async def errors_phase(ctx: Ctx) -> None:
     json_detail = (
         missed("ors.errors.json-detail", expected='a JSON object with "detail"', actual="; ".join(wrong))
         if wrong
-        else passed("ors.errors.json-detail", f"{len(errors)} error answers carry detail")
+        else passed("ors.errors.json-detail", actual=f"{len(errors)} error answers carry detail")
     )
     bad = [f"{reply.path}: {reply.describe(80)}" for reply in broken if not refused(reply)]
     malformed = (
         missed("ors.errors.malformed-body", expected="a 4xx", actual="; ".join(bad))
         if bad
-        else passed("ors.errors.malformed-body", ", ".join(str(reply.status) for reply in broken))
+        else passed("ors.errors.malformed-body", actual=", ".join(str(reply.status) for reply in broken))
     )
     record(ctx.report, [json_detail, malformed], http.transcript)

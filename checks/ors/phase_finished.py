@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.decision import missed, noted, passed, record
+from checks.decision import info, missed, passed, record
 from checks.errors import PhaseStopped
 from checks.ors.judging import result_of
 from checks.ors.options import Ctx
@@ -37,7 +37,7 @@ async def finished_phase(ctx: Ctx) -> None:
         if not finished:
             await http.delete(sid)
             why = f"not judged: {body['name']} did not answer finished: true within {steps} calls"
-            record(ctx.report, noted(clause, why), http.transcript)
+            record(ctx.report, info(clause, actual=why), http.transcript)
             return
         _, stream = await http.call(sid, body)
         await http.delete(sid)
@@ -46,10 +46,12 @@ async def finished_phase(ctx: Ctx) -> None:
     expected = "refused (ok:false or a 4xx), or run without a reward"
     if after is None:
         decision = passed(
-            clause, f"after {steps} calls, finished; the next was refused: {problem or 'ok:false'}", expected
+            clause,
+            actual=f"after {steps} calls, finished; the next was refused: {problem or 'ok:false'}",
+            expected=expected,
         )
     elif after.get("reward") is None:
-        decision = noted(clause, f"after {steps} calls, finished; the next call ran without a reward")
+        decision = info(clause, actual=f"after {steps} calls, finished; the next call ran without a reward")
     else:
         decision = missed(
             clause, expected=expected, actual=f"the call after finished ran and rewarded {after['reward']!r}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from checks.decision import missed, noted, passed, record
+from checks.decision import info, missed, passed, record
 from checks.ors.judging import refused
 from checks.ors.options import Ctx, OrsOptions
 from checks.ors.routes import OrsClient, client, learn, tool_call
@@ -29,7 +29,7 @@ async def keepalive_phase(ctx: Ctx) -> None:
 async def _slow_call(ctx: Ctx, http: OrsClient) -> None:
     clause = "ors.call.keepalive"
     if not ctx.options.slow_tool:
-        record(ctx.report, noted(clause, "not judged: no slow_tool named"), http.transcript)
+        record(ctx.report, info(clause, actual="not judged: no slow_tool named"), http.transcript)
         return
     body = tool_call(ctx, ctx.options.slow_tool, ctx.options.slow_input)
     sid = await http.episode(ctx)
@@ -45,7 +45,7 @@ async def _slow_call(ctx: Ctx, http: OrsClient) -> None:
     gap = max(b - a for a, b in zip(arrivals, arrivals[1:], strict=False))
     expected = f"a byte at least every {ctx.options.keepalive_gap:g}s"
     decision = (
-        passed(clause, f"longest silence {gap:.1f}s over {reply.elapsed:.1f}s", expected)
+        passed(clause, actual=f"longest silence {gap:.1f}s over {reply.elapsed:.1f}s", expected=expected)
         if gap <= ctx.options.keepalive_gap
         else missed(clause, expected=expected, actual=f"{gap:.1f}s without a byte ({reply.describe(60)})")
     )
@@ -75,7 +75,7 @@ async def _expiry(ctx: Ctx, http: OrsClient) -> None:
         f"alive after {options.idle_expiry / 2:g}s idle, gone after {options.idle_expiry + options.expiry_margin:g}s"
     )
     expiry = (
-        passed("ors.session.idle-expiry", "as expected", expected)
+        passed("ors.session.idle-expiry", actual="as expected", expected=expected)
         if gone and half_alive
         else missed(
             "ors.session.idle-expiry",
@@ -84,7 +84,7 @@ async def _expiry(ctx: Ctx, http: OrsClient) -> None:
         )
     )
     pinged = (
-        passed("ors.ping.keeps-alive", alive.describe(60))
+        passed("ors.ping.keeps-alive", actual=alive.describe(60))
         if alive.status == 200
         else missed("ors.ping.keeps-alive", expected="200 from /prompt", actual=alive.describe(80))
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from checks.decision import missed, noted, passed, record
+from checks.decision import info, missed, passed, record
 from checks.ors.judging import blocks_problem, refused, server_error, sid_of
 from checks.ors.options import Ctx
 from checks.ors.routes import OrsClient, client, learn
@@ -165,7 +165,7 @@ async def _delete(ctx: Ctx, http: OrsClient, sid: str) -> None:
             actual=f"/delete {deleted.describe(60)}; " + "; ".join(wrong),
         )
         if wrong or deleted.status >= 300
-        else passed("ors.delete.teardown", "prompt and ping refused after /delete")
+        else passed("ors.delete.teardown", actual="prompt and ping refused after /delete")
     )
     twice, stranger = await http.delete(sid), await http.delete(f"zz-{uuid.uuid4().hex}")
     idempotent = (
@@ -175,13 +175,13 @@ async def _delete(ctx: Ctx, http: OrsClient, sid: str) -> None:
             actual=f"again: {twice.describe(60)}; unknown: {stranger.describe(60)}",
         )
         if server_error(twice) or server_error(stranger)
-        else passed("ors.delete.idempotent", f"again {twice.status}, unknown {stranger.status}")
+        else passed("ors.delete.idempotent", actual=f"again {twice.status}, unknown {stranger.status}")
     )
     finished = await http.post("/delete_session", headers=http.session(sid))
     if 200 <= finished.status < 300:
-        gone = passed("ors.delete-session.ok", finished.describe(60))
+        gone = passed("ors.delete-session.ok", actual=finished.describe(60))
     elif finished.status == 404:
-        gone = noted("ors.delete-session.ok", f"404: a server of the older spec ({finished.describe(60)})")
+        gone = info("ors.delete-session.ok", actual=f"404: a server of the older spec ({finished.describe(60)})")
     else:
         gone = missed("ors.delete-session.ok", expected="2xx", actual=finished.describe(60))
     record(ctx.report, [teardown, idempotent, gone], http.transcript)

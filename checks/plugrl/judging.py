@@ -14,10 +14,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from checks.decision import Decision, Judged, check, error, missed, passed
 from checks.errors import NoReply, PeerClosed, Refused
 from checks.evidence import summarize, truncate
 from checks.plugrl.codec import CodecError
-from checks.plugrl.decisions import Decision, Judged, check, error, missed, passed
 from checks.plugrl.protocol import GOING_AWAY, RESYNC_REASON
 
 HANDSHAKE = "plugrl.1.websocket-handshake"

@@ -6,8 +6,8 @@ Pure functions, as in `checks.plugrl.judging`: an observation in, decisions out.
 
 from __future__ import annotations
 
+from checks.decision import Decision, Judged, check, missed, passed, unsupported
 from checks.errors import NoReply, PeerClosed, Refused
-from checks.plugrl.decisions import Decision, Judged, check, missed, passed, unsupported
 from checks.plugrl.judging import describe_close, is_close, seconds
 from checks.plugrl.protocol import FEEDBACK_TIMEOUT_REASON, RESYNC_REASON, STOP_REASON
 

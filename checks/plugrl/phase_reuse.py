@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from checks.decision import passed, unsupported
 from checks.errors import NoReply, PeerClosed
 from checks.plugrl import judging, judging_phases
 from checks.plugrl.codec import pack
-from checks.plugrl.decisions import passed, unsupported
 from checks.plugrl.messages import MALFORMED_REUSES, infer_message, reuse_as_ints
 from checks.plugrl.options import Ctx
 from checks.plugrl.probe import Probe, together

@@ -17,11 +17,11 @@ from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 
+from checks.decision import Decision, Judged, record
 from checks.errors import NoReply, PeerClosed, PhaseStopped, Refused
 from checks.evidence import Transcript, summarize, truncate
 from checks.plugrl import judging
 from checks.plugrl.codec import CodecError, pack, unpack
-from checks.plugrl.decisions import Decision, Judged, record
 from checks.plugrl.messages import fault_summary, feedback_message
 from checks.plugrl.messages import infer_message as infer_message
 from checks.plugrl.options import Ctx

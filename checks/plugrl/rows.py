@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from checks.decision import Decision, check, info
 from checks.evidence import summarize
-from checks.plugrl.decisions import Decision, check, info
 
 ROW_TOLERANCE = {"rtol": 1e-4, "atol": 1e-6}  # batched inference may round differently
 

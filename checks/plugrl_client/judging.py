@@ -15,10 +15,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from checks.decision import Decision, Judged, check, info, missed, passed
 from checks.errors import Malformed
 from checks.evidence import summarize
 from checks.plugrl.codec import CodecError
-from checks.plugrl.decisions import Decision, Judged, check, info, missed, passed
 from checks.plugrl.validation import InferReading, InferRule, check_feedback, observation_problem, read_infer
 from checks.plugrl_client.probe import describe_applied, episode_length, probe_states
 

@@ -17,11 +17,11 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from checks.core import Transcript
+from checks.decision import Decision, Judged, passed, record
 from checks.errors import NoReply, PeerClosed, PhaseStopped
 from checks.evidence import summarize
 from checks.listen import Accepted
 from checks.plugrl.codec import CodecError, pack, unpack
-from checks.plugrl.decisions import Decision, Judged, passed, record
 from checks.plugrl.protocol import GOING_AWAY, REUSE_FEATURE, STOP_REASON
 from checks.plugrl_client import judging
 from checks.plugrl_client.judging import Held

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checks.decision import Decision, missed, noted, passed
+from checks.decision import Decision, check, info, missed, passed
 from checks.errors import Malformed
 from checks.evidence import truncate
 from checks.rllink.codec import BodyError, Dialect, NotAMessage, PickleRefused, Undecodable, sniff_dialect
@@ -27,7 +27,7 @@ RECOVERED = "closed and recovered, or kept answering"
 
 
 def header_held(header: bytes) -> Decision:
-    return passed("rllink.frame.header", f"header {header.decode()}")
+    return passed("rllink.frame.header", actual=f"header {header.decode()}")
 
 
 def frame_fault(exc: Malformed, dialect: Dialect | None) -> Decision:
@@ -66,7 +66,7 @@ def reply_type(message: Mapping[str, Any], want: str, clause: str, overtaken: st
                 actual=f"type {truncate(kind, 40)!r}",
             )
         ]
-    form = passed("rllink.body.form", f"a map of type {kind}")
+    form = passed("rllink.body.form", actual=f"a map of type {kind}")
     if kind != want:
         return [form, missed(overtaken or clause, expected=want, actual=f"{kind} came instead")]
     return [form]
@@ -78,14 +78,14 @@ def opening_reply(kind: str, dialect: Dialect) -> list[Decision]:
     if kind != "PONG":
         return [missed(clause, expected="PONG", actual=f"type {kind!r}")]
     return [
-        Decision(clause, True, expected="PONG", actual=f"type {kind!r}"),
-        passed("rllink.listen.accepts", f"PONG ({dialect} dialect)"),
-        passed("rllink.ping.pong", "PING answered with PONG"),
+        passed(clause, expected="PONG", actual=f"type {kind!r}"),
+        passed("rllink.listen.accepts", actual=f"PONG ({dialect} dialect)"),
+        passed("rllink.ping.pong", actual="PING answered with PONG"),
     ]
 
 
 def misses(decisions: Sequence[Decision]) -> bool:
-    return any(decision.held is False for decision in decisions)
+    return any(decision.missed for decision in decisions)
 
 
 # ---------------------------------------------------------------- SET_CONFIG and SET_STATE
@@ -104,9 +104,9 @@ def config(message: Mapping[str, Any], dialect: Dialect) -> ConfigJudgement:
     if dialect == "json":
         steps, on_policy = message.get("env_steps_per_sample"), message.get("force_on_policy")
         ok = isinstance(steps, int) and not isinstance(steps, bool) and steps >= 1 and isinstance(on_policy, bool)
-        decision = Decision(
-            clause,
+        decision = check(
             ok,
+            clause,
             expected="env_steps_per_sample an int >= 1, force_on_policy a bool",
             actual=f"env_steps_per_sample={steps!r}, force_on_policy={on_policy!r}",
         )
@@ -114,16 +114,16 @@ def config(message: Mapping[str, Any], dialect: Dialect) -> ConfigJudgement:
             return ConfigJudgement([decision], steps, f"env_steps_per_sample = {steps} from SET_CONFIG")
         return ConfigJudgement([decision])
     blob = message.get("config")
-    decision = Decision(
-        clause, isinstance(blob, bytes), expected="`config` as bin", actual=f"`config` is {type(blob).__name__}"
+    decision = check(
+        isinstance(blob, bytes), clause, expected="`config` as bin", actual=f"`config` is {type(blob).__name__}"
     )
     if not isinstance(blob, bytes):
         return ConfigJudgement([decision])
     facts = scan(blob)
     value, how = facts.fragment_length()
-    pickle = noted(
+    pickle = info(
         "rllink.config.pickle",
-        f"a {facts.size}-byte pickle, {facts.opcodes} opcodes, classes named "
+        actual=f"a {facts.size}-byte pickle, {facts.opcodes} opcodes, classes named "
         f"{', '.join(facts.globals_named[:5]) or 'none'}; {how}",
     )
     return ConfigJudgement([decision, pickle], value, how)
@@ -147,18 +147,18 @@ def state(
             [missed("rllink.state.shape", expected="usable weights and a seq", actual=str(exc))], None
         )
     except NotJudged as exc:
-        shape = noted("rllink.state.shape", f"not judged, because {exc}")
+        shape = info("rllink.state.shape", actual=f"not judged, because {exc}")
         seq = seq_of(dict(message), dialect)
     else:
-        shape = passed("rllink.state.shape", f"weights_seq_no {seq}; {found}")
+        shape = passed("rllink.state.shape", actual=f"weights_seq_no {seq}; {found}")
     return StateJudgement([shape, seq_not_lower(seq, seqs, after)], seq)
 
 
 def seq_not_lower(seq: int, seqs: Sequence[int], after: str) -> Decision:
     highest = max(seqs, default=0)
-    return Decision(
-        "rllink.seq.monotonic",
+    return check(
         seq >= highest,
+        "rllink.seq.monotonic",
         expected=f"weights_seq_no >= {highest}",
         actual=f"{seq} after {after} (earlier: {list(seqs[-5:])})",
     )
@@ -169,15 +169,15 @@ def batch_rises(previous: int, rises: Sequence[int]) -> list[Decision]:
     rise, least = rises[-1] - previous, len(rises) - 1
     steps_seen = [b - a for a, b in zip([previous, *rises], rises, strict=False)]
     return [
-        Decision(
-            "rllink.seq.monotonic",
+        check(
             rise >= least,
+            "rllink.seq.monotonic",
             expected=f"a rise of at least {least} over {len(rises)} full batches",
             actual=f"from {previous}: {list(rises)} (a rise of {rise})",
         ),
-        Decision(
-            "rllink.seq.strict",
+        check(
             all(step == 1 for step in steps_seen),
+            "rllink.seq.strict",
             expected="weights_seq_no +1 per batch",
             actual=f"from {previous}: {list(rises)}",
         ),
@@ -208,7 +208,7 @@ def ping_alone(extra: bytes | None, quiet: float) -> Decision | None:
 def recovery(clause: str, what: str, outcome: str, detail: str, recovered: bool) -> Decision:
     """rllink.malformed.recovery / rllink.payload.robustness after a bad input: recovered, or how it was not."""
     if recovered:
-        return passed(clause, f"after {what}: {outcome}")
+        return passed(clause, actual=f"after {what}: {outcome}")
     return missed(clause, expected=RECOVERED, actual=f"after {what}: {outcome}: {detail}")
 
 

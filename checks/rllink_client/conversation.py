@@ -11,7 +11,7 @@ import contextlib
 from typing import Any
 
 from checks.core import PhaseStopped, Transcript, truncate
-from checks.decision import Decision, record
+from checks.decision import Decision, missed, record
 from checks.errors import Malformed
 from checks.listen import Accepted, Stream
 from checks.rllink.codec import HEADER_SIZE, Dialect, NotAMessage, decode_body, encode, sniff_dialect, strict_length
@@ -47,7 +47,7 @@ class Conversation:
         return await read_exactly(self.reader, size, timeout, self.transcript)
 
     def _bad_frame(self, clause_id: str, expected: str, actual: str) -> PhaseStopped:
-        return self._closes_on(Decision(clause_id, False, expected=expected, actual=actual))
+        return self._closes_on(missed(clause_id, expected=expected, actual=actual))
 
     def _closes_on(self, miss: Decision) -> PhaseStopped:
         record(self.report, miss, self.transcript)
@@ -80,7 +80,7 @@ class Conversation:
         self.transcript.received("binary", len(body) + HEADER_SIZE, describe(message))
         self.report.passed("rllink-client.frame.header", actual="8-digit byte-length headers, one map per body")
         kind = judging.request_type(message["type"])
-        if not kind.held:
+        if kind.outcome != "pass":
             raise self._closes_on(kind)
         record(self.report, kind)
         self.messages += 1

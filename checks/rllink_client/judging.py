@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from checks.decision import Decision, missed, passed
+from checks.decision import Decision, check, missed, passed
 from checks.rllink.codec import Dialect
 from checks.rllink_client.chunks import Chunk, ChunkProblem
 from checks.rllink_client.options import RLlinkClientOptions
@@ -84,7 +84,7 @@ class EpisodeJudge:
         if bad_actions or isinstance(rewards, str):
             problem = f"actions {bad_actions[:3]!r}" if bad_actions else f"rewards {rewards}"
             return missed("rllink-client.values.spaces", expected=expected, actual=f"{where}: {problem}"), None
-        return passed("rllink-client.values.spaces", f"{where}: observations, actions, rewards in range"), obs
+        return passed("rllink-client.values.spaces", actual=f"{where}: observations, actions, rewards in range"), obs
 
     def _logp(self, chunk: Chunk, dist: np.ndarray, logp: np.ndarray, where: str) -> list[Decision]:
         if not chunk.steps:
@@ -94,9 +94,9 @@ class EpisodeJudge:
         error = np.abs(want - logp)
         worst = int(error.argmax())
         return [
-            Decision(
-                "rllink-client.values.logp",
+            check(
                 bool((logp <= 1e-6).all() and error[worst] <= self.options.tolerance),
+                "rllink-client.values.logp",
                 expected="action_logp = log softmax(action_dist_inputs)[action] <= 0",
                 actual=f"{where}, step {worst}: action_logp {logp[worst]:.6g}, log softmax gives {want[worst]:.6g}",
             )
@@ -112,7 +112,7 @@ class EpisodeJudge:
         if error[worst].max() <= self.options.tolerance:
             return passed(
                 "rllink-client.onpolicy.weights",
-                f"{where}: dist inputs match the forward pass of weights_seq_no {self.version}",
+                actual=f"{where}: dist inputs match the forward pass of weights_seq_no {self.version}",
             )
         used = [
             seq
@@ -156,25 +156,25 @@ class EpisodeJudge:
             self.ended.add(key)
         elif _is_int(chunk.t):
             self.open_chunks[key] = (int(chunk.t), obs[-1])
-        return passed(clause, f"{where}: chunks continue their episodes")
+        return passed(clause, actual=f"{where}: chunks continue their episodes")
 
 
 def request_type(kind: str) -> Decision:
     """rllink-client.frame.type: a client sends request types only."""
     if kind not in REQUESTS:
         return missed("rllink-client.frame.type", expected=f"one of {', '.join(REQUESTS)}", actual=f"type {kind!r}")
-    return passed("rllink-client.frame.type", "request types only")
+    return passed("rllink-client.frame.type", actual="request types only")
 
 
 def ping_first(kind: str) -> Decision:
-    return Decision("rllink-client.handshake.ping-first", kind == "PING", expected="PING first", actual=f"{kind} first")
+    return check(kind == "PING", "rllink-client.handshake.ping-first", expected="PING first", actual=f"{kind} first")
 
 
 def config_state_first(kind: str, config_sent: bool, state_sent: bool) -> Decision:
     """Episodes may come only after the client has both SET_CONFIG and SET_STATE."""
-    return Decision(
-        "rllink-client.handshake.config-state-first",
+    return check(
         config_sent and state_sent,
+        "rllink-client.handshake.config-state-first",
         expected="SET_CONFIG and SET_STATE sent before any episodes",
         actual=f"{kind} after {'SET_CONFIG' if config_sent else 'no SET_CONFIG'} and "
         f"{'SET_STATE' if state_sent else 'no SET_STATE'}",
@@ -197,8 +197,8 @@ def unreadable(problem: ChunkProblem, where: str) -> Decision:
 
 def episodes_read(kind: str, count: int) -> list[Decision]:
     return [
-        passed("rllink-client.episode.fields", f"{count} episodes in {kind} with every key"),
-        passed("rllink-client.episode.shape", f"{count} episodes in {kind} with matching lengths"),
+        passed("rllink-client.episode.fields", actual=f"{count} episodes in {kind} with every key"),
+        passed("rllink-client.episode.shape", actual=f"{count} episodes in {kind} with matching lengths"),
     ]
 
 
@@ -206,15 +206,15 @@ def batch(message: dict[str, Any], steps: int, want: int, number: int) -> list[D
     """An EPISODES_AND_GET_STATE after `steps` env steps: the advertised fragment length, and `timesteps` saying so."""
     timesteps = message.get("timesteps")
     return [
-        Decision(
-            "rllink-client.batch.size",
+        check(
             steps == want,
+            "rllink-client.batch.size",
             expected=f"{want} env steps since the last SET_STATE (the advertised fragment length)",
             actual=f"{steps} env steps at EPISODES_AND_GET_STATE #{number}",
         ),
-        Decision(
-            "rllink-client.batch.timesteps",
+        check(
             timesteps == steps and "timesteps" in message,
+            "rllink-client.batch.timesteps",
             expected=f"timesteps = {steps}",
             actual=f"timesteps {timesteps!r}" if "timesteps" in message else f"no timesteps (keys {sorted(message)})",
         ),

@@ -11,7 +11,7 @@ from typing import Any
 
 import grpc
 
-from checks.decision import Decision, missed, noted, passed, unjudged
+from checks.decision import Decision, check, error, info, missed, passed
 from checks.evidence import truncate
 from checks.rlmesh import codec
 from checks.rlmesh.client import unknown_tags
@@ -37,23 +37,23 @@ def handshake(response: env_pb2.HandshakeResponse) -> list[Decision]:
     """What the first Handshake in rlmesh-wire-v1 says: compatible, who answers, and the env contract it offers."""
     base, has_contract = response.base, response.HasField("env_contract")
     decisions = [
-        Decision(
-            "rlmesh.h1.compatible",
+        check(
             base.compatible and has_contract,
+            "rlmesh.h1.compatible",
             expected=COMPATIBLE,
             actual=f"compatible={base.compatible}, env_contract {'present' if has_contract else 'absent'}, "
             f"error_message={truncate(base.error_message, 120)!r}",
         ),
-        Decision(
-            "rlmesh.h1.peer-info",
+        check(
             bool(base.peer_info.component.strip()),
+            "rlmesh.h1.peer-info",
             expected="a non-empty component",
             actual=f"component={truncate(base.peer_info.component, 60)!r}",
         ),
     ]
     if not has_contract:
         decisions += [
-            unjudged(clause, "not judged: the Handshake returned no env_contract") for clause in CONTRACT_CLAUSES
+            error(clause, "not judged: the Handshake returned no env_contract") for clause in CONTRACT_CLAUSES
         ]
     return [*decisions, *contract(response.env_contract), unknown_fields(response)]
 
@@ -70,15 +70,15 @@ def contract(declared: core_pb2.EnvContract) -> list[Decision]:
         else str(declared.autoreset_mode)
     )
     return [
-        Decision(
-            "rlmesh.h1.num-envs",
+        check(
             declared.num_envs >= 1,
+            "rlmesh.h1.num-envs",
             expected="num_envs >= 1",
             actual=f"num_envs={declared.num_envs}",
         ),
-        Decision(
-            "rlmesh.h1.autoreset-mode",
+        check(
             declared.autoreset_mode in USABLE_AUTORESET,
+            "rlmesh.h1.autoreset-mode",
             expected="NEXT_STEP or DISABLED",
             actual=f"autoreset_mode={mode}",
         ),
@@ -104,28 +104,28 @@ def spaces(spec: core_pb2.EnvSpec) -> Decision:
     unjudgeable = [p for p in problems if p.startswith("not judged")]
     broken = [p for p in problems if not p.endswith(": ok") and p not in unjudgeable]
     if unjudgeable and not broken:
-        return unjudged("rlmesh.h1.spaces", "; ".join(problems))
-    return Decision(
-        "rlmesh.h1.spaces", not broken, expected="both spaces present and well-formed", actual="; ".join(problems)
+        return error("rlmesh.h1.spaces", "; ".join(problems))
+    return check(
+        not broken, "rlmesh.h1.spaces", expected="both spaces present and well-formed", actual="; ".join(problems)
     )
 
 
 def render_mode(declared: core_pb2.EnvContract) -> Decision:
     if not declared.render_mode:
-        return passed("rlmesh.h1.render-mode-declared", "no render_mode declared")
+        return passed("rlmesh.h1.render-mode-declared", actual="no render_mode declared")
     listed = codec.map_to_python(declared.spec.metadata).get("render_modes")
-    return Decision(
-        "rlmesh.h1.render-mode-declared",
+    return check(
         isinstance(listed, list) and declared.render_mode in listed,
+        "rlmesh.h1.render-mode-declared",
         expected="render_mode among metadata render_modes",
         actual=f"render_mode={truncate(declared.render_mode, 40)!r}, render_modes={truncate(repr(listed), 120)}",
     )
 
 
 def unknown_fields(response: env_pb2.HandshakeResponse) -> Decision:
-    return noted(
+    return info(
         "rlmesh.h5.unknown-fields",
-        f"undeclared HandshakeResponse.base tags {unknown_tags(response.base)}, top-level tags "
+        actual=f"undeclared HandshakeResponse.base tags {unknown_tags(response.base)}, top-level tags "
         f"{unknown_tags(response)}; capabilities {dict(response.base.capabilities)}",
     )
 
@@ -136,9 +136,9 @@ def generation_gate(generation: str, other: env_pb2.HandshakeResponse | Exceptio
         return missed(
             "rlmesh.h2.generation-gate", expected=REFUSED_GENERATION, actual=f"generation {generation!r}: {other}"
         )
-    return Decision(
-        "rlmesh.h2.generation-gate",
+    return check(
         not other.base.compatible and bool(other.base.error_message.strip()) and not other.HasField("env_contract"),
+        "rlmesh.h2.generation-gate",
         expected="compatible=false, an error_message, no env_contract",
         actual=f"generation {generation!r}: compatible={other.base.compatible}, "
         f"error_message={truncate(other.base.error_message, 120)!r}, "
@@ -150,8 +150,8 @@ def missing_base(status: grpc.StatusCode | None, refusal: str = "") -> Decision:
     """A Handshake without `base` is refused with INVALID_ARGUMENT (`status` None: it was answered)."""
     if status is None:
         return missed("rlmesh.h2.missing-base", expected=INVALID_ARGUMENT, actual="a HandshakeResponse")
-    return Decision(
-        "rlmesh.h2.missing-base", status is grpc.StatusCode.INVALID_ARGUMENT, expected=INVALID_ARGUMENT, actual=refusal
+    return check(
+        status is grpc.StatusCode.INVALID_ARGUMENT, "rlmesh.h2.missing-base", expected=INVALID_ARGUMENT, actual=refusal
     )
 
 
@@ -161,7 +161,7 @@ def contract_stable(
     """Whether a later Handshake offered the very env_contract of an earlier one, byte for byte."""
     before = first.env_contract.SerializeToString(deterministic=True)
     same = again.env_contract.SerializeToString(deterministic=True) == before
-    return Decision("rlmesh.h3.contract-stable", same, expected=expected, actual=identical if same else changed)
+    return check(same, "rlmesh.h3.contract-stable", expected=expected, actual=identical if same else changed)
 
 
 # ---------------------------------------------------------------- Join exchanges
@@ -174,9 +174,9 @@ def request_id_echo(stray: list[str], unanswered: list[str], answered: int) -> D
         problems.append(f"responses with unknown or repeated ids {[truncate(s, 30) for s in stray[:5]]}")
     if unanswered:
         problems.append(f"requests never answered {unanswered[:5]}")
-    return Decision(
-        "rlmesh.e5.request-id-echo",
+    return check(
         not problems,
+        "rlmesh.e5.request-id-echo",
         expected="one response per request, ids echoed",
         actual="; ".join(problems) or f"{answered} responses matched their requests",
     )
@@ -195,10 +195,10 @@ def observation(
         return [layout], None
     reason = codec.outside(space, decoded)
     return [
-        passed("rlmesh.v2.obs-layout", f"{where}: {lanes} lane(s) decoded"),
-        Decision(
-            "rlmesh.v2.obs-in-space",
+        passed("rlmesh.v2.obs-layout", actual=f"{where}: {lanes} lane(s) decoded"),
+        check(
             reason is None,
+            "rlmesh.v2.obs-in-space",
             expected=f"inside {space.describe()}",
             actual=f"{where}: {reason}" if reason else f"{where}: inside",
         ),
@@ -221,9 +221,9 @@ def conformance_warnings(infos: spaces_pb2.MetaMap | None, where: str) -> Decisi
         for entry in scope[WARNING_KEY]
     ]
     observed = [w for w in entries if isinstance(w, dict) and w.get("kind") == "observation"]
-    return Decision(
-        "rlmesh.v2.no-conformance-warning",
+    return check(
         not observed,
+        "rlmesh.v2.no-conformance-warning",
         expected="no observation conformance warning",
         actual=f"{where}: {truncate(repr(observed), 300)}" if observed else f"{where}: none",
     )

@@ -81,12 +81,14 @@ def kept(request: dict[str, Any], tokens: TurnTokens) -> list[Decision]:
         if missing:
             decisions.append(missed(IDS_KEPT, expected=expected, actual=f"no {' and no '.join(missing)} token ids"))
         else:
-            decisions.append(passed(IDS_KEPT, f"{len(tokens.prompt or [])} + {len(tokens.completion or [])} ids"))
+            decisions.append(
+                passed(IDS_KEPT, actual=f"{len(tokens.prompt or [])} + {len(tokens.completion or [])} ids")
+            )
     if request.get("logprobs") is True:
         if tokens.logprobs is None:
             decisions.append(missed(LOGPROBS_KEPT, expected="choice 0's logprobs or meta_info pairs", actual="none"))
         else:
-            decisions.append(passed(LOGPROBS_KEPT, f"{tokens.logprobs} logprobs"))
+            decisions.append(passed(LOGPROBS_KEPT, actual=f"{tokens.logprobs} logprobs"))
     return decisions
 
 
@@ -101,7 +103,7 @@ def per_token(tokens: TurnTokens) -> list[Decision]:
         return []
     shown = ", ".join(f"{name} {count}" for name, count in counts.items())
     if len(set(counts.values())) == 1:
-        return [passed(PER_TOKEN, shown)]
+        return [passed(PER_TOKEN, actual=shown)]
     return [missed(PER_TOKEN, expected="one logprob per completion token", actual=shown)]
 
 
@@ -137,7 +139,7 @@ def extends(previous: TurnTokens, tokens: TurnTokens) -> list[Decision]:
         return []
     before = previous.prompt + previous.completion
     if tokens.prompt[: len(before)] == before:
-        return [passed(EXTEND, f"{len(tokens.prompt)} prompt ids extend the previous {len(before)}")]
+        return [passed(EXTEND, actual=f"{len(tokens.prompt)} prompt ids extend the previous {len(before)}")]
     at = next((i for i, (a, b) in enumerate(zip(before, tokens.prompt, strict=False)) if a != b), None)
     size = len(tokens.prompt)
     where = f"differs at position {at}" if at is not None else f"is {size} ids, shorter than {len(before)}"

@@ -1,8 +1,8 @@
 """Verdicts over time: per clause, how many messages were judged and violated it, the first and last
 violation with a window of the transcript, and the rolled-up verdict; windows roll over by time or count.
 
-Judges return two Decision types (`checks.decision` for most kinds, `checks.plugrl.decisions` for
-PlugRL's); `outcome_of_decision` reads either, so the ledger takes what any kind's judge returns.
+Every kind's judge returns `checks.decision.Decision`s, the same values a suite's phase records, so a
+tap's verdicts and a suite's come from one reading of each outcome.
 """
 
 from __future__ import annotations
@@ -11,34 +11,17 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from checks.decision import Decision as CommonDecision
+from checks.decision import Decision
 from checks.report import Catalogue
 from checks.verdicts import MISSED_VERDICT, Gate, Level, Outcome, Verdict, outcome_of
 
-if TYPE_CHECKING:  # imported only for its type: loading the tap's CLI loads no kind's package
-    from typing import TypeAlias
-
-    from checks.plugrl.decisions import Decision as PlugrlDecision
-
-    AnyDecision: TypeAlias = CommonDecision | PlugrlDecision
 # Lines of the transcript kept before a violation, and lines added after it.
 WINDOW_BEFORE = 4
 WINDOW_AFTER = 2
 NEEDS_ACTIVE_RUN = "needs an active run"
 NOT_EXERCISED = "not exercised by the traffic seen"
-
-
-def outcome_of_decision(decision: AnyDecision) -> tuple[str, str, str, str]:
-    """(clause, outcome, expected, actual) with outcome one of pass, miss, info, unsupported, error."""
-    if not isinstance(decision, CommonDecision):  # PlugRL's: its outcome already in these words
-        return decision.clause, decision.outcome, decision.expected, decision.actual
-    if not decision.judged:
-        outcome = "error"
-    else:
-        outcome = {True: "pass", False: "miss", None: "info"}[decision.held]
-    return decision.clause_id, outcome, decision.expected, decision.actual
 
 
 @dataclass
@@ -61,6 +44,7 @@ class Tally:
     judged: int = 0
     violated: int = 0
     infos: int = 0
+    unsupported: int = 0  # the peer said an optional feature is not offered: neither a pass nor a miss
     errors: int = 0
     first: Violation | None = None
     last: Violation | None = None
@@ -73,10 +57,12 @@ class Tally:
             return MISSED_VERDICT[self.level]
         if self.errors:
             return Verdict.ERROR
-        if self.judged > self.infos:
+        if self.judged > self.infos + self.unsupported:
             return Verdict.PASS
         if self.infos:
             return Verdict.INFO
+        if self.unsupported:
+            return Verdict.UNSUPPORTED
         return Verdict.SKIP
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,10 +131,10 @@ class Ledger:
     def forget(self, connection: int) -> None:
         self.logs.pop(connection, None)
 
-    def decide(self, connection: int, decisions: Iterable[AnyDecision]) -> None:
+    def decide(self, connection: int, decisions: Iterable[Decision]) -> None:
         for decision in decisions:
-            clause, outcome, expected, actual = outcome_of_decision(decision)
-            tally = self.tallies.get(clause)
+            outcome, expected, actual = decision.outcome, decision.expected, decision.actual
+            tally = self.tallies.get(decision.clause_id)
             if tally is None:
                 continue  # a judge's clause this tap does not report (an active-run clause of a shared judge)
             if outcome == "error":
@@ -158,10 +144,12 @@ class Ledger:
             tally.judged += 1
             if outcome == "info":
                 tally.infos += 1
+            elif outcome == "unsupported":
+                tally.unsupported += 1
             elif outcome == "miss":
                 self._violated(connection, tally, expected, actual)
 
-    def judge(self, connection: int, clauses: Iterable[str], judge: Callable[[], Iterable[AnyDecision]]) -> bool:
+    def judge(self, connection: int, clauses: Iterable[str], judge: Callable[[], Iterable[Decision]]) -> bool:
         """Decide what `judge` returns; when it raises, `error` for `clauses` (the traffic untouched) and False."""
         try:
             decisions = list(judge())

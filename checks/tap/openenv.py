@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.decision import Decision, missed, passed
+from checks.decision import Decision, check, missed, passed
 from checks.openenv import http_judging
 from checks.openenv import judging as ws_judging
 from checks.openenv.clauses import CATALOGUE
@@ -103,7 +103,9 @@ class OpenEnvWatcher(ExchangeWatcher):
             if takeover is not None:
                 session.inflaters = {sender: Inflater(keeps) for sender, keeps in takeover.items()}
             actual = "upgraded (101)" if upgraded else f"answered {reply.describe()}"
-            ledger.decide(connection, [Decision("openenv.ws.handshake", upgraded, "a WebSocket upgrade", actual)])
+            ledger.decide(
+                connection, [check(upgraded, "openenv.ws.handshake", expected="a WebSocket upgrade", actual=actual)]
+            )
         elif method == "GET" and path in DISCOVERY:
             ledger.judge(connection, (), lambda: [DISCOVERY[path](reply)])
             if path == "/schema" and reply.status == 200:
@@ -130,7 +132,9 @@ class OpenEnvWatcher(ExchangeWatcher):
             ledger.note(copy.connection, f"{copy.sender}: close {code} {reason!r}")
             if copy.sender == "server" and session.closing:
                 held = code == 1000
-                ledger.decide(copy.connection, [Decision("openenv.close.clean", held, "close code 1000", f"{code}")])
+                ledger.decide(
+                    copy.connection, [check(held, "openenv.close.clean", expected="close code 1000", actual=f"{code}")]
+                )
             return
         if message.opcode not in (TEXT, BINARY):
             return
@@ -167,7 +171,7 @@ class OpenEnvWatcher(ExchangeWatcher):
                 return []  # the message this answers may be the copy that was dropped
             return [missed("openenv.ws.unprompted", expected="no frame unasked", actual=problem)]
         kind, sent = session.pending.popleft()
-        decisions = [passed("openenv.ws.unprompted", f"a reply to {kind}")]
+        decisions = [passed("openenv.ws.unprompted", actual=f"a reply to {kind}")]
         if reply.kind == "error":
             decisions.append(ws_judging.error_code_decision(reply))
             if kind == "step" and self._admitted(sent) is True:
@@ -176,7 +180,9 @@ class OpenEnvWatcher(ExchangeWatcher):
         wanted = {"reset": "observation", "step": "observation", "state": "state"}.get(kind)
         if wanted is not None and not session.order_lost:
             held = reply.kind == wanted
-            decisions.append(Decision("openenv.ws.order", held, f"{wanted} answering {kind}", reply.describe()))
+            decisions.append(
+                check(held, "openenv.ws.order", expected=f"{wanted} answering {kind}", actual=reply.describe())
+            )
         if kind in ("reset", "step") and reply.kind == "observation":
             decisions += self._observation(session, kind, sent, reply)
         elif kind == "state" and reply.kind == "state":
@@ -196,28 +202,30 @@ class OpenEnvWatcher(ExchangeWatcher):
 
     def _accepted(self, reply: Reply, sent: Any) -> Decision:
         held = reply.kind == "observation"
-        return Decision(
-            "openenv.schema.action-accepted",
+        return check(
             held,
+            "openenv.schema.action-accepted",
             expected=f"an observation for {json.dumps(sent)[:120]}, which /schema.action admits",
             actual=reply.describe(),
         )
 
     def _state(self, session: Session, reply: Reply) -> list[Decision]:
         problem = ws_judging.state_problem(reply)
-        decisions = [Decision("openenv.state.shape", problem is None, "an integer step_count >= 0", problem or "")]
+        decisions = [
+            check(problem is None, "openenv.state.shape", expected="an integer step_count >= 0", actual=problem or "")
+        ]
         if problem is not None or session.order_lost:
             return decisions
         if session.steps is not None:
             count = reply.data["step_count"]
             held = count == session.steps
             expected = f"step_count {session.steps} (steps accepted since the reset)"
-            decisions.append(Decision("openenv.state.step-count", held, expected, f"step_count {count}"))
+            decisions.append(check(held, "openenv.state.step-count", expected=expected, actual=f"step_count {count}"))
         if session.episode_id is not None:
             seen = reply.data.get("episode_id")
             held = seen == session.episode_id
             expected = f"episode_id {session.episode_id!r} as reset"
-            decisions.append(Decision("openenv.state.episode-id", held, expected, f"episode_id {seen!r}"))
+            decisions.append(check(held, "openenv.state.episode-id", expected=expected, actual=f"episode_id {seen!r}"))
         return decisions
 
     def forget(self, connection: int) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checks.decision import Decision, missed, passed
+from checks.decision import Decision, check, info, missed, passed
 from checks.http_client import Reply
 from checks.ors import judging
 from checks.ors.clauses import CATALOGUE
@@ -71,7 +71,9 @@ PASSIVE = frozenset(
 
 def _problem(clause_id: str, problem: str, expected: str) -> Decision:
     return (
-        missed(clause_id, expected=expected, actual=problem) if problem else passed(clause_id, "as expected", expected)
+        missed(clause_id, expected=expected, actual=problem)
+        if problem
+        else passed(clause_id, actual="as expected", expected=expected)
     )
 
 
@@ -109,13 +111,17 @@ class OrsWatcher(ExchangeWatcher):
     def _top(self, method: str, route: str, sid: str | None, reply: Reply) -> list[Decision]:
         if method == "GET" and route == "health":
             held = reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("status") == "ok"
-            return [Decision("ors.health.ok", held, '200 {"status": "ok"}', reply.describe(120))]
+            return [check(held, "ors.health.ok", expected='200 {"status": "ok"}', actual=reply.describe(120))]
         if method == "GET" and route == "list_environments":
             body = reply.body
             held = (
                 reply.status == 200 and isinstance(body, list) and bool(body) and all(isinstance(n, str) for n in body)
             )
-            return [Decision("ors.discovery.list-envs", held, "a non-empty array of names", reply.describe(120))]
+            return [
+                check(
+                    held, "ors.discovery.list-envs", expected="a non-empty array of names", actual=reply.describe(120)
+                )
+            ]
         if method == "POST" and route == "create_session":
             return self._create_session(reply)
         if method == "POST" and route == "create" and sid is not None:
@@ -135,9 +141,9 @@ class OrsWatcher(ExchangeWatcher):
         unique = sid not in self.sessions.issued
         self.sessions.issued.add(sid)
         return [
-            passed(clause, f"sid {sid} ({form})"),
-            Decision("ors.session.create-session-form", None, actual=f"answered in {form}"),
-            Decision("ors.session.create-session-unique", unique, "a new id", f"sid {sid}"),
+            passed(clause, actual=f"sid {sid} ({form})"),
+            info("ors.session.create-session-form", actual=f"answered in {form}"),
+            check(unique, "ors.session.create-session-unique", expected="a new id", actual=f"sid {sid}"),
         ]
 
     def _create(self, sid: str, reply: Reply) -> list[Decision]:
@@ -148,19 +154,21 @@ class OrsWatcher(ExchangeWatcher):
         held = reply.status == 200 and body.get("sid") == sid
         if held:
             self.sessions.live.add(sid)
-        return [Decision("ors.session.create", held, f'200 {{"sid": "{sid}"}}', reply.describe(120))]
+        return [check(held, "ors.session.create", expected=f'200 {{"sid": "{sid}"}}', actual=reply.describe(120))]
 
     def _ping(self, sid: str, reply: Reply) -> list[Decision]:
         if sid not in self.sessions.live:
             return []
         held = reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("status") == "ok"
-        return [Decision("ors.ping.ok", held, '200 {"status": "ok"} on a live session', reply.describe(120))]
+        return [
+            check(held, "ors.ping.ok", expected='200 {"status": "ok"} on a live session', actual=reply.describe(120))
+        ]
 
     def _after_delete(self, sid: str, reply: Reply) -> list[Decision]:
         if self.asked_at <= self.sessions.deleted.get(sid, self.copies):
             return []  # not deleted, or asked before its /delete was answered
         held = judging.refused(reply)
-        return [Decision("ors.delete.teardown", held, "a 4xx after /delete", reply.describe(120))]
+        return [check(held, "ors.delete.teardown", expected="a 4xx after /delete", actual=reply.describe(120))]
 
     def _env_route(self, method: str, route: str, sid: str | None, reply: Reply) -> list[Decision]:
         if route in SHAPES and reply.status == 200:
@@ -175,7 +183,7 @@ class OrsWatcher(ExchangeWatcher):
             if not judging.refused(reply):
                 return self._call(sid, reply)
             if sid in self.sessions.finished:
-                return [passed("ors.finished.after-finished", f"refused: {reply.describe(80)}")]
+                return [passed("ors.finished.after-finished", actual=f"refused: {reply.describe(80)}")]
         return []
 
     def _call(self, sid: str, reply: Reply) -> list[Decision]:
@@ -198,7 +206,9 @@ class OrsWatcher(ExchangeWatcher):
         reward = output.get("reward") if isinstance(output, dict) else None
         if sid in self.sessions.finished:
             expected = "a call after finished refused, or no reward"
-            decisions.append(Decision("ors.finished.after-finished", reward is None, expected, f"reward {reward!r}"))
+            decisions.append(
+                check(reward is None, "ors.finished.after-finished", expected=expected, actual=f"reward {reward!r}")
+            )
         if isinstance(output, dict) and output.get("finished") is True:
             self.sessions.finished.add(sid)
         return decisions

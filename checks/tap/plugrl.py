@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from checks.decision import Decision, check, passed
 from checks.errors import Refused
 from checks.plugrl import judging as server_judging
 from checks.plugrl.clauses import CATALOGUE as SERVER_CATALOGUE
 from checks.plugrl.codec import CodecError, unpack
-from checks.plugrl.decisions import Decision, check, passed
 from checks.plugrl_client import judging as client_judging
 from checks.plugrl_client.clauses import CATALOGUE as CLIENT_CATALOGUE
 from checks.report import Catalogue

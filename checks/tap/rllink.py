@@ -182,13 +182,13 @@ class RllinkWatcher:
             due = ANSWERS[link.pending[0][0]][0]
             decisions.append(missed("rllink.order.pipelined", expected=due, actual=f"{kind} came first"))
         elif len(wants) > 1:
-            decisions.append(passed("rllink.order.pipelined", f"{kind} answering {request} in order"))
+            decisions.append(passed("rllink.order.pipelined", actual=f"{kind} answering {request} in order"))
         if after_episodes:
-            decisions.append(passed("rllink.episodes.no-reply", f"the EPISODES before {request} got no reply"))
+            decisions.append(passed("rllink.episodes.no-reply", actual=f"the EPISODES before {request} got no reply"))
         if link.replies == 1 and request == "PING":
             decisions += judging.opening_reply(kind, dialect)
         elif kind == "PONG":
-            decisions.append(passed("rllink.ping.pong", "PING answered with PONG"))
+            decisions.append(passed("rllink.ping.pong", actual="PING answered with PONG"))
         return decisions + self._content(message, dialect)
 
     def _unasked(self, link: Link, kind: str) -> Decision:

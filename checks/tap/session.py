@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.decision import Decision
+from checks.decision import Decision, check
 from checks.http_client import Reply
 from checks.openai.options import PRESETS
 from checks.session import judging
@@ -49,7 +49,7 @@ PASSIVE = frozenset(
 
 
 def _problems(clause_id: str, problems: list[str], expected: str, fine: str) -> Decision:
-    return Decision(clause_id, not problems, expected=expected, actual="; ".join(problems[:3]) or fine)
+    return check(not problems, clause_id, expected=expected, actual="; ".join(problems[:3]) or fine)
 
 
 @dataclass
@@ -103,7 +103,7 @@ class SessionWatcher(tap_openai.OpenAIWatcher):
             problem = problem or f"session_server_instance_id changed from {self.seen.instance_id} to {instance}"
         self.seen.instance_id = self.seen.instance_id or instance
         expected = '200 {"status": "ok"}, the same 32-hex session_server_instance_id if any'
-        return Decision("session.ss01.health", not problem, expected=expected, actual=problem or reply.describe(120))
+        return check(not problem, "session.ss01.health", expected=expected, actual=problem or reply.describe(120))
 
     def _created(self, reply: Reply) -> Decision:
         sid = reply.body.get("session_id") if isinstance(reply.body, dict) else None
@@ -116,19 +116,19 @@ class SessionWatcher(tap_openai.OpenAIWatcher):
             self.seen.created.add(sid)
             self.seen.unchatted.add(sid)
         expected = '200 {"session_id": <32 hex>}, a new id each time'
-        return Decision("session.ss02.create", not problem, expected=expected, actual=problem or f"session {sid}")
+        return check(not problem, "session.ss02.create", expected=expected, actual=problem or f"session {sid}")
 
     def _deleted(self, sid: str, reply: Reply) -> Decision:
         held = reply.status == 204 and not reply.raw
         if held:
             self.seen.deleted[sid] = self.copies
-        return Decision("session.ss03.lifecycle", held, expected="204 with an empty body", actual=reply.describe(120))
+        return check(held, "session.ss03.lifecycle", expected="204 with an empty body", actual=reply.describe(120))
 
     def _gone(self, method: str, path: str, reply: Reply) -> Decision:
         message = reply.error_message()
         held = reply.status == 404 and message is not None and message.startswith("session not found")
         expected = f'{method} {path} after its DELETE: 404 {{"error": "session not found: ..."}}'
-        return Decision("session.ss03.lifecycle", held, expected=expected, actual=reply.describe(120))
+        return check(held, "session.ss03.lifecycle", expected=expected, actual=reply.describe(120))
 
     def _records(self, sid: str, snapshot: Reply) -> list[Decision]:
         records, metadata = records_of(snapshot), metadata_of(snapshot)
@@ -136,7 +136,9 @@ class SessionWatcher(tap_openai.OpenAIWatcher):
         if sid in self.seen.unchatted:
             held = isinstance(snapshot.body, dict) and snapshot.body.get("records") == []
             actual = f"{len(records)} records" if not held else "no records"
-            decisions.append(Decision("session.ss02.create", held, "a new session lists no records", actual))
+            decisions.append(
+                check(held, "session.ss02.create", expected="a new session lists no records", actual=actual)
+            )
         if not records:
             return decisions
         envelope = judging.envelope_problems(records)
@@ -161,7 +163,9 @@ class SessionWatcher(tap_openai.OpenAIWatcher):
         decisions = []
         if "text/event-stream" in reply.content_type:
             done = sse_payloads(reply.raw)[1]
-            decisions.append(Decision("session.ss07.forced-fields", done, "SSE ending in [DONE]", f"[DONE]: {done}"))
+            decisions.append(
+                check(done, "session.ss07.forced-fields", expected="SSE ending in [DONE]", actual=f"[DONE]: {done}")
+            )
             body: Any = assembled_completion(reply.raw)
             reply = Reply(200, content_type="application/json", body=body, is_json=True, raw=reply.raw)
         if isinstance(reply.body, dict) and isinstance(reply.body.get("id"), str):

@@ -10,6 +10,7 @@ from checks.openai import judging, judging_tools
 from checks.openai.requests import TOOLS, UNICODE_TEXT
 from checks.openai.shapes import error_shape_problem, schema_problems
 from checks.openai.sse import assembled, stream_format_problems
+from tests.checks.decisions import held
 
 
 def completion(content: str = "Hello.", **extra: Any) -> dict[str, Any]:
@@ -43,7 +44,7 @@ def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dic
 
 def test_a_chat_completion_holds_the_shape_and_reply_rules():
     good = reply(completion())
-    assert judging.chat_shape(good).held
+    assert held(judging.chat_shape(good))
     decisions = judging.reply_rules(good, max_tokens=16, honours_max_tokens=True)
     assert [d.clause_id for d in decisions] == [
         "openai.chat.finish-reason",
@@ -51,20 +52,20 @@ def test_a_chat_completion_holds_the_shape_and_reply_rules():
         "openai.usage.within-max-tokens",
         "openai.http.hygiene",
     ]
-    assert all(d.held for d in decisions)
+    assert all(held(d) for d in decisions)
 
 
 def test_a_plain_text_content_type_misses_the_chat_shape():
     bad = reply(completion())
     bad.content_type = "text/plain"
     decision = judging.chat_shape(bad)
-    assert decision.held is False and "content-type 'text/plain'" in decision.actual
+    assert held(decision) is False and "content-type 'text/plain'" in decision.actual
 
 
 def test_usage_that_does_not_add_up_is_named():
     body = completion(usage={"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 9})
     usage = judging.reply_rules(reply(body), max_tokens=None, honours_max_tokens=True)[1]
-    assert usage.held is False and usage.actual == "total_tokens 9 != 5 + 2"
+    assert held(usage) is False and usage.actual == "total_tokens 9 != 5 + 2"
 
 
 def test_max_tokens_is_left_to_the_phase_when_not_honoured():
@@ -82,35 +83,35 @@ def test_hygiene_finds_a_wrong_content_length_and_repeated_headers():
 def test_n_two_passes_with_two_indices_or_a_json_refusal():
     two = completion()
     two["choices"].append({**two["choices"][0], "index": 1})
-    assert judging.two_choices(reply(two)).held
-    assert judging.two_choices(reply({"error": {"message": "no"}}, status=400)).held
-    assert judging.two_choices(reply(completion())).held is False
+    assert held(judging.two_choices(reply(two)))
+    assert held(judging.two_choices(reply({"error": {"message": "no"}}, status=400)))
+    assert held(judging.two_choices(reply(completion()))) is False
 
 
 def test_unicode_is_judged_on_the_echo_only_for_an_echoing_target():
-    assert judging.unicode_round_trip(reply(completion(UNICODE_TEXT)), echoing=True).held
-    assert judging.unicode_round_trip(reply(completion("other")), echoing=True).held is False
-    assert judging.unicode_round_trip(reply(completion(f"{UNICODE_TEXT} \ufffd")), echoing=True).held is False
+    assert held(judging.unicode_round_trip(reply(completion(UNICODE_TEXT)), echoing=True))
+    assert held(judging.unicode_round_trip(reply(completion("other")), echoing=True)) is False
+    assert held(judging.unicode_round_trip(reply(completion(f"{UNICODE_TEXT} \ufffd")), echoing=True)) is False
 
 
 def test_a_replacement_character_a_model_wrote_itself_is_not_judged():
     """Issue 19 item 8: U+FFFD in the text of a target not shown to echo is the model's own text."""
     for text in ("bad \ufffd", "other"):
         decision = judging.unicode_round_trip(reply(completion(text)), echoing=False)
-        assert decision.held is None and decision.judged and "not judged" in decision.actual
+        assert held(decision) is None and (decision.outcome != "error") and "not judged" in decision.actual
     streamed = stream_of(chunk({"role": "assistant", "content": "\ufffd"}, "stop"))
-    assert judging.stream_unicode(streamed, echoing=False).held is None
+    assert held(judging.stream_unicode(streamed, echoing=False)) is None
 
 
 def test_usage_chunk_is_not_decided_without_a_stream():
     """Issue 19 item 7: a plain JSON answer has no chunks, so it cannot pass the no-usage half."""
     plain = StreamReply(200, "application/json", error_reply=reply(completion()))
-    assert judging.usage_chunk(plain, asked=False).held is None
+    assert held(judging.usage_chunk(plain, asked=False)) is None
     unasked = stream_of(
         chunk({"role": "assistant", "content": "Hi"}, "stop"),
         {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [], "usage": {}},
     )
-    assert judging.usage_chunk(unasked, asked=False).held is False
+    assert held(judging.usage_chunk(unasked, asked=False)) is False
 
 
 def tool_reply(arguments: str, finish: str = "tool_calls", call_id: str = "call_1") -> Reply:
@@ -125,29 +126,29 @@ def tool_reply(arguments: str, finish: str = "tool_calls", call_id: str = "call_
 
 
 def test_a_tool_call_is_judged_against_the_offered_schema():
-    assert judging_tools.tool_call_shape(tool_reply('{"city": "Paris"}'), TOOLS).held
+    assert held(judging_tools.tool_call_shape(tool_reply('{"city": "Paris"}'), TOOLS))
     broken = judging_tools.tool_call_shape(tool_reply('{"city": '), TOOLS)
-    assert broken.held is False and "not valid JSON" in broken.actual
+    assert held(broken) is False and "not valid JSON" in broken.actual
 
 
 def test_a_truncated_call_passes_with_length_or_complete_arguments():
-    assert judging_tools.truncated_call(tool_reply('{"ci', finish="length")).held
-    assert judging_tools.truncated_call(tool_reply('{"city": "Paris"}')).held
-    assert judging_tools.truncated_call(tool_reply('{"ci')).held is False
+    assert held(judging_tools.truncated_call(tool_reply('{"ci', finish="length")))
+    assert held(judging_tools.truncated_call(tool_reply('{"city": "Paris"}')))
+    assert held(judging_tools.truncated_call(tool_reply('{"ci'))) is False
 
 
 def test_an_unknown_call_id_is_refused_or_noted_as_lenient():
-    assert judging_tools.unknown_call_id(reply({"error": {}}, status=400), strict=True).held
-    assert judging_tools.unknown_call_id(reply(completion()), strict=False).held is None
-    assert judging_tools.unknown_call_id(reply(completion()), strict=True).held is False
+    assert held(judging_tools.unknown_call_id(reply({"error": {}}, status=400), strict=True))
+    assert held(judging_tools.unknown_call_id(reply(completion()), strict=False)) is None
+    assert held(judging_tools.unknown_call_id(reply(completion()), strict=True)) is False
 
 
 def test_an_invalid_request_refused_with_a_200_is_lenient_only_when_allowed():
     accepted = judging.invalid_refused(reply(completion()), "n 0", lenient_ok=True, strict=False, error_shape="openai")
-    assert [d.held for d in accepted] == [None]
+    assert [held(d) for d in accepted] == [None]
     refused = reply({"error": {"message": "bad", "type": "invalid_request_error", "param": "n", "code": None}}, 422)
     decisions = judging.invalid_refused(refused, "n 0", lenient_ok=True, strict=True, error_shape="openai")
-    assert [(d.clause_id, d.held) for d in decisions] == [
+    assert [(d.clause_id, held(d)) for d in decisions] == [
         ("openai.errors.rejects-invalid", True),
         ("openai.errors.status-400", False),
         ("openai.errors.shape", True),
@@ -180,12 +181,12 @@ def test_a_well_formed_stream_assembles_to_the_json_reply():
         {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [], "usage": {}},
     )
     assert stream_format_problems(stream) == []
-    assert judging.stream_format(stream, "text").held
-    assert judging.usage_chunk(stream, asked=True).held
-    assert judging.usage_chunk(stream, asked=False).held is False
+    assert held(judging.stream_format(stream, "text"))
+    assert held(judging.usage_chunk(stream, asked=True))
+    assert held(judging.usage_chunk(stream, asked=False)) is False
     assert assembled(stream) == {"content": "Hello.", "tool_calls": [], "finish_reason": "stop"}
     json_reply = reply(completion("Hello."))
-    assert judging.stream_equivalent(json_reply, stream, json_reply, "text").held
+    assert held(judging.stream_equivalent(json_reply, stream, json_reply, "text"))
 
 
 def test_a_stream_without_done_or_role_is_named():
@@ -196,16 +197,16 @@ def test_a_stream_without_done_or_role_is_named():
 def test_two_json_replies_that_differ_leave_the_stream_unjudged():
     stream = stream_of(chunk({"role": "assistant", "content": "a"}, "stop"))
     noted = judging.stream_equivalent(reply(completion("a")), stream, reply(completion("b")), "text")
-    assert noted.held is None and noted.judged
+    assert held(noted) is None and (noted.outcome != "error")
     failed = judging.stream_equivalent(reply({}, status=500), stream, reply(completion()), "text")
-    assert not failed.judged and failed.actual.startswith("text: the JSON replies failed")
+    assert not (failed.outcome != "error") and failed.actual.startswith("text: the JSON replies failed")
 
 
 def test_parallel_answers_catch_a_swapped_nonce():
     codes = ["n0000000001", "n0000000002"]
     replies = [reply(completion(f"say {codes[1]}", id="a")), reply(completion(f"say {codes[0]}", id="b"))]
     decision = judging.parallel_answers(codes, replies, echoing=True)
-    assert decision.held is False and "carries ['n0000000002']" in decision.actual
+    assert held(decision) is False and "carries ['n0000000002']" in decision.actual
 
 
 def test_repeats_that_diverge_are_shown():
@@ -213,36 +214,36 @@ def test_repeats_that_diverge_are_shown():
     diverged, rate = judging.divergence(replies)
     assert diverged == [2] and rate == "1/3 repeats diverged from the first"
     decisions = judging.repeats_identical(replies, ("openai.determinism.repeat",))
-    assert decisions[0].held is False
+    assert held(decisions[0]) is False
     assert decisions[0].actual.startswith("1/3 repeats diverged from the first; repeat 2:")
 
 
 def test_context_overflow_accepts_a_refusal_or_a_length_cut():
     cut = completion()
     cut["choices"][0]["finish_reason"] = "length"
-    assert judging.context_overflow(reply(cut), 100).held
-    assert judging.context_overflow(reply({"error": {}}, status=400), 100).held
-    assert judging.context_overflow(reply(completion()), 100).held is False
+    assert held(judging.context_overflow(reply(cut), 100))
+    assert held(judging.context_overflow(reply({"error": {}}, status=400), 100))
+    assert held(judging.context_overflow(reply(completion()), 100)) is False
 
 
 def test_a_call_reported_as_tool_calls_but_not_the_uncapped_call_was_cut():
     from checks.openai.shapes import comparable
 
     uncapped = comparable(tool_reply('{"city": "Paris"}').body)
-    assert judging_tools.truncated_call(tool_reply('{"city": "Paris"}'), uncapped).held
+    assert held(judging_tools.truncated_call(tool_reply('{"city": "Paris"}'), uncapped))
     closed = judging_tools.truncated_call(tool_reply('{"city": "Pa"}'), uncapped)
-    assert closed.held is False and "not the call made without the cap" in closed.actual
-    assert judging_tools.truncated_call(tool_reply('{"city": "Pa"}')).held  # nothing shown to compare with
+    assert held(closed) is False and "not the call made without the cap" in closed.actual
+    assert held(judging_tools.truncated_call(tool_reply('{"city": "Pa"}')))  # nothing shown to compare with
 
 
 def test_results_are_judged_paired_by_id_only_on_a_target_shown_to_pair_them():
     cities = ["Paris", "Tokyo"]
     right = reply(completion("Paris: 17 degrees; Tokyo: 29 degrees"))
     swapped = reply(completion("Paris: 29 degrees; Tokyo: 17 degrees"))
-    assert judging_tools.result_pairing(right, right, cities).held
-    assert judging_tools.result_pairing(right, swapped, cities).held is False
+    assert held(judging_tools.result_pairing(right, right, cities))
+    assert held(judging_tools.result_pairing(right, swapped, cities)) is False
     free = judging_tools.result_pairing(reply(completion("It is mild.")), swapped, cities)
-    assert free.held is None and "not judged" in free.actual
+    assert held(free) is None and "not judged" in free.actual
 
 
 def test_streamed_tool_calls_need_one_id_per_index():
@@ -251,17 +252,17 @@ def test_streamed_tool_calls_need_one_id_per_index():
 
     good = stream_of(chunk({"role": "assistant"}), head(0, "a"), head(1, "b"), chunk({}, "tool_calls"))
     shared = stream_of(chunk({"role": "assistant"}), head(0, "a"), head(1, "a"), chunk({}, "tool_calls"))
-    assert judging_tools.streamed_call_ids(good, "calls").held
-    assert judging_tools.streamed_call_ids(shared, "calls").held is False
+    assert held(judging_tools.streamed_call_ids(good, "calls"))
+    assert held(judging_tools.streamed_call_ids(shared, "calls")) is False
 
 
 def test_an_unknown_role_accepted_is_a_should_miss_and_a_5xx_a_must_miss():
     accepted = judging.unknown_role(reply(completion()), strict=True, error_shape="openai")
-    assert [(d.clause_id, d.held) for d in accepted] == [("openai.messages.unknown-role", False)]
+    assert [(d.clause_id, held(d)) for d in accepted] == [("openai.messages.unknown-role", False)]
     lenient = judging.unknown_role(reply(completion()), strict=False, error_shape="openai")
-    assert [d.held for d in lenient] == [None]
+    assert [held(d) for d in lenient] == [None]
     crashed = {
-        d.clause_id: d.held for d in judging.unknown_role(reply({}, status=500), strict=True, error_shape="openai")
+        d.clause_id: held(d) for d in judging.unknown_role(reply({}, status=500), strict=True, error_shape="openai")
     }
     assert crashed == {"openai.messages.unknown-role": False, "openai.errors.rejects-invalid": False}
     refused = judging.unknown_role(
@@ -269,4 +270,4 @@ def test_an_unknown_role_accepted_is_a_should_miss_and_a_5xx_a_must_miss():
         strict=True,
         error_shape="openai",
     )
-    assert all(d.held for d in refused)
+    assert all(held(d) for d in refused)

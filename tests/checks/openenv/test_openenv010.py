@@ -6,6 +6,7 @@ from checks.core import Verdict
 from checks.openenv.judging import http_metadata_problem, observation_decisions
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.session import decode_frame
+from tests.checks.decisions import held
 from tests.checks.openenv import envs
 from tests.checks.openenv.helpers import check
 from tests.checks.openenv.serving import serve_in_thread
@@ -43,7 +44,7 @@ def test_metadata_mirrored_at_the_top_of_data_is_judged_only_when_both_are_there
 
     def mirror(data):
         decisions = observation_decisions(frame(data), None, OpenEnvOptions(), on_reset=False)
-        return [d.held for d in decisions if d.clause_id == "openenv.ws.metadata-mirror"]
+        return [held(d) for d in decisions if d.clause_id == "openenv.ws.metadata-mirror"]
 
     both = '{"observation": {"metadata": {"a": 1}}, "reward": 0.5, "done": false, "metadata": {"a": 1}}'
     differ = '{"observation": {"metadata": {"a": 1}}, "reward": 0.5, "done": false, "metadata": {"a": 2}}'

@@ -20,6 +20,7 @@ from checks.ors.judging import (
     tools_problem,
 )
 from checks.task_index import splits_problem
+from tests.checks.decisions import held
 
 OUTPUT = {"blocks": [{"type": "text", "text": "hi", "detail": None}], "metadata": None, "reward": 1.0, "finished": True}
 
@@ -29,8 +30,8 @@ def stream_of(*events, comments=0):
     return parse_stream(text)
 
 
-def held(decisions):
-    return {d.clause_id: d.held for d in decisions}
+def held_by_clause(decisions):
+    return {d.clause_id: held(d) for d in decisions}
 
 
 def test_a_stream_keeps_event_types_comments_and_empty_data():
@@ -43,13 +44,13 @@ def test_chunks_join_before_the_end_data():
     text = json.dumps({"ok": True, "output": OUTPUT})
     stream = stream_of(("task_id", "t1"), ("chunk", text[:10]), ("chunk", text[10:20]), ("end", text[20:]))
     assert reassembled(stream) == text
-    assert judge_chunks(stream).held is True
+    assert held(judge_chunks(stream)) is True
 
 
 def test_a_lost_chunk_does_not_reassemble():
     text = json.dumps({"ok": True, "output": OUTPUT})
     stream = stream_of(("task_id", "t1"), ("chunk", text[10:20]), ("end", text[20:]))
-    assert judge_chunks(stream).held is False
+    assert held(judge_chunks(stream)) is False
 
 
 @pytest.mark.parametrize(
@@ -63,26 +64,26 @@ def test_a_lost_chunk_does_not_reassemble():
     ],
 )
 def test_exactly_one_terminal_event_and_it_is_last(events, ok):
-    assert judge_terminal(stream_of(*events)).held is ok
+    assert held(judge_terminal(stream_of(*events))) is ok
 
 
 def test_the_first_event_must_be_a_non_empty_task_id():
-    assert judge_first_event(stream_of(("task_id", "t"), ("end", "{}"))).held is True
-    assert judge_first_event(stream_of(("id", "t"), ("end", "{}"))).held is False
-    assert judge_first_event(stream_of(("task_id", " "), ("end", "{}"))).held is False
+    assert held(judge_first_event(stream_of(("task_id", "t"), ("end", "{}")))) is True
+    assert held(judge_first_event(stream_of(("id", "t"), ("end", "{}")))) is False
+    assert held(judge_first_event(stream_of(("task_id", " "), ("end", "{}")))) is False
 
 
 def test_result_envelopes():
-    assert held(judge_result({"ok": True, "output": OUTPUT})) == {
+    assert held_by_clause(judge_result({"ok": True, "output": OUTPUT})) == {
         "ors.call.result-envelope": True,
         "ors.call.tooloutput-shape": True,
         "ors.call.reward-number": True,
     }
-    assert held(judge_result({"ok": False, "error": "nope", "reason": "not_found"})) == {
+    assert held_by_clause(judge_result({"ok": False, "error": "nope", "reason": "not_found"})) == {
         "ors.call.result-envelope": True
     }
-    assert held(judge_result({"ok": False})) == {"ors.call.result-envelope": False}
-    assert held(judge_result({"output": OUTPUT})) == {"ors.call.result-envelope": False}
+    assert held_by_clause(judge_result({"ok": False})) == {"ors.call.result-envelope": False}
+    assert held_by_clause(judge_result({"output": OUTPUT})) == {"ors.call.result-envelope": False}
 
 
 @pytest.mark.parametrize(
@@ -96,14 +97,14 @@ def test_result_envelopes():
     ],
 )
 def test_bad_tool_outputs(change, clause):
-    assert held(judge_result({"ok": True, "output": {**OUTPUT, **change}}))[clause] is False
+    assert held_by_clause(judge_result({"ok": True, "output": {**OUTPUT, **change}}))[clause] is False
 
 
 def test_a_nan_reward_is_read_as_a_non_number():
     value, problem = strict_json('{"ok": true, "output": {"blocks": [], "finished": false, "reward": NaN}}')
     assert problem == ""
-    assert held(judge_result(value))["ors.call.reward-number"] is False
-    assert held(judge_result({"ok": True, "output": {**OUTPUT, "reward": None}}))["ors.call.reward-number"] is True
+    assert held_by_clause(judge_result(value))["ors.call.reward-number"] is False
+    assert held_by_clause(judge_result({"ok": True, "output": {**OUTPUT, "reward": None}}))["ors.call.reward-number"] is True
 
 
 def test_blocks_text_and_image():

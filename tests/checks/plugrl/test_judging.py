@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from checks.core import Report
+from checks.decision import Decision, record
 from checks.errors import NoReply, PeerClosed, Refused
 from checks.plugrl import judging, judging_phases
 from checks.plugrl.clauses import CATALOGUE
 from checks.plugrl.codec import CodecError, pack, unpack
-from checks.plugrl.decisions import Decision, record
 from checks.plugrl.protocol import RESYNC_REASON, STOP_REASON
 from checks.plugrl.rows import reused_rows, rows_follow_envs
 
@@ -29,8 +29,8 @@ def outcomes(decisions: list[Decision]) -> dict[str, str]:
     rank = {"pass": 0, "info": 1, "unsupported": 1, "error": 2, "miss": 3}
     worst: dict[str, str] = {}
     for decision in decisions:
-        if rank[decision.outcome] >= rank.get(worst.get(decision.clause, "pass"), 0):
-            worst[decision.clause] = decision.outcome
+        if rank[decision.outcome] >= rank.get(worst.get(decision.clause_id, "pass"), 0):
+            worst[decision.clause_id] = decision.outcome
     return worst
 
 

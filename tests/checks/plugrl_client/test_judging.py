@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from checks.decision import Decision
 from checks.plugrl.codec import CodecError, pack, unpack
-from checks.plugrl.decisions import Decision
 from checks.plugrl_client import judging
 from checks.plugrl_client.judging import Held
 from checks.plugrl_client.probe import probe_chunk
@@ -21,8 +21,8 @@ def outcomes(decisions: list[Decision]) -> dict[str, str]:
     rank = {"pass": 0, "info": 1, "unsupported": 1, "error": 2, "miss": 3}
     worst: dict[str, str] = {}
     for decision in decisions:
-        if rank[decision.outcome] >= rank.get(worst.get(decision.clause, "pass"), 0):
-            worst[decision.clause] = decision.outcome
+        if rank[decision.outcome] >= rank.get(worst.get(decision.clause_id, "pass"), 0):
+            worst[decision.clause_id] = decision.outcome
     return worst
 
 
@@ -106,7 +106,7 @@ def test_an_infer_continues_each_env_where_the_run_last_saw_it():
         lost=set(),
         reconnected=False,
     )
-    continues = [d.outcome for d in decisions if d.clause == "plugrl-client.8.1.infer-continues"]
+    continues = [d.outcome for d in decisions if d.clause_id == "plugrl-client.8.1.infer-continues"]
     assert continues == ["pass", "pass", "miss"]
     assert outcomes(decisions)["plugrl-client.8.one-feedback-per-action"] == "miss"
 

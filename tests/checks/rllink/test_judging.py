@@ -12,10 +12,11 @@ from checks.decision import Decision
 from checks.errors import Malformed
 from checks.rllink import codec, judging
 from checks.rllink.options import RLlinkOptions
+from tests.checks.decisions import held
 
 
 def _held(decisions: list[Decision]) -> dict[str, bool | None]:
-    return {d.clause_id: d.held for d in decisions}
+    return {d.clause_id: held(d) for d in decisions}
 
 
 def _fault(body: bytes, dialect: codec.Dialect) -> Malformed:
@@ -27,7 +28,7 @@ def _fault(body: bytes, dialect: codec.Dialect) -> Malformed:
 def test_a_body_in_the_other_dialect_misses_body_form_not_the_header():
     msgpack_pong = bytes(msgpack.packb({"type": "PONG"}))
     decision = judging.frame_fault(_fault(msgpack_pong, "json"), "json")
-    assert (decision.clause_id, decision.held) == ("rllink.body.form", False)
+    assert (decision.clause_id, held(decision)) == ("rllink.body.form", False)
     assert "a msgpack body" in decision.actual
 
 
@@ -35,14 +36,14 @@ def test_trailing_bytes_miss_the_header_clause_and_a_list_body_misses_form():
     slipped = bytes(msgpack.packb({"type": "PONG"})) + b"\x00"
     assert judging.frame_fault(_fault(slipped, "msgpack"), "msgpack").clause_id == "rllink.frame.header"
     listed = judging.frame_fault(_fault(b'["PONG"]', "json"), "json")
-    assert (listed.clause_id, listed.held) == ("rllink.body.form", False)
+    assert (listed.clause_id, held(listed)) == ("rllink.body.form", False)
 
 
 def test_a_bad_header_misses_the_header_clause():
     with pytest.raises(codec.HeaderError) as caught:
         codec.strict_length(b"GARBAGE!", 1 << 20)
     decision = judging.frame_fault(caught.value, "json")
-    assert (decision.clause_id, decision.held, decision.expected) == ("rllink.frame.header", False, "8 ASCII digits")
+    assert (decision.clause_id, held(decision), decision.expected) == ("rllink.frame.header", False, "8 ASCII digits")
     assert caught.value.data == b"GARBAGE!"
 
 
@@ -104,14 +105,14 @@ def test_batch_rises():
 
 def test_exchanges():
     assert judging.episodes_silence(None, None) is None
-    assert judging.episodes_silence(b"0000", None).held is False
-    assert judging.episodes_silence(None, "closed by the peer").held is False
-    assert judging.ping_alone(None, 0.5) is None and judging.ping_alone(b"x", 0.5).held is False
-    assert judging.recovery("rllink.malformed.recovery", "a list body", "kept answering", "", True).held is True
+    assert held(judging.episodes_silence(b"0000", None)) is False
+    assert held(judging.episodes_silence(None, "closed by the peer")) is False
+    assert judging.ping_alone(None, 0.5) is None and held(judging.ping_alone(b"x", 0.5)) is False
+    assert held(judging.recovery("rllink.malformed.recovery", "a list body", "kept answering", "", True)) is True
     died = judging.recovery("rllink.payload.robustness", "bad episodes", "died", "refused", False)
-    assert died.held is False and died.expected == judging.RECOVERED
+    assert held(died) is False and died.expected == judging.RECOVERED
     assert judging.second_client("refused", 1.0) is None
-    assert judging.second_client("hanging", 1.0).held is False
+    assert held(judging.second_client("hanging", 1.0)) is False
 
 
 def test_the_malformed_error_keeps_the_offending_bytes():

@@ -10,12 +10,13 @@ from checks.rllink_client import judging
 from checks.rllink_client.chunks import Chunk, ChunkProblem, read_chunk
 from checks.rllink_client.options import RLlinkClientOptions
 from checks.rllink_client.policy import Policy, forward, log_softmax
+from tests.checks.decisions import held
 
 OPTIONS = RLlinkClientOptions(obs_dim=4, actions=2)
 
 
 def _held(decisions: list[Decision]) -> dict[str, bool | None]:
-    return {d.clause_id: d.held for d in decisions}
+    return {d.clause_id: held(d) for d in decisions}
 
 
 def _chunk(policy: Policy, steps: int = 3, *, dist_offset: float = 0.0) -> Chunk:
@@ -44,7 +45,7 @@ def test_dist_inputs_of_other_weights_miss_onpolicy():
     judge = judging.EpisodeJudge(OPTIONS, "json", policy)
     decisions = judge.chunk(_chunk(policy, dist_offset=0.5), "EPISODES #1, episode 0")
     miss = [d for d in decisions if d.clause_id == "rllink-client.onpolicy.weights"]
-    assert miss and miss[0].held is False and "match no weights" in miss[0].actual
+    assert miss and held(miss[0]) is False and "match no weights" in miss[0].actual
 
 
 def test_out_of_range_actions_stop_at_the_spaces_clause():
@@ -67,10 +68,10 @@ def test_msgpack_chunks_must_continue_their_episodes():
 
 
 def test_request_types_and_handshake_order():
-    assert judging.request_type("PING").held is True
-    assert judging.request_type("PONG").held is False
-    assert judging.ping_first("GET_CONFIG").held is False
-    assert judging.config_state_first("EPISODES", True, False).held is False
+    assert held(judging.request_type("PING")) is True
+    assert held(judging.request_type("PONG")) is False
+    assert held(judging.ping_first("GET_CONFIG")) is False
+    assert held(judging.config_state_first("EPISODES", True, False)) is False
     assert judging.no_episodes_list("EPISODES", None).clause_id == "rllink-client.episode.fields"
 
 
@@ -85,5 +86,5 @@ def test_an_unreadable_episode_names_the_clause_it_breaks():
     with pytest.raises(ChunkProblem) as caught:
         read_chunk({"obs": []}, "json")
     decision = judging.unreadable(caught.value, "EPISODES #2, episode 0")
-    assert (decision.clause_id, decision.held) == ("rllink-client.episode.fields", False)
+    assert (decision.clause_id, held(decision)) == ("rllink-client.episode.fields", False)
     assert decision.actual.startswith("EPISODES #2, episode 0: ")

@@ -10,10 +10,11 @@ from checks.rlmesh import codec, judging
 from checks.rlmesh.proto import core_pb2 as C
 from checks.rlmesh.proto import env_pb2 as E
 from checks.rlmesh.proto import spaces_pb2 as S
+from tests.checks.decisions import held
 
 
 def _held(decisions: list[Decision]) -> dict[str, bool | None]:
-    return {d.clause_id: d.held for d in decisions}
+    return {d.clause_id: held(d) for d in decisions}
 
 
 def _box(shape=(2,)) -> S.SpaceSpec:
@@ -53,41 +54,41 @@ def test_no_contract_leaves_its_clauses_unjudged_before_they_are_checked():
     decisions = judging.handshake(_response(contract=False, component=""))
     assert _held(decisions)["rlmesh.h1.compatible"] is False
     assert _held(decisions)["rlmesh.h1.peer-info"] is False
-    unjudged = [d.clause_id for d in decisions if not d.judged]
+    unjudged = [d.clause_id for d in decisions if not (d.outcome != "error")]
     assert unjudged == list(judging.CONTRACT_CLAUSES)
 
 
 def test_broken_and_oversized_spaces():
     broken = judging.spaces(C.EnvSpec(observation_space=_discrete(0), action_space=_discrete()))
-    assert broken.held is False and "broken" in broken.actual
+    assert held(broken) is False and "broken" in broken.actual
     huge = S.SpaceSpec(shape=[codec.MAX_ELEMENTS + 1], dtype=S.DATA_TYPE_UINT8, multi_binary=S.MultiBinarySpec())
     beyond = judging.spaces(C.EnvSpec(observation_space=huge, action_space=_discrete()))
-    assert not beyond.judged
+    assert not (beyond.outcome != "error")
     absent = judging.spaces(C.EnvSpec(action_space=_discrete()))
-    assert absent.held is False and "observation_space absent" in absent.actual
+    assert held(absent) is False and "observation_space absent" in absent.actual
 
 
 def test_generation_gate_and_missing_base():
     refused = _response(compatible=False, contract=False)
     refused.base.error_message = "unsupported generation"
-    assert judging.generation_gate("rlmesh-wire-v2", refused).held is True
-    assert judging.generation_gate("rlmesh-wire-v2", _response()).held is False
-    assert judging.generation_gate("", RuntimeError("gRPC UNIMPLEMENTED")).held is False
-    assert judging.missing_base(None).held is False
-    assert judging.missing_base(grpc.StatusCode.INVALID_ARGUMENT, "gRPC INVALID_ARGUMENT").held is True
-    assert judging.missing_base(grpc.StatusCode.INTERNAL, "gRPC INTERNAL").held is False
+    assert held(judging.generation_gate("rlmesh-wire-v2", refused)) is True
+    assert held(judging.generation_gate("rlmesh-wire-v2", _response())) is False
+    assert held(judging.generation_gate("", RuntimeError("gRPC UNIMPLEMENTED"))) is False
+    assert held(judging.missing_base(None)) is False
+    assert held(judging.missing_base(grpc.StatusCode.INVALID_ARGUMENT, "gRPC INVALID_ARGUMENT")) is True
+    assert held(judging.missing_base(grpc.StatusCode.INTERNAL, "gRPC INTERNAL")) is False
 
 
 def test_contract_stable():
-    assert judging.contract_stable(_response(), _response(), "same", "identical", "changed").held is True
+    assert held(judging.contract_stable(_response(), _response(), "same", "identical", "changed")) is True
     moved = judging.contract_stable(_response(), _response(num_envs=3), "same", "identical", "changed")
-    assert (moved.held, moved.actual) == (False, "changed")
+    assert (held(moved), moved.actual) == (False, "changed")
 
 
 def test_request_id_echo():
-    assert judging.request_id_echo([], [], 4).held is True
-    assert judging.request_id_echo(["x"], [], 4).held is False
-    assert judging.request_id_echo([], ["rc-3"], 2).held is False
+    assert held(judging.request_id_echo([], [], 4)) is True
+    assert held(judging.request_id_echo(["x"], [], 4)) is False
+    assert held(judging.request_id_echo([], ["rc-3"], 2)) is False
 
 
 def test_observation_layout_and_domain():

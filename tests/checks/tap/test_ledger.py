@@ -3,9 +3,7 @@ last violation keep a window of the transcript (lines before and after), and win
 
 from __future__ import annotations
 
-from checks.decision import missed, passed, unjudged
-from checks.plugrl.decisions import missed as plugrl_missed
-from checks.plugrl.decisions import passed as plugrl_passed
+from checks.decision import error, missed, passed, unsupported
 from checks.plugrl.reference import start_reference_server
 from checks.plugrl_client.reference import ReferenceClient
 from checks.report import Catalogue
@@ -28,7 +26,7 @@ def test_one_violation_of_a_must_fails_among_many_passes_and_keeps_its_window():
     ledger = Ledger(catalogue(), active_only=["toy.active"])
     for n in range(6):
         ledger.note(1, f"line {n}")
-        ledger.decide(1, [passed("toy.must", "fine"), plugrl_passed("toy.should")])
+        ledger.decide(1, [passed("toy.must", actual="fine"), passed("toy.should")])
     ledger.decide(1, [missed("toy.must", expected="x", actual="y")])
     ledger.note(1, "after 1")
     ledger.note(1, "after 2")
@@ -52,13 +50,21 @@ def test_one_violation_of_a_must_fails_among_many_passes_and_keeps_its_window():
 
 def test_a_should_warns_an_error_errs_and_a_profile_raises_a_should_to_must():
     ledger = Ledger(catalogue())
-    ledger.decide(1, [plugrl_missed("toy.should", expected="x", actual="y"), unjudged("toy.must", "why")])
+    ledger.decide(1, [missed("toy.should", expected="x", actual="y"), error("toy.must", "why")])
     assert ledger.tallies["toy.should"].verdict() is Verdict.WARN
     assert ledger.tallies["toy.must"].verdict() is Verdict.ERROR
     assert ledger.outcome() is Outcome.ERROR
     raised = Ledger(catalogue(), raised=["toy.should"])
     raised.decide(1, [missed("toy.should", expected="x", actual="y")])
     assert raised.tallies["toy.should"].verdict() is Verdict.FAIL
+
+
+def test_an_unsupported_feature_is_neither_a_pass_nor_a_miss():
+    ledger = Ledger(catalogue())
+    ledger.decide(1, [unsupported("toy.should", "the peer offers no reuse")])
+    assert ledger.tallies["toy.should"].verdict() is Verdict.UNSUPPORTED
+    ledger.decide(1, [passed("toy.should", actual="fine")])
+    assert ledger.tallies["toy.should"].verdict() is Verdict.PASS
 
 
 async def test_windows_roll_over_by_message_count():
