@@ -25,8 +25,6 @@ from app.models_tap import TapTarget
 from app.netpolicy import NetworkRefused, Reach
 from checks.core import Outcome
 from checks.listen import split_host_port
-from checks.tap.copies import CopyQueue
-from checks.tap.judging_process import ProcessQueue
 from checks.tap.ledger import Ledger, Rollover
 from checks.tap.run import TapRun, upstream_address
 
@@ -53,7 +51,7 @@ class HostedTap:
             await self._pinned_upstream(url),
             rollover=Rollover(tap.roll_seconds, tap.roll_messages),
             # Spawned, not forked: this process runs threads and holds database connections.
-            queue=CopyQueue() if self.judging == "thread" else ProcessQueue(start="spawn"),
+            judging="thread" if self.judging == "thread" else "spawn",
             admit=self._admit,
         )
         host, bound = await self._bind(tapped, tap.listen)

@@ -41,6 +41,7 @@ PART_TITLES = {
     "reference_client": "reference client",
     "demo_server": "demo server",
     "parity_script": "parity script",
+    "tap": "tap",
 }
 
 
@@ -54,6 +55,9 @@ class KindRecord:
     - `demo_server`: an async `start(host, port)` returning a `RunningServer` (port 0 takes a free one),
       which the service runs and registers as a demo target.
     - `parity_script`: the kind's `checks.parity.script.ParityScript`.
+    - `tap`: `build(options) -> checks.tap.run.TapSpec` behind `rlconform tap KIND` and tap targets: what a tap
+      of this kind reports and the judges (the suite's own) it runs on copies of the traffic, from the tap's
+      `--option key=value` pairs, checked against the kind's options model.
     """
 
     name: str
@@ -63,6 +67,7 @@ class KindRecord:
     reference_client: Part
     demo_server: Part
     parity_script: Part
+    tap: Part = Absent("no tap for this kind yet")
 
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
@@ -79,6 +84,8 @@ NO_SERVER_PEER = "a client kind: its reference peer is a client, run by referenc
 NO_CLIENT_PEER = "a server kind: its reference peer is a server"
 NO_DEMO_FOR_CLIENTS = "a client kind: a run listens for the client it grades, so there is no server to register"
 NO_PARITY_FOR_CLIENTS = "a client kind: a parity run drives two servers with one script"
+# A tap sits before a server: the server kind's tap judges both directions, its client's rules included.
+TAP_ON_THE_SERVER = "a client kind: the tap of its server kind judges the client's messages too"
 
 
 def _record_table(records: Iterable[KindRecord]) -> dict[str, KindRecord]:
@@ -96,6 +103,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client=Absent(NO_CLIENT_PEER),
             demo_server="checks.plugrl.reference:start_reference_server",
             parity_script="checks.parity.script_plugrl:SCRIPT",
+            tap="checks.tap.kinds:plugrl_tap",
         ),
         KindRecord(
             name="openenv",
@@ -105,6 +113,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client=Absent(NO_CLIENT_PEER),
             demo_server="checks.openenv.reference:start_demo_server",
             parity_script="checks.parity.script_openenv:SCRIPT",
+            tap="checks.tap.kinds:openenv_tap",
         ),
         KindRecord(
             name="rlmesh",
@@ -123,6 +132,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client=Absent(NO_CLIENT_PEER),
             demo_server="checks.rllink.reference:start_demo_server",
             parity_script=Absent("none written for RLlink yet"),
+            tap="checks.tap.kinds:rllink_tap",
         ),
         KindRecord(
             name="openai-chat",
@@ -132,6 +142,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client=Absent(NO_CLIENT_PEER),
             demo_server="checks.openai.reference:start_reference_server",
             parity_script="checks.parity.script_openai:SCRIPT",
+            tap="checks.tap.kinds:openai_tap",
         ),
         KindRecord(
             name="session-server",
@@ -141,6 +152,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client=Absent(NO_CLIENT_PEER),
             demo_server="checks.session.reference:start_reference_server",
             parity_script="checks.parity.script_session:SCRIPT",
+            tap="checks.tap.kinds:session_tap",
         ),
         KindRecord(
             name="ors",
@@ -150,6 +162,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client=Absent(NO_CLIENT_PEER),
             demo_server="checks.ors.reference:start_reference_server",
             parity_script="checks.parity.script_ors:SCRIPT",
+            tap="checks.tap.kinds:ors_tap",
         ),
         KindRecord(
             name="plugrl-client",
@@ -159,6 +172,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client="checks.plugrl_client.reference:main",
             demo_server=Absent(NO_DEMO_FOR_CLIENTS),
             parity_script=Absent(NO_PARITY_FOR_CLIENTS),
+            tap=Absent(TAP_ON_THE_SERVER),
         ),
         KindRecord(
             name="rllink-client",
@@ -168,6 +182,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client="checks.rllink_client.reference:main",
             demo_server=Absent(NO_DEMO_FOR_CLIENTS),
             parity_script=Absent(NO_PARITY_FOR_CLIENTS),
+            tap=Absent(TAP_ON_THE_SERVER),
         ),
     )
 )

@@ -25,7 +25,7 @@ from app.netpolicy import source_allowed
 from app.settings import get_settings
 from checks.tap.kinds import tap_spec
 from checks.tap.ledger import Ledger, Rollover, summary_lines
-from checks.tap.run import TapRun, TapSpec
+from checks.tap.run import TapRun, TapSpec, shorten_switch_interval
 from checks.verdicts import EXIT_CODES, Gate, Outcome
 
 POLL_SECONDS = 0.05
@@ -94,6 +94,7 @@ def worst_outcome(outcomes: list[Outcome]) -> Outcome:
 
 async def _tap(args: argparse.Namespace, spec: TapSpec, host: str, port: int) -> list[Ledger]:
     allowed = get_settings().allowed_networks
+    shorten_switch_interval()  # this process is the tap's own
     tap = TapRun(
         spec,
         args.upstream,

@@ -1,28 +1,28 @@
-"""The kinds a tap can watch, by the registry's kind names, and the options each takes."""
+"""The kinds a tap can watch and the options each takes: each kind's record names its builder here (`tap`)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 import pydantic
 
-from checks.registry import find_record
+from checks.registry import find_record, kinds_with, load_part
 from checks.tap.run import TapSpec
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
-def _plugrl(options: Mapping[str, str]) -> TapSpec:
+def plugrl_tap(options: Mapping[str, str]) -> TapSpec:
     from checks.tap import plugrl
 
     _no_options("plugrl-server", options)
     return plugrl.spec()
 
 
-def _openai(options: Mapping[str, str]) -> TapSpec:
+def openai_tap(options: Mapping[str, str]) -> TapSpec:
     from checks.openai.options import PRESETS
     from checks.tap import openai
 
@@ -35,28 +35,28 @@ def _openai(options: Mapping[str, str]) -> TapSpec:
     return openai.spec(preset)
 
 
-def _openenv(options: Mapping[str, str]) -> TapSpec:
+def openenv_tap(options: Mapping[str, str]) -> TapSpec:
     from checks.openenv.options import OpenEnvOptions
     from checks.tap import openenv
 
     return openenv.spec(model_options("openenv", OpenEnvOptions, openenv.TAKES, options))
 
 
-def _rllink(options: Mapping[str, str]) -> TapSpec:
+def rllink_tap(options: Mapping[str, str]) -> TapSpec:
     from checks.rllink.options import RLlinkOptions
     from checks.tap import rllink
 
     return rllink.spec(model_options("rllink", RLlinkOptions, rllink.TAKES, options))
 
 
-def _session(options: Mapping[str, str]) -> TapSpec:
+def session_tap(options: Mapping[str, str]) -> TapSpec:
     from checks.tap import session
 
     _no_options("session-server", options)
     return session.spec()
 
 
-def _ors(options: Mapping[str, str]) -> TapSpec:
+def ors_tap(options: Mapping[str, str]) -> TapSpec:
     from checks.tap import ors
 
     _no_options("ors", options)
@@ -85,15 +85,8 @@ def _no_options(kind: str, options: Mapping[str, str]) -> None:
         raise ValueError(f"{kind}'s tap takes no options")
 
 
-# The upstream's kind -> its tap. PlugRL's tap judges the server's and the client's rules at once.
-TAP_KINDS: dict[str, Callable[[Mapping[str, str]], TapSpec]] = {
-    "plugrl-server": _plugrl,
-    "openai-chat": _openai,
-    "openenv": _openenv,
-    "rllink": _rllink,
-    "session-server": _session,
-    "ors": _ors,
-}
+# The kinds with a tap, as the records say. PlugRL's tap judges the server's and the client's rules at once.
+TAP_KINDS: tuple[str, ...] = tuple(kinds_with("tap"))
 
 
 def tapped_kind(kind: str) -> str:
@@ -113,4 +106,10 @@ def tap_spec(kind: str, options: Mapping[str, str]) -> TapSpec:
     """The tap for `kind` (a full or short name, e.g. plugrl or openai); ValueError when it has none."""
     name = tapped_kind(kind)
     origin = (name, tuple(sorted((str(key), str(value)) for key, value in options.items())))
-    return dataclasses.replace(TAP_KINDS[name](options), origin=origin)
+    build = load_part(name, "tap")
+    if not callable(build):
+        raise TypeError(f"the tap of {name} is not callable")
+    spec = build(options)
+    if not isinstance(spec, TapSpec):
+        raise TypeError(f"the tap of {name} made {type(spec).__name__}, not a TapSpec")
+    return dataclasses.replace(spec, origin=origin)

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
 from checks.report import Catalogue
@@ -28,9 +28,26 @@ from checks.tap.ledger import Ledger, Rollover
 from checks.tap.relay import Relay, StreamReader
 
 # A thread of the tap's (the judging thread, or the feeder of the judging process's queue) gives the event loop
-# the GIL back this often (seconds): forwarding waits at most this long.
+# the GIL back this often (seconds): forwarding waits at most this long. Set by the process that is the tap's own
+# (`rlconform tap`, a judging process), never by a service that hosts taps among its other work.
 SWITCH_INTERVAL = 0.0005
 MAX_WINDOWS = 100
+# Where the judges run: a forked process (a process of the tap's own, where forking copies no one else's
+# locks), a spawned process (inside a service, with its threads and database connections), or a thread.
+Judging = Literal["fork", "spawn", "thread"]
+
+
+def shorten_switch_interval() -> None:
+    """In the tap's own process: hand the GIL back to the relay's event loop often (see SWITCH_INTERVAL)."""
+    if sys.getswitchinterval() > SWITCH_INTERVAL:
+        sys.setswitchinterval(SWITCH_INTERVAL)
+
+
+def judging_queue(judging: Judging) -> CopyQueue | ProcessQueue:
+    """The lane copies take to the judges: a thread's queue, or a judging process started as `judging` says."""
+    if judging == "thread" or (judging == "fork" and "fork" not in multiprocessing.get_all_start_methods()):
+        return CopyQueue()
+    return ProcessQueue(start=judging)
 
 
 class Watcher(Protocol):
@@ -68,14 +85,14 @@ class TapRun:
         upstream: str,
         *,
         rollover: Rollover | None = None,
+        judging: Judging = "fork",
         queue: CopyQueue | ProcessQueue | None = None,
         admit: Callable[[str], bool] = lambda source: True,
     ) -> None:
+        """`judging` says where the judges run; `queue` (tests) gives the lane itself instead."""
         self.spec = spec
         self.watcher = spec.watcher()
-        if queue is None:
-            queue = ProcessQueue() if "fork" in multiprocessing.get_all_start_methods() else CopyQueue()
-        self.queue: CopyQueue | ProcessQueue = queue
+        self.queue: CopyQueue | ProcessQueue = queue if queue is not None else judging_queue(judging)
         self.relay = Relay(upstream_address(upstream), self.watcher.readers, self.queue, admit)
         self.upstream = upstream
         self.rollover = rollover or Rollover()
@@ -94,8 +111,6 @@ class TapRun:
 
     async def start(self, host: str, port: int) -> int:
         bound = await self.relay.start(host, port)
-        if sys.getswitchinterval() > SWITCH_INTERVAL:  # the queue's feeder thread, or the judging thread
-            sys.setswitchinterval(SWITCH_INTERVAL)
         if self.judging is not None:
             self.judging.start()
             return bound

@@ -17,23 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from checks.registry import RECORDS
+from checks.registry import RECORDS, kinds_with
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WEB_STACK = ("fastapi", "sqlalchemy", "sqlmodel", "alembic", "procrastinate", "uvicorn", "starlette")
 SUITE_STACK = ("numpy", "websockets", "grpc", "httpx")
-# Every kind's own package, by the kinds' full names.
-KIND_PACKAGES = {
-    "plugrl-server": "checks.plugrl",
-    "openenv": "checks.openenv",
-    "rlmesh": "checks.rlmesh",
-    "rllink": "checks.rllink",
-    "openai-chat": "checks.openai",
-    "session-server": "checks.session",
-    "ors": "checks.ors",
-    "plugrl-client": "checks.plugrl_client",
-    "rllink-client": "checks.rllink_client",
-}
+# Every kind's own package (the one its suite lives in), by the kinds' full names, as the records say.
+KIND_PACKAGES = {name: record.suite.partition(":")[0].rpartition(".")[0] for name, record in RECORDS.items()}
 
 # Runs `rlconform ARGS...` as `python -m app.cli` does, then prints every module loaded.
 PROBE = """
@@ -122,6 +112,11 @@ CHECKS = [
     ("session-server", "http://127.0.0.1:{port}", {"checks.openai", "checks.session"}),
     ("ors", "http://127.0.0.1:{port}", {"checks.ors"}),
 ]
+
+
+def test_every_server_kind_has_its_check_here() -> None:
+    """A kind added to the records without a line in CHECKS fails here instead of escaping the check below."""
+    assert {kind for kind, _, _ in CHECKS} == set(kinds_with("reference_server"))
 
 
 @pytest.mark.parametrize(("kind", "url", "packages"), CHECKS, ids=[kind for kind, _, _ in CHECKS])
