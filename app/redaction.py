@@ -141,11 +141,6 @@ def redact_text(text: str) -> str:
     return QUERY_SECRET_IN_TEXT.sub(lambda match: match.group(1) + REDACTED, text)
 
 
-def url_password(url: str) -> str:
-    """The password in `url`'s user info, or ""."""
-    return (urlsplit(url).password or "") if "@" in url else ""
-
-
 def url_secrets(url: str) -> list[str]:
     """What of `url` a server could echo that is a credential: query credentials, the user info's
     password as written and decoded, and the `Authorization: Basic` built from it (base64 of `user:password`)."""

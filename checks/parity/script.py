@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import pydantic
 
-from checks.core import NoReply, PhaseStopped, Report, SuiteOptions, Transcript, truncate
+from checks.core import NoReply, PhaseStopped, Report, SuiteOptions, truncate
 from checks.parity.compare import Comparison, Divergence, compare
 from checks.parity.projections import Projection
 from checks.parity.recording import Recording
@@ -210,7 +210,3 @@ async def run_parity(
     except NotRecorded as exc:
         return ParityResult(script.kind, Status.UNDECIDED, f"could not record {exc}", left, None)
     return judge(script, options, left, right)
-
-
-def evidence_of(result: ParityResult) -> list[Transcript]:
-    return [t for r in (result.left, result.right) if r is not None for t in r.evidence]

@@ -88,13 +88,6 @@ def batch(options: RLlinkOptions, dialect: Dialect, steps: int, seed: int = 0) -
     return out
 
 
-def steps_in(episodes: list[dict[str, Any]]) -> int:
-    return sum(
-        len(e["actions"] if "actions" in e and isinstance(e["actions"], list) else e["actions"]["data"])
-        for e in episodes
-    )
-
-
 def broken_episodes(options: RLlinkOptions, dialect: Dialect) -> list[tuple[str, dict[str, Any]]]:
     """Semantically bad EPISODES bodies (destructive: RLlib's listener thread dies on each)."""
     good = batch(options, dialect, 5, seed=7)[0]
