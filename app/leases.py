@@ -21,6 +21,7 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from app.errors import ServiceError
 from app.models import Run, RunAttempt, RunStatus, utcnow
 
 log = logging.getLogger("rlconform.leases")
@@ -32,7 +33,7 @@ LEASE_EXPIRED_MESSAGE = "its worker stopped renewing the lease {attempts} time(s
 Requeue = Callable[[Session, Run], None]
 
 
-class LeaseLost(Exception):
+class LeaseLost(ServiceError):
     """This attempt no longer holds the run (its lease expired and another attempt took over, or it ended)."""
 
 

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from app.errors import ServiceError
+
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # A DNS name as a run connects to it. Anything else (a gRPC target such as
 # `ipv4:10.0.0.1:80,a.internal`, `unix:/path`, or `%`/`@`/`,` tricks) could make the
@@ -42,7 +44,7 @@ REFUSED_BY_DEFAULT: tuple[Network, ...] = (
 UNIX_PREFIX = "unix:"  # a gRPC Unix-socket target, allowed only when listed whole (`unix:/run/env.sock`)
 
 
-class NetworkRefused(Exception):
+class NetworkRefused(ServiceError):
     """The target's address lies outside the allowed networks, or cannot be resolved."""
 
 

@@ -22,6 +22,7 @@ import httpx
 
 from app.cli.check import check_writable
 from app.cli.common import UsageError, parse_option_pairs
+from app.errors import ServiceError
 from checks.core import EXIT_CODES, Gate, Outcome, Verdict, rolled_verdicts
 from checks.evidence import visible_escape
 from checks.formats import NOT_XML, render_junit, render_text, rolled_up
@@ -60,7 +61,7 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-class ServiceAnswerInvalid(Exception):
+class ServiceAnswerInvalid(ServiceError):
     """The server answered, but not with the JSON an rlconform service sends."""
 
 

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from app.errors import ServiceError
 from checks.registry import AmbiguousKind, KindRecord, PeerMain, find_record, peer_main
 
 # Each command's handler is imported only when that command runs, so `rlconform check` or
@@ -26,7 +27,7 @@ def lazy(reference: str) -> Handler:
     return handler
 
 
-class UsageError(Exception):
+class UsageError(ServiceError):
     """Bad command-line input; printed without a traceback, exit 2."""
 
 
