@@ -22,7 +22,7 @@ from sqlmodel.main import SQLModelConfig
 from app.models_clause import ClauseMessage
 from app.models_clause import ClauseResultPublic as ClauseResultPublic
 from app.names import LABEL_PATTERN as LABEL_PATTERN
-from checks.core import Gate, Outcome, Verdict
+from checks.core import Gate, Outcome
 
 
 def utcnow() -> datetime:
@@ -187,6 +187,8 @@ class RunBase(SQLModel):
     message: str = Field(default="", sa_type=Text, nullable=False)
     # Listen-mode runs: what the executing attempt announced last (app.listening: url, deadline, attempt...).
     announcement: dict[str, Any] | None = Field(default=None, sa_type=JSON, nullable=True)
+    # When this service started the kind's reference client for the run ("Run the reference client").
+    client_started_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow, index=True)
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -197,6 +199,8 @@ class Run(RunBase, table=True):
         Index("ix_run_target_created", "target_id", "created_at"),
         # One run per schedule tick, however many dispatchers saw the tick (NULLs never clash).
         Index("uq_run_target_scheduled_for", "target_id", "scheduled_for", unique=True),
+        # Ids are never reused once a target's runs are deleted: links from CI and webhooks name one run forever.
+        {"sqlite_autoincrement": True},
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -372,92 +376,6 @@ class WebhookDelivery(SQLModel, table=True):
     delivered_at: datetime | None = None
 
 
-# ---------------------------------------------------------------- history and diffs
-
-
-class RunSummary(SQLModel):
-    """A run as history and diffs show it."""
-
-    id: int
-    status: RunStatus
-    outcome: Outcome | None
-    harness_version: str
-    spec_version: str
-    trigger: str
-    created_at: datetime
-    finished_at: datetime | None
-    # What differs from the previous run (URL, options, phases, harness, spec): verdict changes here are not flakes.
-    config_changes: list[str] = []
-
-
-class HistoryCell(SQLModel):
-    """A clause's worst verdict in one run (None: not decided there), and the phase deciding it."""
-
-    run_id: int
-    verdict: Verdict | None
-    phase: str | None
-    transition: bool
-
-
-class ClauseHistory(SQLModel):
-    clause_id: str
-    level: str
-    flaky: bool
-    transitions: int
-    cells: list[HistoryCell]
-
-
-class TrendPoint(SQLModel):
-    run_id: int
-    passed: int = 0
-    failing: int = 0
-    decided: int = 0
-
-
-class TargetHistory(SQLModel):
-    """The clauses x recent runs grid of a target, oldest run first."""
-
-    target: str
-    kind: str
-    runs: list[RunSummary]
-    clauses: list[ClauseHistory]
-    flaky: list[str]
-    trend: list[TrendPoint]
-    older: int | None = None  # pass as `before_id` for the page of older runs; None: this is the oldest page
-
-
-class DiffEntry(SQLModel):
-    clause_id: str
-    level: str | None
-    base: Verdict | None
-    head: Verdict | None
-    base_phase: str | None
-    head_phase: str | None
-
-
-class DiffCounts(SQLModel):
-    newly_failing: int
-    newly_passing: int
-    changed: int
-    added: int
-    removed: int
-    unchanged: int
-
-
-class RunDiff(SQLModel):
-    """What changed from `base` to `head`, one entry per clause rolled up across phases."""
-
-    base: RunSummary
-    head: RunSummary
-    newly_failing: list[DiffEntry]
-    newly_passing: list[DiffEntry]
-    changed: list[DiffEntry]
-    added: list[DiffEntry]
-    removed: list[DiffEntry]
-    counts: DiffCounts
-    config_changes: list[str] = []  # what differs between the two runs' configuration
-
-
 # ---------------------------------------------------------------- parity runs and goldens
 
 
@@ -496,3 +414,14 @@ class Golden(SQLModel, table=True):
     script_version: str = Field(default="", max_length=32)
     document: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
+
+
+# The history and diff shapes live in their own module; importers keep naming them from here.
+from app.models_history import ClauseHistory as ClauseHistory  # noqa: E402
+from app.models_history import DiffCounts as DiffCounts  # noqa: E402
+from app.models_history import DiffEntry as DiffEntry  # noqa: E402
+from app.models_history import HistoryCell as HistoryCell  # noqa: E402
+from app.models_history import RunDiff as RunDiff  # noqa: E402
+from app.models_history import RunSummary as RunSummary  # noqa: E402
+from app.models_history import TargetHistory as TargetHistory  # noqa: E402
+from app.models_history import TrendPoint as TrendPoint  # noqa: E402

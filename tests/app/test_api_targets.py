@@ -155,3 +155,17 @@ def test_a_run_is_refused_when_its_target_left_the_allowed_networks(database_url
         assert (ended["status"], ended["outcome"]) == ("finished", "error")
         assert "network policy" in ended["message"] and "127.0.0.1" in ended["message"]
         assert client.get(f"/api/v1/runs/{run['id']}/results").json() == []
+
+
+def test_a_deleted_targets_run_ids_are_never_given_to_new_runs(client: TestClient, fake_kind: str) -> None:
+    """Links printed by CI and sent by webhooks name one run forever (SQLite once reused the largest id)."""
+    make_target(client, "kept", fake_kind, URL)
+    make_target(client, "gone", fake_kind, URL)
+    first = client.post("/api/v1/targets/kept/runs", json={}).json()["id"]
+    newest = [client.post("/api/v1/targets/gone/runs", json={}).json()["id"] for _ in range(2)]
+    for run_id in (first, *newest):
+        wait_for_run(client, run_id)
+    assert client.delete("/api/v1/targets/gone").status_code == 204
+    assert client.get(f"/api/v1/runs/{newest[-1]}").status_code == 404
+    again = client.post("/api/v1/targets/kept/runs", json={}).json()["id"]
+    assert again > max(newest), (again, newest)

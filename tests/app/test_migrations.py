@@ -293,3 +293,60 @@ def test_revision_0008_stores_each_pair_of_texts_once_and_every_result_keeps_its
         restored = connection.execute(sa.text("SELECT expected, actual FROM clause_result ORDER BY id")).all()
         assert [tuple(row) for row in restored] == texts
         assert "clause_message" not in sa.inspect(connection).get_table_names()
+
+
+def test_revision_0009_never_reuses_a_run_id_and_adds_the_started_client_column(database_url: str) -> None:
+    """Runs filled at 0008 keep their ids and children; after 0009 the ids of deleted runs are never given again."""
+    from sqlmodel import Session, col, delete, select
+
+    from app.models import ClauseResultRow, Run, RunAttempt, Target, TranscriptRow
+
+    _upgrade(database_url, "0008")
+    before = _fill(database_url)
+    with make_engine(database_url).connect() as connection:
+        kept = connection.execute(sa.text("SELECT id FROM run ORDER BY id")).scalars().all()
+    _upgrade(database_url, "0009")
+    assert _counts(database_url) == before
+    engine = make_engine(database_url)
+    with engine.connect() as connection:
+        assert connection.execute(sa.text("SELECT id FROM run ORDER BY id")).scalars().all() == kept
+        assert "client_started_at" in {c["name"] for c in sa.inspect(connection).get_columns("run")}
+        if connection.dialect.name == "sqlite":
+            assert connection.execute(sa.text("PRAGMA foreign_keys")).scalar_one() == 1  # left as it was
+            assert connection.execute(sa.text("PRAGMA foreign_key_check")).all() == []
+    # Delete the target holding the newest runs, then add a run: it gets an id never used before.
+    with Session(engine) as session:
+        newest = session.get(Run, max(kept))
+        assert newest is not None
+        doomed = [run.id for run in session.exec(select(Run).where(Run.target_id == newest.target_id))]
+        for table in (ClauseResultRow, TranscriptRow, RunAttempt):
+            session.exec(delete(table).where(col(table.run_id).in_(doomed)))  # type: ignore[attr-defined]
+        session.exec(delete(Run).where(col(Run.id).in_(doomed)))
+        session.exec(delete(Target).where(col(Target.id) == newest.target_id))
+        session.commit()
+        other = session.exec(select(Target)).first()
+        assert other is not None and other.id is not None
+        fresh = Run(target_id=other.id, kind="k", url="u", harness_version="1", spec_version="1")
+        session.add(fresh)
+        session.commit()
+        assert fresh.id is not None and fresh.id > max(kept)
+    with engine.begin() as connection:  # and back
+        config = alembic_config(database_url)
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0008")
+    with engine.connect() as connection:
+        assert "client_started_at" not in {c["name"] for c in sa.inspect(connection).get_columns("run")}
+        assert connection.execute(sa.text("SELECT count(*) FROM run")).scalar_one() == len(kept) - len(doomed) + 1
+
+
+def test_a_fresh_database_never_reuses_run_ids_either(database_url: str) -> None:
+    """A database created at head (every revision in turn) has AUTOINCREMENT too, as the models declare."""
+    from app.db import upgrade_database
+    from app.models import Run
+
+    upgrade_database(database_url)
+    with make_engine(database_url).connect() as connection:
+        if connection.dialect.name == "sqlite":
+            sql = connection.execute(sa.text("SELECT sql FROM sqlite_master WHERE name = 'run'")).scalar_one()
+            assert "AUTOINCREMENT" in sql.upper()
+    assert Run.__table__.dialect_options["sqlite"]["autoincrement"] is True  # type: ignore[attr-defined]
