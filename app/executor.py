@@ -174,8 +174,8 @@ class Executor:
         url = crud.run_url(run, target)
         progress.secrets = secret_values(suite.options_model, options) + url_secrets(url)
         host, address, listen = await self._where(suite, url, options)
-        offset = await asyncio.to_thread(prepare_attempt, self.engine, run_id, attempt)
-        recorder = progress.recorder = RunRecorder(self.writer, run_id, attempt, progress.secrets, offset)
+        kept = await asyncio.to_thread(prepare_attempt, self.engine, run_id, attempt)
+        recorder = progress.recorder = RunRecorder(self.writer, run_id, attempt, progress.secrets, kept)
         if listen is not None:
             deadline = float(getattr(options, "connect_deadline", 0.0))
             recorder.announcing = Announcing(attempt, self.worker, deadline, listen.host)

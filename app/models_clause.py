@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import weakref
+from collections.abc import Iterable
 from typing import Any, cast
 
 from sqlalchemy import Column, Text, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session as OrmSession
-from sqlmodel import Field, Session, SQLModel, select
+from sqlmodel import Field, Session, SQLModel, col, select
 
 CACHED_PAIRS = 4096  # per engine; far more than the distinct texts of a fleet, cleared when full
 _PENDING = "clause_message_ids"  # session.info key: ids added or read in the open transaction
@@ -72,6 +73,36 @@ def message_id(session: Session, expected: str, actual: str) -> int:
     # Cached for other transactions only once this one commits: a rolled-back insert leaves no id behind.
     pending[digest] = known = cast(int, found)  # a primary key, never None once stored
     return known
+
+
+def message_ids(session: Session, pairs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """The ids of many stored pairs at once, adding the new ones: one lookup and one insert at most.
+
+    What a batch of results needs (`app.recording`), instead of a lookup per result.
+    """
+    engine = session.get_bind()
+    committed = _committed.get(engine, {}) if isinstance(engine, Engine) else {}
+    pending: dict[str, int] = session.info.setdefault(_PENDING, {})
+    digests = {pair: message_digest(*pair) for pair in set(pairs)}
+    ids = {pair: committed.get(digest) or pending.get(digest) for pair, digest in digests.items()}
+    missing = {digests[pair]: pair for pair, known in ids.items() if known is None}
+    if missing:
+        found = _stored_ids(session, list(missing))
+        absent = [digest for digest in missing if digest not in found]
+        if absent:
+            dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+            rows = [{"digest": d, "expected": missing[d][0], "actual": missing[d][1]} for d in absent]
+            session.execute(dialect.insert(ClauseMessage).on_conflict_do_nothing(index_elements=["digest"]), rows)
+            found |= _stored_ids(session, absent)
+        # Cached for other transactions only once this one commits, as `message_id` does.
+        pending.update(found)
+        ids.update({pair: found[digest] for digest, pair in missing.items()})
+    return cast(dict[tuple[str, str], int], ids)
+
+
+def _stored_ids(session: Session, digests: list[str]) -> dict[str, int]:
+    found = session.exec(select(ClauseMessage.digest, ClauseMessage.id).where(col(ClauseMessage.digest).in_(digests)))
+    return {digest: cast(int, known) for digest, known in found}
 
 
 @event.listens_for(OrmSession, "after_commit")

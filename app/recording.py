@@ -15,18 +15,19 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, update
+from sqlalchemy import bindparam, delete, func, insert, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session, SQLModel, col, select
 
 from app import leases, retention
 from app.db import release_free_pages
 from app.listening import Announcing, answered
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
-from app.models_clause import message_id
+from app.models_clause import message_ids
 from app.redaction import scrub
 from app.textsafe import storable
 from checks.core import ClauseResult, Outcome, RolledUp, Transcript, roll_up, truncate, verdict_counts
@@ -57,25 +58,15 @@ def transcript_row(session: Session, run_id: int, data: dict[str, Any]) -> Trans
     return row
 
 
-def _result_row(session: Session, run_id: int, data: dict[str, Any]) -> ClauseResultRow:
-    """The stored row of a clause result (`ClauseResult.to_dict()`), created or updated."""
-    row = session.exec(
-        select(ClauseResultRow).where(
-            ClauseResultRow.run_id == run_id,
-            ClauseResultRow.phase == data["phase"],
-            ClauseResultRow.clause_id == data["clause_id"],
-        )
-    ).first() or ClauseResultRow(
-        run_id=run_id, phase=data["phase"], clause_id=data["clause_id"], level=data["level"], verdict="", message_id=0
-    )
-    row.level = data["level"]
-    row.verdict = data["verdict"]
-    row.message_id = message_id(session, data["expected"], data["actual"])
-    row.duration = data["duration"]
-    row.checks = data["checks"]
-    row.transcript_ids = data["transcript_ids"]
-    row.decided_at = utcnow()
-    return row
+ResultKey = tuple[str, str]  # (phase, clause id): one stored row per key and run
+
+
+@dataclass
+class KeptResults:
+    """What earlier attempts of a run kept (`prepare_attempt`): the rows this attempt goes on from."""
+
+    transcript_offset: int = 0
+    rows: dict[ResultKey, tuple[int, str]] = field(default_factory=dict)  # row id and verdict, in run order
 
 
 @dataclass
@@ -88,25 +79,95 @@ class Batch:
     transcripts: list[dict[str, Any]]
     phase: str | None
     finished_phases: list[str]
+    counts: dict[str, int]  # the run's clauses per rolled-up verdict, these results included
+    row_ids: dict[ResultKey, int] = field(default_factory=dict)  # stored rows these results replace
     secrets: Sequence[str] = ()
     announcement: dict[str, Any] | None = None
+    inserted: dict[ResultKey, int] = field(default_factory=dict)  # the rows it added, once committed
 
 
-def _write_one(session: Session, batch: Batch) -> None:
-    """Upsert results by (run, phase, clause) and transcripts by (run, number); update progress; no commit."""
+_TRANSCRIPT_UPDATED = ("label", "frames", "dropped", "close_code", "close_reason", "closed_by")
+
+
+def _transcript_values(run_id: int, data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "number": data["id"],
+        "phase": data["phase"][:64],
+        "label": truncate(data["label"], 400),
+        "frames": data["frames"],
+        "dropped": data["dropped"],
+        "close_code": data["close_code"],
+        "close_reason": data["close_reason"],
+        "closed_by": (data["closed_by"] or None) and data["closed_by"][:16],
+    }
+
+
+def _upsert_transcripts(session: Session, run_id: int, transcripts: list[dict[str, Any]]) -> None:
+    """One `INSERT ... ON CONFLICT (run, number) DO UPDATE` for all of a batch's transcripts."""
+    table = SQLModel.metadata.tables[TranscriptRow.__tablename__]
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(table)
+    statement = statement.on_conflict_do_update(
+        index_elements=[table.c.run_id, table.c.number],
+        set_={name: statement.excluded[name] for name in _TRANSCRIPT_UPDATED},
+    )
+    session.connection().execute(statement, [_transcript_values(run_id, data) for data in transcripts])
+
+
+def _write_results(
+    session: Session, run_id: int, results: list[dict[str, Any]], row_ids: dict[ResultKey, int]
+) -> dict[ResultKey, int]:
+    """Insert the new results and update the stored ones by row id, a statement each; returns the added ids.
+
+    No (run, phase, clause) index makes this an upsert (revision 0006 dropped it for its size): the
+    run's lease admits one writer, whose recorder knows every row the run holds (`KeptResults`).
+    """
+    texts = message_ids(session, [(data["expected"], data["actual"]) for data in results])
+    decided_at = utcnow()
+    table = SQLModel.metadata.tables[ClauseResultRow.__tablename__]
+    added: list[dict[str, Any]] = []
+    replaced: list[dict[str, Any]] = []
+    for data in results:
+        values = {
+            "level": data["level"],
+            "verdict": data["verdict"],
+            "message_id": texts[(data["expected"], data["actual"])],
+            "duration": data["duration"],
+            "checks": data["checks"],
+            "transcript_ids": data["transcript_ids"],
+            "decided_at": decided_at,
+        }
+        row_id = row_ids.get((data["phase"], data["clause_id"]))
+        if row_id is None:
+            added.append(values | {"run_id": run_id, "phase": data["phase"], "clause_id": data["clause_id"]})
+        else:
+            replaced.append(values | {"row_id": row_id})
+    connection = session.connection()
+    if replaced:
+        connection.execute(update(table).where(table.c.id == bindparam("row_id")), replaced)
+    if not added:
+        return {}
+    returning = insert(table).returning(table.c.id, sort_by_parameter_order=True)
+    ids = connection.execute(returning, added).scalars().all()
+    return {(values["phase"], values["clause_id"]): row_id for values, row_id in zip(added, ids, strict=True)}
+
+
+def _write_one(session: Session, batch: Batch) -> dict[ResultKey, int]:
+    """Write results and transcripts, a statement or two each, and the run's progress; no commit.
+
+    Returns the ids of the result rows it added.
+    """
     if not leases.holds(session, batch.run_id, batch.attempt):
         raise leases.LeaseLost(f"run {batch.run_id}: attempt {batch.attempt} no longer holds it")
     results, transcripts = batch.results, batch.transcripts
     if batch.secrets:
         results, transcripts = scrub(results, batch.secrets), scrub(transcripts, batch.secrets)
     results, transcripts = storable(results), storable(transcripts)
-    for data in transcripts:
-        session.add(transcript_row(session, batch.run_id, data))
-    for data in results:
-        session.add(_result_row(session, batch.run_id, data))
-    session.flush()
-    counts = _run_counts(session, batch.run_id)
-    values: dict[str, Any] = {"counts": counts, "decided_clauses": sum(counts.values())}
+    if transcripts:
+        _upsert_transcripts(session, batch.run_id, transcripts)
+    added = _write_results(session, batch.run_id, results, batch.row_ids) if results else {}
+    values: dict[str, Any] = {"counts": batch.counts, "decided_clauses": sum(batch.counts.values())}
     if batch.phase is not None:
         values["current_phase"] = batch.phase
     if batch.announcement is not None:
@@ -116,19 +177,22 @@ def _write_one(session: Session, batch: Batch) -> None:
         done = list(run.finished_phases) if run is not None else []
         values["finished_phases"] = done + [name for name in batch.finished_phases if name not in done]
     session.exec(update(Run).where(col(Run.id) == batch.run_id).values(**values))
+    return added
 
 
 def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseException]:
     """Commit every batch in one transaction (a group commit); returns the errors by run id.
 
     When the group fails, each batch is written alone, so one run whose lease
-    was lost (or whose data the database refuses) costs only that run.
+    was lost (or whose data the database refuses) costs only that run. A
+    batch's `inserted` ids are set only once they are committed.
     """
     try:
         with Session(engine) as session:
-            for batch in batches:
-                _write_one(session, batch)
+            added = [_write_one(session, batch) for batch in batches]
             session.commit()
+        for batch, ids in zip(batches, added, strict=True):
+            batch.inserted = ids
         return {}
     except Exception:
         if len(batches) == 1:
@@ -137,8 +201,9 @@ def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseExc
     for batch in batches:
         try:
             with Session(engine) as session:
-                _write_one(session, batch)
+                ids = _write_one(session, batch)
                 session.commit()
+            batch.inserted = ids
         except Exception as exc:
             errors[batch.run_id] = exc
     return errors
@@ -188,7 +253,8 @@ class RunRecorder:
 
     Sink calls arrive on the event loop; they keep the data and mark the
     recorder dirty for the group writer. Transcript numbers are shifted past
-    those an earlier attempt of the run kept. `close()` waits until all of it
+    those an earlier attempt of the run kept. The recorder keeps the run's
+    verdicts and row ids, so it counts the run's clauses itself. `close()` waits until all of it
     is written and raises what writing raised (`LeaseLost` when the attempt lost the run).
     """
 
@@ -198,12 +264,16 @@ class RunRecorder:
         run_id: int,
         attempt: int,
         secrets: Sequence[str] = (),
-        transcript_offset: int = 0,
+        kept: KeptResults | None = None,
     ) -> None:
         self.writer = writer
         self.run_id, self.attempt = run_id, attempt
         self.secrets = list(secrets)
-        self.offset = transcript_offset
+        kept = kept or KeptResults()
+        self.offset = kept.transcript_offset
+        # Every row the run holds, so a batch needs no lookups and the counts no re-reading of the run.
+        self._row_ids = {key: row_id for key, (row_id, _) in kept.rows.items()}
+        self._verdicts = {key: verdict for key, (_, verdict) in kept.rows.items()}
         self.error: BaseException | None = None
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
         self._transcripts: dict[int, dict[str, Any]] = {}
@@ -239,6 +309,7 @@ class RunRecorder:
         data = result.to_dict()
         data["transcript_ids"] = [number + self.offset for number in data["transcript_ids"]]
         self._results[(result.phase, result.clause_id)] = data
+        self._verdicts[(result.phase, result.clause_id)] = data["verdict"]
         self._changed()
 
     def transcript(self, transcript: Transcript) -> None:
@@ -268,16 +339,25 @@ class RunRecorder:
             list(self._transcripts.values()),
             self._phase,
             self._finished,
-            self.secrets,
-            self._announcement if self._unwritten_announcement else None,
+            counts=self._counts(),
+            row_ids={key: self._row_ids[key] for key in self._results if key in self._row_ids},
+            secrets=self.secrets,
+            announcement=self._announcement if self._unwritten_announcement else None,
         )
         self._results, self._transcripts, self._phase, self._finished = {}, {}, None, []
         self._unwritten_announcement = False
         return batch
 
+    def _counts(self) -> dict[str, int]:
+        """Clauses per rolled-up verdict (zeros left out), as `_run_counts` reads them from the rows."""
+        counts = verdict_counts(roll_up(self._verdicts.items(), lambda item: (item[0][1], item[1])))
+        return {verdict: n for verdict, n in counts.items() if n}
+
     def written(self, batch: Batch | None, error: BaseException | None) -> None:
         if error is not None and self.error is None:
             self.error = error
+        if batch is not None and error is None:
+            self._row_ids.update(batch.inserted)
         if not self._pending or self.error is not None:
             self._flushed.set()
 
@@ -288,8 +368,8 @@ class RunRecorder:
             raise self.error
 
 
-def prepare_attempt(engine: Engine, run_id: int, attempt: int) -> int:
-    """Drop what earlier attempts left of unfinished phases; returns the highest transcript number kept."""
+def prepare_attempt(engine: Engine, run_id: int, attempt: int) -> KeptResults:
+    """Drop what earlier attempts left of unfinished phases; returns what they kept."""
     with Session(engine) as session:
         if not leases.holds(session, run_id, attempt):
             raise leases.LeaseLost(f"run {run_id}: attempt {attempt} no longer holds it")
@@ -305,8 +385,13 @@ def prepare_attempt(engine: Engine, run_id: int, attempt: int) -> int:
                 delete(TranscriptRow).where(col(TranscriptRow.run_id) == run_id, col(TranscriptRow.phase).not_in(done))
             )
         highest = session.exec(select(func.max(TranscriptRow.number)).where(TranscriptRow.run_id == run_id)).one()
+        rows = session.exec(
+            select(ClauseResultRow.id, ClauseResultRow.phase, ClauseResultRow.clause_id, ClauseResultRow.verdict)
+            .where(ClauseResultRow.run_id == run_id)
+            .order_by(col(ClauseResultRow.id))
+        ).all()
         session.commit()
-        return int(highest or 0)
+        return KeptResults(int(highest or 0), {(phase, clause): (cast(int, i), v) for i, phase, clause, v in rows})
 
 
 def stored_clauses(engine: Engine, run_id: int) -> list[RolledUp[ClauseResultRow]]:

@@ -1,0 +1,119 @@
+"""The bulk writer of a run's results: one row per (run, phase, clause), counts kept by the recorder, fenced writes."""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from app import leases
+from app.db import make_engine, upgrade_database
+from app.models import ClauseResultRow, Run, RunStatus, TranscriptRow
+from app.recording import GroupWriter, RunRecorder, _run_counts, prepare_attempt
+from checks.core import ClauseResult, Level, Transcript, Verdict
+from tests.app.constructed import add_run, add_target
+
+
+def _queued_run(url: str) -> tuple[Engine, int]:
+    upgrade_database(url)
+    engine = make_engine(url)
+    with Session(engine) as session:
+        run = add_run(session, add_target(session), {}, status=RunStatus.QUEUED, outcome="")
+        return engine, run.id or 0
+
+
+def _result(phase: str, clause: str, verdict: Verdict, actual: str = "") -> ClauseResult:
+    return ClauseResult(clause, Level.MUST, verdict, phase, expected="a reply", actual=actual or str(verdict))
+
+
+def _stored(engine: Engine, run_id: int) -> tuple[list[tuple[str, str, str, str]], dict[str, int], int]:
+    with Session(engine) as session:
+        rows = session.exec(
+            select(ClauseResultRow).where(ClauseResultRow.run_id == run_id).order_by(col(ClauseResultRow.id))
+        ).all()
+        found = [(r.phase, r.clause_id, r.verdict, r.actual) for r in rows]
+        run = session.get(Run, run_id)
+        assert run is not None
+        assert run.counts == _run_counts(session, run_id), "the recorder's counts are what the rows say"
+        return found, run.counts, run.decided_clauses
+
+
+async def test_results_decided_again_update_their_row_and_counts_roll_up(database_url: str) -> None:
+    engine, run_id = _queued_run(database_url)
+    attempt = leases.claim(engine, run_id, "w", 60.0)
+    assert attempt == 1
+    writer = GroupWriter(engine)
+    recorder = RunRecorder(writer, run_id, attempt, ["s3cret"], prepare_attempt(engine, run_id, attempt))
+    recorder.result(_result("one", "c.a", Verdict.PASS))
+    recorder.result(_result("one", "c.b", Verdict.ERROR, actual="saw s3cret"))
+    recorder.transcript(Transcript(1, "one", "first"))
+    await recorder.close()
+    recorder.result(_result("one", "c.b", Verdict.FAIL))  # decided again, worse: the same row
+    recorder.result(_result("two", "c.a", Verdict.WARN))  # the same clause in another phase: a row of its own
+    recorder.transcript(Transcript(1, "one", "first, closed", close_code=1000))
+    await recorder.close()
+    rows, counts, decided = _stored(engine, run_id)
+    assert rows == [
+        ("one", "c.a", "pass", "pass"),
+        ("one", "c.b", "fail", "fail"),
+        ("two", "c.a", "warn", "warn"),
+    ]
+    assert counts == {"warn": 1, "fail": 1} and decided == 2
+    with Session(engine) as session:
+        transcripts = session.exec(select(TranscriptRow).where(TranscriptRow.run_id == run_id)).all()
+        assert [(t.number, t.label, t.close_code) for t in transcripts] == [(1, "first, closed", 1000)]
+
+
+async def test_a_resumed_attempt_counts_and_updates_what_earlier_attempts_kept(database_url: str) -> None:
+    engine, run_id = _queued_run(database_url)
+    first = leases.claim(engine, run_id, "w", 60.0) or 0
+    recorder = RunRecorder(GroupWriter(engine), run_id, first, (), prepare_attempt(engine, run_id, first))
+    recorder.result(_result("done", "c.a", Verdict.PASS))
+    recorder.phase("done", "done")
+    recorder.result(_result("cut", "c.b", Verdict.PASS))  # its phase never finished: dropped on resuming
+    await recorder.close()
+    with Session(engine) as session:  # the attempt lost its worker: the run is queued again
+        run = session.get(Run, run_id)
+        assert run is not None
+        run.status = RunStatus.QUEUED
+        session.add(run)
+        session.commit()
+    second = leases.claim(engine, run_id, "w", 60.0) or 0
+    kept = prepare_attempt(engine, run_id, second)
+    assert list(kept.rows) == [("done", "c.a")]
+    recorder = RunRecorder(GroupWriter(engine), run_id, second, (), kept)
+    recorder.result(_result("cut", "c.b", Verdict.FAIL))
+    recorder.result(_result("done", "c.a", Verdict.WARN))  # a kept row decided again: updated, not doubled
+    await recorder.close()
+    rows, counts, _ = _stored(engine, run_id)
+    assert rows == [("done", "c.a", "warn", "warn"), ("cut", "c.b", "fail", "fail")]
+    assert counts == {"warn": 1, "fail": 1}
+
+
+async def test_a_run_that_lost_its_lease_writes_nothing_and_costs_the_others_nothing(database_url: str) -> None:
+    engine, kept_id = _queued_run(database_url)
+    with Session(engine) as session:
+        lost_id = add_run(session, add_target(session, "u"), {}, status=RunStatus.QUEUED, outcome="").id or 0
+    writer = GroupWriter(engine)
+    recorders = {}
+    for run_id in (kept_id, lost_id):
+        attempt = leases.claim(engine, run_id, "w", 60.0) or 0
+        recorders[run_id] = RunRecorder(writer, run_id, attempt, (), prepare_attempt(engine, run_id, attempt))
+    with Session(engine) as session:  # another attempt took the second run over
+        run = session.get(Run, lost_id)
+        assert run is not None
+        run.attempts += 1
+        session.add(run)
+        session.commit()
+    for recorder in recorders.values():  # both in one group commit, which fails for the second
+        recorder.result(_result("one", "c.a", Verdict.PASS))
+    await recorders[kept_id].close()
+    try:
+        await recorders[lost_id].close()
+        raise AssertionError("the lost attempt's close should raise LeaseLost")
+    except leases.LeaseLost:
+        pass
+    assert _stored(engine, kept_id)[0] == [("one", "c.a", "pass", "pass")]
+    assert _stored(engine, lost_id)[0] == []
+    recorders[kept_id].result(_result("one", "c.a", Verdict.FAIL))  # its row id came from the retried commit
+    await recorders[kept_id].close()
+    assert _stored(engine, kept_id)[0] == [("one", "c.a", "fail", "fail")]
