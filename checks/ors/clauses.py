@@ -40,7 +40,8 @@ _must(
 _should(
     "ors.tasks.index-api-consistent",
     "The index API agrees with the task list: num_tasks is len(tasks), task(i) is tasks[i], task_range(a, b) is "
-    "tasks[a:b].",
+    "tasks[a:b]; without /tasks, task(i) answers for every i below num_tasks and task_range(0, k) is task(0) to "
+    "task(k - 1).",
 )
 _should("ors.tasks.index-out-of-range", "POST /{env}/task with index = num_tasks is refused with a 4xx.")
 _info("ors.version.none", "GET /version (not in the spec) is recorded: only openreward answers it.")
@@ -81,7 +82,9 @@ _must(
     '{"type": "image", "data": str, "mimeType": str}.',
 )
 _must("ors.ping.ok", 'POST /ping on a live session answers 200 {"status": "ok"}.')
-_must("ors.delete.teardown", "After POST /delete, /{env}/prompt and /ping on that id are refused with a 4xx.")
+_must(
+    "ors.delete.teardown", "After POST /delete, /{env}/prompt, /ping and /{env}/call on that id are refused with a 4xx."
+)
 _should("ors.delete.idempotent", "POST /delete again, or on an unknown id, never answers a 5xx.")
 _should("ors.delete-session.ok", "POST /delete_session answers 2xx (404: a server of the older spec, recorded).")
 
@@ -121,7 +124,7 @@ _must("ors.call.missing-input", "A /call body without input is refused with a 4x
 _should(
     "ors.call.resume",
     "Re-POSTing a call with its task_id (after a cut stream, or after its end) answers that call's result again, "
-    "the same bytes, without running the tool again.",
+    "the same bytes, without running the tool again; every call gets a task_id of its own.",
 )
 _info("ors.call.unknown-task-id", "What a fresh call carrying a task_id the server never issued answers.")
 _should(

@@ -1,209 +1,70 @@
-"""The ORS message rules as pure judges: an observed answer in, clause decisions or a problem out.
+"""The ORS rules as pure judges: observed answers in, clause decisions out.
 
-Nothing here touches the network, so a live phase, a parity run and a test
-on built bytes all use the same rules. The SSE grammar is the one parser of
-`checks.http_client`; ORS's own layer (task_id first, one terminal event,
-chunk data joined before end data) is here.
+Nothing here touches the network, so a live phase, the tap's copy of a real
+client's traffic, a parity run and a test on built bytes all use the same
+rules. How answers are read (SSE events, the RunToolOutput, a /create_session
+id) is `checks.ors.stream`; call judges are in `checks.ors.judging_calls`.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import dataclass, field
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from checks.decision import Decision, missed, passed
-from checks.evidence import summarize, truncate
-from checks.http_client import Reply, SseParser
+from checks.decision import Decision, check, info, missed, passed
+from checks.evidence import summarize
+from checks.http_client import Reply
+from checks.ors.stream import refused, server_error, sid_of
+from checks.task_index import IndexProbe, index_disagreements, splits_problem
 
-TERMINAL = ("end", "error")
-
-
-class NonFinite(float):
-    """A NaN or Infinity token in JSON text (Python's json writes them; JSON has no such numbers)."""
+OK_BODY = '200 {"status": "ok"}'
 
 
-def _non_finite(token: str) -> NonFinite:
-    return NonFinite(token.replace("Infinity", "inf"))
+def _problem(clause: str, problem: str, expected: str, fine: str = "well formed") -> Decision:
+    """Missed with `problem`, or passed when there is none."""
+    return (
+        missed(clause, expected=expected, actual=problem) if problem else passed(clause, actual=fine, expected=expected)
+    )
 
 
-def strict_json(text: str) -> tuple[Any, str]:
-    """The JSON value of `text` and "" , or (None, why it is not JSON); NaN/Infinity come back as `NonFinite`."""
-    try:
-        return json.loads(text, parse_constant=_non_finite), ""
-    except (ValueError, RecursionError) as exc:
-        return None, f"not JSON ({truncate(str(exc), 80)}): {truncate(text, 120)!r}"
+def _status_ok(reply: Reply) -> bool:
+    return reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("status") == "ok"
 
 
-@dataclass
-class OrsStream:
-    """A call stream as ORS reads it: its events as (type, data), and its comment lines (keep-alive pings)."""
-
-    events: list[tuple[str, str]] = field(default_factory=list)
-    comments: int = 0
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.events]
-
-    def first(self, name: str) -> str | None:
-        return next((data for event, data in self.events if event == name), None)
-
-    def describe(self) -> str:
-        shown = ", ".join(f"{name}({len(data)} chars)" for name, data in self.events[:12])
-        return f"[{shown}{', ...' if len(self.events) > 12 else ''}]"
+def _all_refused(clause: str, answers: dict[str, Reply], expected: str = "a 4xx on each route") -> Decision:
+    wrong = [f"{route}: {reply.describe(60)}" for route, reply in answers.items() if not refused(reply)]
+    return _problem(clause, "; ".join(wrong), expected, "all 4xx")
 
 
-def parse_stream(text: str) -> OrsStream:
-    """The events of an SSE body (CR, LF or CRLF end lines), read by the one SSE parser."""
-    parser = SseParser()
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        parser.feed(line)
-    parser.end()
-    return OrsStream(list(parser.events.named), parser.events.comments)
+# -- HTTP API > Discovery
 
 
-def is_sse(content_type: str) -> bool:
-    return content_type.split(";")[0].strip().lower() == "text/event-stream"
+def judge_health(reply: Reply) -> Decision:
+    return check(_status_ok(reply), "ors.health.ok", expected=OK_BODY, actual=reply.describe(120))
 
 
-def judge_content_type(reply: Reply) -> Decision:
-    clause = "ors.call.sse-content-type"
-    expected = "200 text/event-stream (the request said Accept: application/json)"
-    if reply.status == 200 and is_sse(reply.content_type):
-        return passed(clause, actual=reply.content_type, expected=expected)
-    return missed(clause, expected=expected, actual=reply.describe())
+def env_names(reply: Reply) -> list[str]:
+    return [n for n in reply.body if isinstance(n, str)] if isinstance(reply.body, list) else []
 
 
-def judge_first_event(stream: OrsStream) -> Decision:
-    clause = "ors.call.first-event-task-id"
-    expected = "the first event is task_id with a non-empty id"
-    if stream.events and stream.events[0][0] == "task_id" and stream.events[0][1].strip():
-        return passed(clause, actual=f"task_id {truncate(stream.events[0][1], 40)}", expected=expected)
-    return missed(clause, expected=expected, actual=f"events {stream.describe()}")
+def judge_list_envs(reply: Reply) -> Decision:
+    names = reply.body
+    held = reply.status == 200 and isinstance(names, list) and bool(names) and all(isinstance(n, str) for n in names)
+    return check(held, "ors.discovery.list-envs", expected="a non-empty JSON array of strings", actual=reply.describe())
 
 
-def terminal_problem(stream: OrsStream) -> str:
-    """Why the stream is not ended by exactly one end or error with nothing after it ("" when it is)."""
-    terminals = [i for i, name in enumerate(stream.names()) if name in TERMINAL]
-    if not terminals:
-        return f"no end or error event: {stream.describe()}"
-    if len(terminals) > 1 or terminals[0] != len(stream.events) - 1:
-        return f"events after the terminal {stream.events[terminals[0]][0]}: {stream.describe()}"
-    return ""
+def judge_names_usable(names: Sequence[str], answers: dict[str, Reply]) -> Decision:
+    """`answers`: path -> what GET /{name}/tools and /{name}/splits answered, redirects not followed."""
+    wrong = [f"{path}: {reply.describe(60)}" for path, reply in answers.items() if reply.status != 200]
+    expected = "200 for /{env}/tools and /{env}/splits of every listed name"
+    if not names:
+        return missed("ors.discovery.env-name-usable", expected=expected, actual="no names listed")
+    return _problem("ors.discovery.env-name-usable", "; ".join(wrong), expected, f"{len(names)} names usable")
 
 
-def judge_terminal(stream: OrsStream) -> Decision:
-    clause = "ors.call.terminal-event"
-    expected = "exactly one end or error event, the last one"
-    problem = terminal_problem(stream)
-    if problem:
-        return missed(clause, expected=expected, actual=problem)
-    return passed(clause, actual=f"ends with {stream.events[-1][0]}", expected=expected)
-
-
-def reassembled(stream: OrsStream) -> str | None:
-    """The RunToolOutput text: every chunk's data, then the end's, joined; None without an end event."""
-    end = stream.first("end")
-    if end is None:
-        return None
-    chunks = [data for name, data in stream.events if name == "chunk"]
-    return "".join(chunks) + end
-
-
-def judge_chunks(stream: OrsStream) -> Decision:
-    clause = "ors.call.chunk-reassembly"
-    expected = "chunk data + end data join into one JSON object"
-    text = reassembled(stream)
-    count = stream.names().count("chunk")
-    if text is None:
-        return missed(clause, expected=expected, actual=f"no end event after {count} chunks: {stream.describe()}")
-    value, problem = strict_json(text)
-    if problem or not isinstance(value, dict):
-        return missed(clause, expected=expected, actual=f"{count} chunks + end: {problem or summarize(value, 120)}")
-    return passed(clause, actual=f"{count} chunks + end: {len(text)} characters of JSON", expected=expected)
-
-
-def blocks_problem(value: Any) -> str:
-    """Why `value` is not an ORS Blocks array ("" when it is)."""
-    if not isinstance(value, list):
-        return f"not an array: {summarize(value, 120)}"
-    for i, block in enumerate(value):
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text" and isinstance(block.get("text"), str):
-            continue
-        if kind == "image" and isinstance(block.get("data"), str) and isinstance(block.get("mimeType"), str):
-            continue
-        return f"block {i} is not a text or image block: {summarize(block, 120)}"
-    return ""
-
-
-def judge_result(result: Any) -> list[Decision]:
-    """result-envelope, tooloutput-shape and reward-number for one parsed RunToolOutput."""
-    envelope = "ors.call.result-envelope"
-    expected = '{"ok": true, "output": ToolOutput} or {"ok": false, "error": str}'
-    if not isinstance(result, dict) or not isinstance(result.get("ok"), bool):
-        return [missed(envelope, expected=expected, actual=summarize(result, 160))]
-    if result["ok"] is False:
-        if isinstance(result.get("error"), str):
-            return [passed(envelope, actual=f"ok:false {truncate(result['error'], 80)!r}", expected=expected)]
-        return [missed(envelope, expected=expected, actual=summarize(result, 160))]
-    output = result.get("output")
-    if not isinstance(output, dict):
-        return [missed(envelope, expected=expected, actual=summarize(result, 160))]
-    return [passed(envelope, actual="ok:true with an output object", expected=expected), *judge_output(output)]
-
-
-def judge_output(output: dict[str, Any]) -> list[Decision]:
-    shape = "ors.call.tooloutput-shape"
-    expected = "blocks: Blocks, finished: bool, metadata: object or null"
-    problem = blocks_problem(output.get("blocks"))
-    if not problem and not isinstance(output.get("finished"), bool):
-        problem = f"finished is {summarize(output.get('finished'), 40)}"
-    if not problem and output.get("metadata") is not None and not isinstance(output.get("metadata"), dict):
-        problem = f"metadata is {summarize(output.get('metadata'), 60)}"
-    decisions = [
-        missed(shape, expected=expected, actual=problem)
-        if problem
-        else passed(shape, actual="well formed", expected=expected)
-    ]
-    return [*decisions, judge_reward(output.get("reward"))]
-
-
-def judge_reward(reward: Any) -> Decision:
-    clause = "ors.call.reward-number"
-    expected = "a finite number or null"
-    if reward is None:
-        return passed(clause, actual="null", expected=expected)
-    if isinstance(reward, NonFinite) or (isinstance(reward, float) and not math.isfinite(reward)):
-        return missed(clause, expected=expected, actual=f"{reward} (not a JSON number)")
-    if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-        return passed(clause, actual=repr(reward), expected=expected)
-    return missed(clause, expected=expected, actual=f"{type(reward).__name__} {summarize(reward, 60)}")
-
-
-def result_of(stream: OrsStream) -> tuple[Any, str]:
-    """The parsed RunToolOutput of a stream ending in end, or (None, why there is none)."""
-    text = reassembled(stream)
-    if text is None:
-        error = stream.first("error")
-        return None, f"error event {truncate(error, 80)!r}" if error is not None else f"no end: {stream.describe()}"
-    return strict_json(text)
-
-
-def refused(reply: Reply) -> bool:
-    return 400 <= reply.status < 500
-
-
-def server_error(reply: Reply) -> bool:
-    return reply.status >= 500 or reply.status == 0
-
-
-def error_body_problem(reply: Reply) -> str:
-    """Why a 4xx/5xx answer is not a JSON object with "detail" ("" when it is)."""
-    if isinstance(reply.body, dict) and "detail" in reply.body:
-        return ""
-    return f"{reply.method} {reply.path}: {reply.describe(100)}"
+def judge_unknown_env(reply: Reply) -> Decision:
+    held = reply.status == 404 or 300 <= reply.status < 400
+    return check(held, "ors.discovery.unknown-env", expected="404, or a redirect", actual=reply.describe())
 
 
 def tools_problem(body: Any) -> str:
@@ -232,46 +93,224 @@ def tasks_problem(body: Any) -> str:
     return ""
 
 
-def sid_of(reply: Reply) -> tuple[str | None, str]:
-    """The id a /create_session answer carries and its form ("json" or "sse"), or (None, what came)."""
-    if reply.status == 200 and isinstance(reply.body, dict) and isinstance(reply.body.get("sid"), str):
-        return (reply.body["sid"] or None), "json"
-    if reply.status == 200 and is_sse(reply.content_type):
-        stream = parse_stream(reply.text)
-        end, _ = strict_json(stream.first("end") or "null")
-        if isinstance(end, dict) and isinstance(end.get("sid"), str) and end["sid"]:
-            return end["sid"], "sse"
-        sid = (stream.first("task_id") or "").strip()
-        return (sid or None), "sse"
-    return None, reply.describe(120)
+def judge_tools(reply: Reply) -> Decision:
+    problem = tools_problem(reply.body) if reply.status == 200 else reply.describe()
+    return _problem("ors.tools.shape", problem, "ToolSpecs")
 
 
-def input_for(schema: Any) -> dict[str, Any]:
-    """An input satisfying an object schema's required properties with the plainest values."""
-    if not isinstance(schema, dict):
-        return {}
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    plain = {"string": "", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
-    made: dict[str, Any] = {}
-    for name in schema.get("required") or []:
-        prop = properties.get(name) if isinstance(properties, dict) else None
-        prop = prop if isinstance(prop, dict) else {}
-        if "default" in prop:
-            made[name] = prop["default"]
-        elif isinstance(prop.get("enum"), list) and prop["enum"]:
-            made[name] = prop["enum"][0]
-        else:
-            made[name] = plain.get(str(prop.get("type")), "")
-    return made
+def judge_splits(reply: Reply) -> Decision:
+    problem = splits_problem(reply.body) if reply.status == 200 else reply.describe()
+    return _problem("ors.splits.shape", problem, "[{name, type}]")
 
 
-def breaking_input(schema: Any) -> dict[str, Any] | None:
-    """An input the schema refuses (a required property of the wrong type), or None when none is known."""
-    if not isinstance(schema, dict) or not schema.get("required"):
+def judge_tasks(reply: Reply) -> Decision:
+    problem = tasks_problem(reply.body) if reply.status == 200 else reply.describe()
+    return _problem("ors.tasks.shape", problem, '{"tasks": [...], "env_name": str}')
+
+
+def judge_invalid_split(reply: Reply) -> Decision:
+    return check(refused(reply), "ors.tasks.invalid-split", expected="a 4xx (400 in the spec)", actual=reply.describe())
+
+
+def note_unknown_keys(reply: Reply) -> Decision:
+    return info("ors.body.unknown-keys", actual=f"/tasks with an unknown key: {reply.describe(80)}")
+
+
+def note_version(reply: Reply) -> Decision:
+    return info("ors.version.none", actual=reply.describe())
+
+
+def task_count(reply: Reply) -> int | None:
+    """The count a /num_tasks answer gives (a whole number, not a boolean), else None."""
+    count = reply.body.get("num_tasks") if reply.status == 200 and isinstance(reply.body, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
+
+
+def judge_index_api(probes: Sequence[IndexProbe], answers: Sequence[Reply], source: str) -> Decision:
+    """The index API's answers against what `source` (/tasks, or task(i) one by one) says they hold."""
+    wrong = index_disagreements(list(probes), list(answers))
+    expected = f"the index API agrees with {source}"
+    return _problem("ors.tasks.index-api-consistent", "; ".join(wrong), expected, f"{len(probes)} answers agree")
+
+
+def judge_tasks_by_index(count: Reply, tasks: Sequence[Reply]) -> Decision | None:
+    """Without /tasks: a num_tasks whose task(i) answers are refused disagrees with itself (None when they answer)."""
+    wrong = [f"task({i}): {reply.describe(60)}" for i, reply in enumerate(tasks) if reply.status != 200]
+    if not wrong:
         return None
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    name = schema["required"][0]
-    prop = properties.get(name) if isinstance(properties, dict) else None
-    kind = prop.get("type") if isinstance(prop, dict) else None
-    wrong = {"string": {"not": "a string"}, "integer": "seven", "number": "seven", "boolean": "maybe"}
-    return {**input_for(schema), name: wrong[kind]} if kind in wrong else None
+    return missed(
+        "ors.tasks.index-api-consistent",
+        expected=f"task(i) answers for every i below num_tasks ({count.describe(40)})",
+        actual="; ".join(wrong),
+    )
+
+
+def judge_out_of_range(reply: Reply) -> Decision:
+    expected = "a 4xx" if not server_error(reply) else "a 4xx, not a 5xx"
+    return check(refused(reply), "ors.tasks.index-out-of-range", expected=expected, actual=reply.describe(80))
+
+
+# -- HTTP API > Sessions; Sessions > 1-5
+
+
+def judge_create_sessions(answers: Sequence[Reply], issued: Collection[str] = ()) -> list[Decision]:
+    """create-session, its form and unique ids over `answers`, and against ids `issued` before them."""
+    ids = [sid_of(reply) for reply in answers]
+    sids = [sid for sid, _ in ids if sid]
+    forms = sorted({form for sid, form in ids if sid})
+    repeated = [sid for i, sid in enumerate(sids) if sid in issued or sid in sids[:i]]
+    first = answers[0].describe(100) if answers else "no answer"
+    return [
+        check(
+            len(sids) == len(ids),
+            "ors.session.create-session",
+            expected='JSON {"sid": str} or an SSE task_id event',
+            actual=f"{len(sids)} of {len(ids)} answers carried an id; first: {first}",
+        ),
+        info("ors.session.create-session-form", actual=f"answered as {' and '.join(forms) or 'neither'}"),
+        check(
+            not repeated,
+            "ors.session.create-session-unique",
+            expected=f"{len(sids)} different ids",
+            actual=f"{len(set(sids))} distinct of {len(sids)}" + (f"; {repeated[0]} again" if repeated else ""),
+        ),
+    ]
+
+
+def judge_create(sid: str, reply: Reply) -> Decision:
+    echoed = isinstance(reply.body, dict) and reply.body.get("sid") == sid
+    held = reply.status == 200 and echoed
+    return check(held, "ors.session.create", expected=f'200 {{"sid": "{sid}"}}', actual=reply.describe())
+
+
+def judge_setup_blocking(prompt: Reply) -> Decision:
+    waiting = prompt.status == 503 and bool(prompt.header_values("retry-after"))
+    held = prompt.status == 200 or waiting
+    return check(
+        held, "ors.session.setup-blocking", expected="200, or 503 with Retry-After", actual=prompt.describe(80)
+    )
+
+
+def blocks_problem(value: Any) -> str:
+    """Why `value` is not an ORS Blocks array ("" when it is)."""
+    if not isinstance(value, list):
+        return f"not an array: {summarize(value, 120)}"
+    for i, block in enumerate(value):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            continue
+        if kind == "image" and isinstance(block.get("data"), str) and isinstance(block.get("mimeType"), str):
+            continue
+        return f"block {i} is not a text or image block: {summarize(block, 120)}"
+    return ""
+
+
+def judge_prompt(reply: Reply) -> Decision:
+    problem = blocks_problem(reply.body) if reply.status == 200 else reply.describe()
+    return _problem("ors.prompt.blocks", problem, "an array of text or image blocks")
+
+
+def judge_create_duplicate(again: Reply) -> Decision:
+    return check(refused(again), "ors.session.create-duplicate", expected="a 4xx", actual=again.describe())
+
+
+def judge_one_source(both: Reply, neither: Reply) -> Decision:
+    return check(
+        refused(both) and refused(neither),
+        "ors.session.create-exactly-one-source",
+        expected="a 4xx for both task_spec and split+index, and for neither",
+        actual=f"both: {both.describe(80)}; neither: {neither.describe(80)}",
+    )
+
+
+def note_client_minted(reply: Reply) -> Decision:
+    return info("ors.session.client-minted-sid", actual=f"/create with an id this checker made: {reply.describe(80)}")
+
+
+def judge_id_header(headless: dict[str, Reply]) -> Decision:
+    """`headless`: route -> what it answered without X-Session-ID."""
+    return _all_refused("ors.session.id-header", headless)
+
+
+def judge_unknown_sid(unknown: dict[str, Reply]) -> Decision:
+    """`unknown`: route -> what it answered for an id never created."""
+    return _all_refused("ors.session.unknown-sid", unknown)
+
+
+def judge_ping(reply: Reply) -> Decision:
+    return check(_status_ok(reply), "ors.ping.ok", expected=f"{OK_BODY} on a live session", actual=reply.describe())
+
+
+def judge_teardown(after: dict[str, Reply], deleted: Reply | None = None) -> Decision:
+    """`after`: route -> what it answered for a deleted id; `deleted`: the /delete answer itself, when seen."""
+    decision = _all_refused("ors.delete.teardown", after, "a 4xx after /delete")
+    if deleted is not None and deleted.status >= 300:
+        return missed("ors.delete.teardown", expected="/delete answers 2xx", actual=f"/delete {deleted.describe(60)}")
+    return decision
+
+
+def judge_delete_idempotent(twice: Reply, stranger: Reply) -> Decision:
+    return check(
+        not (server_error(twice) or server_error(stranger)),
+        "ors.delete.idempotent",
+        expected="no 5xx",
+        actual=f"again: {twice.describe(60)}; unknown: {stranger.describe(60)}",
+    )
+
+
+def judge_delete_session(reply: Reply) -> Decision:
+    if 200 <= reply.status < 300:
+        return passed("ors.delete-session.ok", actual=reply.describe(60))
+    if reply.status == 404:
+        return info("ors.delete-session.ok", actual=f"404: a server of the older spec ({reply.describe(60)})")
+    return missed("ors.delete-session.ok", expected="2xx", actual=reply.describe(60))
+
+
+# -- Implementing a Server > Error Handling
+
+
+def error_body_problem(reply: Reply) -> str:
+    """Why a 4xx/5xx answer is not a JSON object with "detail" ("" when it is)."""
+    if isinstance(reply.body, dict) and "detail" in reply.body:
+        return ""
+    return f"{reply.method} {reply.path}: {reply.describe(100)}"
+
+
+def judge_error_bodies(replies: Sequence[Reply]) -> Decision:
+    """Every 4xx and 5xx among `replies` is a JSON object with "detail"."""
+    errors = [reply for reply in replies if reply.status >= 400]
+    wrong = [problem for reply in errors if (problem := error_body_problem(reply))]
+    fine = f"{len(errors)} error answers carry detail"
+    return _problem("ors.errors.json-detail", "; ".join(wrong), 'a JSON object with "detail"', fine)
+
+
+def judge_malformed_bodies(replies: Sequence[Reply]) -> Decision:
+    """`replies`: answers to bodies that are not JSON; each a 4xx."""
+    bad = [f"{reply.path}: {reply.describe(80)}" for reply in replies if not refused(reply)]
+    return _problem("ors.errors.malformed-body", "; ".join(bad), "a 4xx", ", ".join(str(r.status) for r in replies))
+
+
+# -- Overview > Session Timeout; Server-Sent Events > Why SSE
+
+
+def judge_keepalive(arrivals: Sequence[float], limit: float, reply: Reply) -> Decision:
+    """`arrivals`: when the request went out, then when each piece of the body came, then the end."""
+    gap = max((b - a for a, b in zip(arrivals, arrivals[1:], strict=False)), default=0.0)
+    expected = f"a byte at least every {limit:g}s"
+    if gap <= limit:
+        return passed("ors.call.keepalive", actual=f"longest silence {gap:.1f}s over {reply.elapsed:.1f}s")
+    return missed("ors.call.keepalive", expected=expected, actual=f"{gap:.1f}s without a byte ({reply.describe(60)})")
+
+
+def judge_idle_expiry(half_alive: bool | None, gone: bool, idle: float, margin: float) -> Decision:
+    """`half_alive`: a session idle for idle/2 answered /ping; `gone`: one idle for idle + margin did not."""
+    return check(
+        bool(half_alive) and gone,
+        "ors.session.idle-expiry",
+        expected=f"alive after {idle / 2:g}s idle, gone after {idle + margin:g}s",
+        actual=f"half-way alive: {half_alive}; gone at the end: {gone}",
+    )
+
+
+def judge_keeps_alive(prompt: Reply) -> Decision:
+    return check(prompt.status == 200, "ors.ping.keeps-alive", expected="200 from /prompt", actual=prompt.describe(80))

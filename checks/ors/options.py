@@ -1,8 +1,9 @@
 """What the ORS suite is told about its target, and what one run learns about it.
 
-Defaults suit a real server: the first listed env, split and tool, an input
-made from the tool's input_schema, and no big-output, raising or slow tool
-unless named (their clauses are then `info` "not judged").
+Defaults suit a real server: the first listed env and split, and the tools it
+lists, each called with an input made from its input_schema (`checks.ors.survey`);
+a tool option only narrows which tool a clause uses. Only the slow tool of the
+opt-in keep-alive phase must be named.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ class OrsOptions(SuiteOptions, HttpOptions):
         None, description="A tool whose result is over 4 KB (chunked); None: chunking is judged only if seen."
     )
     big_output_input: ToolInput = pydantic.Field(None, description="Its input; None: made from its input_schema.")
-    raising_tool: str | None = pydantic.Field(None, description="A tool known to raise; None: not judged.")
+    raising_tool: str | None = pydantic.Field(
+        None, description="A tool known to raise; None: the listed tools that fail when called."
+    )
     raising_input: ToolInput = pydantic.Field(None, description="Its input; None: made from its input_schema.")
     max_steps: int = pydantic.Field(8, ge=1, le=200, description="Calls made to reach finished: true.")
     creates: int = pydantic.Field(20, ge=2, le=200, description="POST /create_session calls to judge id uniqueness.")
@@ -45,11 +48,15 @@ class OrsOptions(SuiteOptions, HttpOptions):
 
 @dataclass
 class OrsState:
-    """What one run has learned: the env, its tools (name -> ToolSpec) and the split it runs."""
+    """What one run has learned: the env, its tools (name -> ToolSpec), the split it runs, what each tool
+    answered once (`survey.survey`) and the tool the phases drive."""
 
     env: str | None = None
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)
     split: str | None = None
+    task_tools_asked: bool = False
+    survey: list[Any] | None = None  # stream.ToolCall per surveyed tool
+    tool: str | None = None
     http: Any = None  # the run's one OrsClient (routes.client makes it; routes.close_state closes it)
 
 

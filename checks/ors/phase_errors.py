@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from checks.decision import missed, passed, record
-from checks.ors.judging import error_body_problem, refused
+from checks.decision import record
+from checks.ors.judging import judge_error_bodies, judge_malformed_bodies
 from checks.ors.options import Ctx
 from checks.ors.routes import client, learn
 
@@ -27,17 +27,4 @@ async def errors_phase(ctx: Ctx) -> None:
             await http.post("/create", raw="{not json", headers=http.session(str(uuid.uuid4()))),
             await http.post(f"/{http.env}/tasks", raw="{not json"),
         ]
-    errors = [reply for reply in refusals + broken if reply.status >= 400]
-    wrong = [problem for reply in errors if (problem := error_body_problem(reply))]
-    json_detail = (
-        missed("ors.errors.json-detail", expected='a JSON object with "detail"', actual="; ".join(wrong))
-        if wrong
-        else passed("ors.errors.json-detail", actual=f"{len(errors)} error answers carry detail")
-    )
-    bad = [f"{reply.path}: {reply.describe(80)}" for reply in broken if not refused(reply)]
-    malformed = (
-        missed("ors.errors.malformed-body", expected="a 4xx", actual="; ".join(bad))
-        if bad
-        else passed("ors.errors.malformed-body", actual=", ".join(str(reply.status) for reply in broken))
-    )
-    record(ctx.report, [json_detail, malformed], http.transcript)
+    record(ctx.report, [judge_error_bodies(refusals + broken), judge_malformed_bodies(broken)], http.transcript)

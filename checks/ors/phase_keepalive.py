@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import time
 
-from checks.decision import info, missed, passed, record
-from checks.ors.judging import refused
+from checks.decision import info, record
+from checks.ors.judging import judge_idle_expiry, judge_keepalive, judge_keeps_alive
 from checks.ors.options import Ctx, OrsOptions
 from checks.ors.routes import OrsClient, client, learn, tool_call
+from checks.ors.stream import refused
 
 KEEPALIVE_CLAUSES = ("ors.call.keepalive", "ors.session.idle-expiry", "ors.ping.keeps-alive")
 
@@ -42,14 +43,7 @@ async def _slow_call(ctx: Ctx, http: OrsClient) -> None:
     reply = await http.request("POST", f"/{http.env}/call", body, headers=http.session(sid), until=stamp)
     arrivals.append(arrivals[0] + reply.elapsed)
     await http.delete(sid)
-    gap = max(b - a for a, b in zip(arrivals, arrivals[1:], strict=False))
-    expected = f"a byte at least every {ctx.options.keepalive_gap:g}s"
-    decision = (
-        passed(clause, actual=f"longest silence {gap:.1f}s over {reply.elapsed:.1f}s", expected=expected)
-        if gap <= ctx.options.keepalive_gap
-        else missed(clause, expected=expected, actual=f"{gap:.1f}s without a byte ({reply.describe(60)})")
-    )
-    record(ctx.report, decision, http.transcript)
+    record(ctx.report, judge_keepalive(arrivals, ctx.options.keepalive_gap, reply), http.transcript)
 
 
 async def _expiry(ctx: Ctx, http: OrsClient) -> None:
@@ -71,21 +65,5 @@ async def _expiry(ctx: Ctx, http: OrsClient) -> None:
     alive = await http.prompt(kept)
     for sid in (idle, half, kept):
         await http.delete(sid)
-    expected = (
-        f"alive after {options.idle_expiry / 2:g}s idle, gone after {options.idle_expiry + options.expiry_margin:g}s"
-    )
-    expiry = (
-        passed("ors.session.idle-expiry", actual="as expected", expected=expected)
-        if gone and half_alive
-        else missed(
-            "ors.session.idle-expiry",
-            expected=expected,
-            actual=f"half-way alive: {half_alive}; gone at the end: {gone}",
-        )
-    )
-    pinged = (
-        passed("ors.ping.keeps-alive", actual=alive.describe(60))
-        if alive.status == 200
-        else missed("ors.ping.keeps-alive", expected="200 from /prompt", actual=alive.describe(80))
-    )
-    record(ctx.report, [expiry, pinged], http.transcript)
+    expiry = judge_idle_expiry(half_alive, gone, options.idle_expiry, options.expiry_margin)
+    record(ctx.report, [expiry, judge_keeps_alive(alive)], http.transcript)

@@ -13,8 +13,9 @@ from typing import Any
 
 from checks.errors import PhaseStopped
 from checks.http_client import HttpClient, Reply
-from checks.ors.judging import OrsStream, input_for, parse_stream, sid_of
+from checks.ors.inputs import plain_input
 from checks.ors.options import Ctx, OrsState
+from checks.ors.stream import OrsStream, parse_stream, sid_of
 from checks.task_index import first_split
 
 
@@ -105,8 +106,8 @@ async def learn(ctx: Ctx, http: OrsClient) -> None:
 
 def tool_call(ctx: Ctx, name: str | None, given: dict[str, Any] | None) -> dict[str, Any] | None:
     """A /call body for tool `name` (None: the run's tool) with `given` input, else one made from its schema."""
-    name = name or ctx.options.tool or next(iter(ctx.state.tools), None)
+    name = name or ctx.options.tool or ctx.state.tool or next(iter(ctx.state.tools), None)
     if name is None:
         return None
     schema = ctx.state.tools.get(name, {}).get("input_schema")
-    return {"name": name, "input": given if given is not None else input_for(schema)}
+    return {"name": name, "input": given if given is not None else plain_input(schema)}

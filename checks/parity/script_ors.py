@@ -14,9 +14,9 @@ from typing import Any
 import pydantic
 
 from checks.core import PhaseContext, Report
-from checks.ors.judging import result_of
 from checks.ors.options import OrsOptions, OrsState
 from checks.ors.routes import client, close_state, learn, tool_call
+from checks.ors.stream import result_of
 from checks.parity.projections import Projection
 from checks.parity.script import NotRecorded, Observed, ParityOptions
 

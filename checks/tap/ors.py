@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from checks.decision import Decision, check, info, missed, passed
+from checks.decision import Decision
 from checks.http_client import Reply
-from checks.ors import judging
+from checks.ors import judging, judging_calls
 from checks.ors.clauses import CATALOGUE
+from checks.ors.stream import OrsStream, is_sse, output_of, parse_stream, refused, result_of, sid_of
 from checks.tap.exchanges import ExchangeWatcher, reply_of
 from checks.tap.http1 import HttpMessage
 from checks.tap.ledger import Ledger
 from checks.tap.run import TapSpec
-from checks.task_index import splits_problem
 
 CALL_CLAUSES = (
     "ors.call.sse-content-type",
@@ -33,11 +33,7 @@ CALL_CLAUSES = (
     "ors.finished.after-finished",
 )
 ENV_CLAUSES = (*CALL_CLAUSES, "ors.tools.shape", "ors.splits.shape", "ors.tasks.shape", "ors.prompt.blocks")
-SHAPES = {
-    "tools": ("ors.tools.shape", judging.tools_problem, '{"tools": [ToolSpec...]}'),
-    "splits": ("ors.splits.shape", splits_problem, "an array of {name, type}"),
-    "tasks": ("ors.tasks.shape", judging.tasks_problem, '{"tasks": [...], "env_name": str}'),
-}
+SHAPES = {"tools": judging.judge_tools, "splits": judging.judge_splits, "tasks": judging.judge_tasks}
 TOP_CLAUSES = (
     "ors.health.ok",
     "ors.discovery.list-envs",
@@ -69,14 +65,6 @@ PASSIVE = frozenset(
 )
 
 
-def _problem(clause_id: str, problem: str, expected: str) -> Decision:
-    return (
-        missed(clause_id, expected=expected, actual=problem)
-        if problem
-        else passed(clause_id, actual="as expected", expected=expected)
-    )
-
-
 @dataclass
 class Sessions:
     issued: set[str] = field(default_factory=set)  # ids /create_session gave out
@@ -98,120 +86,70 @@ class OrsWatcher(ExchangeWatcher):
         route = "/".join(parts[-1:]) if len(parts) <= 2 else ""
         known = route in (TOP_ROUTES if len(parts) == 1 else ENV_ROUTES)
         if reply.status >= 400 and known:  # a route outside the spec (/version, /docs) answers as it likes
-            ledger.decide(connection, [self._error_body(reply)])
+            ledger.decide(connection, [judging.judge_error_bodies([reply])])
         if len(parts) == 1:
             ledger.judge(connection, TOP_CLAUSES, lambda: self._top(method, route, sid, reply))
         elif len(parts) == 2:
             ledger.judge(connection, ENV_CLAUSES, lambda: self._env_route(method, route, sid, reply))
 
-    def _error_body(self, reply: Reply) -> Decision:
-        problem = judging.error_body_problem(reply)
-        return _problem("ors.errors.json-detail", problem, 'a JSON object with a "detail" key')
-
     def _top(self, method: str, route: str, sid: str | None, reply: Reply) -> list[Decision]:
         if method == "GET" and route == "health":
-            held = reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("status") == "ok"
-            return [check(held, "ors.health.ok", expected='200 {"status": "ok"}', actual=reply.describe(120))]
+            return [judging.judge_health(reply)]
         if method == "GET" and route == "list_environments":
-            body = reply.body
-            held = (
-                reply.status == 200 and isinstance(body, list) and bool(body) and all(isinstance(n, str) for n in body)
-            )
-            return [
-                check(
-                    held, "ors.discovery.list-envs", expected="a non-empty array of names", actual=reply.describe(120)
-                )
-            ]
+            return [judging.judge_list_envs(reply)]
         if method == "POST" and route == "create_session":
-            return self._create_session(reply)
+            decisions = judging.judge_create_sessions([reply], self.sessions.issued)
+            self.sessions.issued.update(sid for sid, _ in map(sid_of, [reply]) if sid)
+            return decisions
         if method == "POST" and route == "create" and sid is not None:
             return self._create(sid, reply)
         if method == "POST" and route == "ping" and sid is not None:
-            return self._after_delete(sid, reply) or self._ping(sid, reply)
+            live = sid in self.sessions.live
+            return self._after_delete(sid, "/ping", reply) or ([judging.judge_ping(reply)] if live else [])
         if method == "POST" and route == "delete" and sid is not None and 200 <= reply.status < 300:
             self.sessions.live.discard(sid)
             self.sessions.deleted[sid] = self.copies
         return []
 
-    def _create_session(self, reply: Reply) -> list[Decision]:
-        sid, form = judging.sid_of(reply)
-        clause = "ors.session.create-session"
-        if sid is None:
-            return [missed(clause, expected='{"sid": str} or an SSE stream carrying it', actual=form)]
-        unique = sid not in self.sessions.issued
-        self.sessions.issued.add(sid)
-        return [
-            passed(clause, actual=f"sid {sid} ({form})"),
-            info("ors.session.create-session-form", actual=f"answered in {form}"),
-            check(unique, "ors.session.create-session-unique", expected="a new id", actual=f"sid {sid}"),
-        ]
-
     def _create(self, sid: str, reply: Reply) -> list[Decision]:
         sent = reply.sent if isinstance(reply.sent, dict) else {}
         if not ("split" in sent and "index" in sent and "task_spec" not in sent) or sid in self.sessions.live:
             return []  # only a new id with split and index is sure to be created
-        body = reply.body if isinstance(reply.body, dict) else {}
-        held = reply.status == 200 and body.get("sid") == sid
-        if held:
+        decision = judging.judge_create(sid, reply)
+        if not decision.missed:
             self.sessions.live.add(sid)
-        return [check(held, "ors.session.create", expected=f'200 {{"sid": "{sid}"}}', actual=reply.describe(120))]
+        return [decision]
 
-    def _ping(self, sid: str, reply: Reply) -> list[Decision]:
-        if sid not in self.sessions.live:
-            return []
-        held = reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("status") == "ok"
-        return [
-            check(held, "ors.ping.ok", expected='200 {"status": "ok"} on a live session', actual=reply.describe(120))
-        ]
-
-    def _after_delete(self, sid: str, reply: Reply) -> list[Decision]:
+    def _after_delete(self, sid: str, route: str, reply: Reply) -> list[Decision]:
         if self.asked_at <= self.sessions.deleted.get(sid, self.copies):
             return []  # not deleted, or asked before its /delete was answered
-        held = judging.refused(reply)
-        return [check(held, "ors.delete.teardown", expected="a 4xx after /delete", actual=reply.describe(120))]
+        return [judging.judge_teardown({route: reply})]
 
     def _env_route(self, method: str, route: str, sid: str | None, reply: Reply) -> list[Decision]:
         if route in SHAPES and reply.status == 200:
-            clause, problem_of, expected = SHAPES[route]
-            return [_problem(clause, problem_of(reply.body), expected)]
+            return [SHAPES[route](reply)]
         if method == "GET" and route == "prompt" and sid is not None:
-            gone = self._after_delete(sid, reply)
-            if gone or reply.status != 200:
-                return gone
-            return [_problem("ors.prompt.blocks", judging.blocks_problem(reply.body), "an array of blocks")]
+            gone = self._after_delete(sid, "/prompt", reply)
+            return gone if gone or reply.status != 200 else [judging.judge_prompt(reply)]
         if method == "POST" and route == "call" and sid is not None:
-            if not judging.refused(reply):
-                return self._call(sid, reply)
-            if sid in self.sessions.finished:
-                return [passed("ors.finished.after-finished", actual=f"refused: {reply.describe(80)}")]
+            return self._call(sid, reply)
         return []
 
     def _call(self, sid: str, reply: Reply) -> list[Decision]:
-        decisions = [judging.judge_content_type(reply)]
-        if not judging.is_sse(reply.content_type):
+        stream = parse_stream(reply.text) if is_sse(reply.content_type) else OrsStream()
+        resume = isinstance(reply.sent, dict) and "task_id" in reply.sent  # its answer is an active run's business
+        after = [judging_calls.judge_after_finished(stream)] if sid in self.sessions.finished and not resume else []
+        if refused(reply):
+            return after
+        decisions = [*after, judging_calls.judge_content_type(reply)]
+        if not is_sse(reply.content_type):
             return decisions
-        stream = judging.parse_stream(reply.text)
-        decisions.append(judging.judge_terminal(stream))
-        if isinstance(reply.sent, dict) and "task_id" in reply.sent:
-            return decisions  # a resume: what it answers is the resume clause's business, an active run's
-        decisions.append(judging.judge_first_event(stream))
-        if stream.first("end") is None:
-            return decisions
-        decisions.append(judging.judge_chunks(stream))
-        result, problem = judging.result_of(stream)
-        if problem:
-            return decisions
-        decisions += judging.judge_result(result)
-        output = result.get("output") if isinstance(result, dict) and result.get("ok") is True else None
-        reward = output.get("reward") if isinstance(output, dict) else None
-        if sid in self.sessions.finished:
-            expected = "a call after finished refused, or no reward"
-            decisions.append(
-                check(reward is None, "ors.finished.after-finished", expected=expected, actual=f"reward {reward!r}")
-            )
-        if isinstance(output, dict) and output.get("finished") is True:
+        if resume:
+            return [*decisions, judging_calls.judge_terminal(stream)]
+        output = output_of(result_of(stream)[0])
+        if output is not None and output.get("finished") is True:
             self.sessions.finished.add(sid)
-        return decisions
+        return [*decisions, *judging_calls.judge_stream(stream)]
 
 
 def spec() -> TapSpec:

@@ -5,20 +5,18 @@ import json
 import pytest
 
 from checks.http_client import Reply
-from checks.ors.judging import (
-    blocks_problem,
-    breaking_input,
-    input_for,
+from checks.ors.inputs import breaking_input, plain_input
+from checks.ors.judging import blocks_problem, judge_health, judge_ping, judge_teardown, tools_problem
+from checks.ors.judging_calls import (
+    judge_after_finished,
     judge_chunks,
+    judge_failing_tools,
     judge_first_event,
     judge_result,
+    judge_task_ids,
     judge_terminal,
-    parse_stream,
-    reassembled,
-    sid_of,
-    strict_json,
-    tools_problem,
 )
+from checks.ors.stream import ToolCall, parse_stream, reassembled, sid_of, strict_json
 from checks.task_index import splits_problem
 from tests.checks.decisions import held
 
@@ -104,7 +102,10 @@ def test_a_nan_reward_is_read_as_a_non_number():
     value, problem = strict_json('{"ok": true, "output": {"blocks": [], "finished": false, "reward": NaN}}')
     assert problem == ""
     assert held_by_clause(judge_result(value))["ors.call.reward-number"] is False
-    assert held_by_clause(judge_result({"ok": True, "output": {**OUTPUT, "reward": None}}))["ors.call.reward-number"] is True
+    assert (
+        held_by_clause(judge_result({"ok": True, "output": {**OUTPUT, "reward": None}}))["ors.call.reward-number"]
+        is True
+    )
 
 
 def test_blocks_text_and_image():
@@ -136,6 +137,76 @@ def test_inputs_made_from_a_schema():
         "properties": {"a": {"type": "string"}, "n": {"type": "integer"}},
         "required": ["a", "n"],
     }
-    assert input_for(schema) == {"a": "", "n": 0}
+    assert plain_input(schema) == {"a": "", "n": 0}
     assert breaking_input(schema) == {"a": {"not": "a string"}, "n": 0}
     assert breaking_input({"type": "object", "properties": {}}) is None
+
+
+def test_inputs_follow_refs_bounds_enums_and_defaults():
+    schema = {
+        "type": "object",
+        "$defs": {"Inner": {"type": "object", "properties": {"k": {"enum": ["x", "y"]}}, "required": ["k"]}},
+        "properties": {
+            "inner": {"$ref": "#/$defs/Inner"},
+            "n": {"type": "integer", "minimum": 3, "maximum": 9},
+            "f": {"type": "number", "exclusiveMinimum": 0},
+            "s": {"type": "string", "minLength": 2, "maxLength": 5},
+            "d": {"type": "string", "default": "dflt"},
+            "o": {"anyOf": [{"type": "null"}, {"type": "boolean"}]},
+            "l": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
+        },
+        "required": ["inner", "n", "f", "s", "d", "o", "l"],
+    }
+    assert plain_input(schema) == {"inner": {"k": "x"}, "n": 3, "f": 1.0, "s": "aa", "d": "dflt", "o": False, "l": [0]}
+    assert plain_input(None) == {}
+    assert plain_input(schema) == plain_input(schema)  # nothing random
+
+
+def test_sized_inputs_are_large_strings_and_integers_within_bounds():
+    from checks.ors.inputs import SIZED, sized_input
+
+    schema = {
+        "type": "object",
+        "properties": {"s": {"type": "string"}, "n": {"type": "integer", "maximum": 50}, "t": {"type": "number"}},
+        "required": ["s", "n", "t"],
+    }
+    assert sized_input(schema) == {"s": "a" * SIZED, "n": 50, "t": 0.0}
+    assert sized_input({"type": "object", "properties": {"t": {"type": "number"}}, "required": ["t"]}) is None
+
+
+def call_of(name, *events, status=200):
+    return ToolCall({"name": name, "input": {}}, Reply(status, "text/event-stream"), stream_of(*events))
+
+
+def test_failing_tools_end_with_an_error_event():
+    ok = call_of("step", ("task_id", "a"), ("end", '{"ok": true, "output": {}}'))
+    raised = call_of("fail", ("task_id", "b"), ("error", "kaboom"))
+    cut = call_of("fail", ("task_id", "b"))
+    assert held(judge_failing_tools([ok, raised])) is True
+    assert held(judge_failing_tools([ok, cut])) is False
+    assert held(judge_failing_tools([ok, call_of("fail", status=500)])) is False
+    # A server that ends no result with `end` cuts every stream: a cut is not read as a failure there.
+    assert held(judge_failing_tools([call_of("step", ("task_id", "a")), raised])) is True
+    assert judge_failing_tools([ok]).actual.startswith("not judged")
+
+
+def test_two_calls_with_one_task_id_fail_resume():
+    assert judge_task_ids([call_of("a", ("task_id", "t1")), call_of("b", ("task_id", "t2"))]) is None
+    assert held(judge_task_ids([call_of("a", ("task_id", "t1")), call_of("b", ("task_id", "t1"))])) is False
+
+
+def test_after_finished_refused_or_unrewarded():
+    rewarded = json.dumps({"ok": True, "output": {**OUTPUT, "reward": 0.0}})
+    assert held(judge_after_finished(stream_of(("task_id", "t"), ("end", '{"ok": false, "error": "done"}')))) is True
+    assert held(judge_after_finished(stream_of(("task_id", "t"), ("end", rewarded)))) is False
+    unrewarded = json.dumps({"ok": True, "output": {**OUTPUT, "reward": None}})
+    assert held(judge_after_finished(stream_of(("task_id", "t"), ("end", unrewarded)))) is None
+
+
+def test_health_ping_and_teardown_judges_the_tap_shares():
+    ok = Reply(200, "application/json", body={"status": "ok"}, is_json=True)
+    assert held(judge_health(ok)) is True
+    assert held(judge_health(Reply(204, "application/json", body={"status": "ok"}, is_json=True))) is False
+    assert held(judge_ping(Reply(200, "application/json", body={"ok": True}, is_json=True))) is False
+    assert held(judge_teardown({"/ping": Reply(404, "application/json")})) is True
+    assert held(judge_teardown({"/ping": ok})) is False

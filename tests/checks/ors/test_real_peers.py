@@ -10,12 +10,6 @@ from tests.checks.ors.peers import PEERS, needs_peers, scaffold_template, servin
 
 pytestmark = [pytest.mark.realpeer, needs_peers]
 
-SDK_OPTIONS = {
-    "tool": "submit",
-    "big_output_tool": "dump",
-    "big_output_input": {"size": 10_000},
-    "raising_tool": "boom",
-}
 # The faults docs/real-peers.md (## ORS) documents, with the source line that makes each one.
 DOCUMENTED = {
     "openreward-template": {},
@@ -41,12 +35,12 @@ async def test_openreward_template_server(tmp_path):
     assert {"ors.call.resume", "ors.finished.after-finished", "ors.session.create-session"} <= passed
 
 
-async def test_ors_sdk_env_with_big_output_and_raising_tools():
+async def test_ors_sdk_env_on_defaults_finds_its_big_output_and_raising_tools():
     with serving(str(PEERS / "sdk_env.py")) as url:
-        report = await run_suite(SUITE, url, SDK_OPTIONS)
+        report = await run_suite(SUITE, url, {})
     assert faults(report) == DOCUMENTED["ors-sdk"]
     passed = {r.clause_id for r in report.results.values() if r.verdict is Verdict.PASS}
-    assert {"ors.call.chunk-reassembly", "ors.call.error-event", "ors.call.resume"} <= passed
+    assert {"ors.call.chunk-reassembly", "ors.call.error-event", "ors.call.resume", "ors.call.bad-input"} <= passed
 
 
 def test_every_documented_fault_is_in_the_table():

@@ -1,9 +1,18 @@
-"""The reference ORS server passes every default phase, with and without the optional tools named."""
+"""The reference ORS server passes every default phase, with and without its tools named: unnamed, the suite
+finds them and decides every call clause."""
 
 from checks.core import Outcome, Verdict, run_suite
 from checks.ors.reference import OrsServer, serve_app, start_reference_server
 from checks.ors.suite import SUITE
-from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS, QUICK_OPTIONS
+from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS, NAMED_TOOLS, QUICK_OPTIONS
+
+DECIDED_BY_CALLS = (
+    "ors.call.chunk-reassembly",
+    "ors.call.error-event",
+    "ors.call.resume",
+    "ors.call.bad-input",
+    "ors.finished.after-finished",
+)
 
 
 def verdicts(report):
@@ -13,23 +22,18 @@ def verdicts(report):
 async def test_the_reference_passes_with_the_tools_named():
     running = await start_reference_server()
     try:
-        report = await run_suite(SUITE, running.url, QUICK_OPTIONS)
+        report = await run_suite(SUITE, running.url, {**QUICK_OPTIONS, **NAMED_TOOLS})
     finally:
         await running.close()
     seen = verdicts(report)
     not_passed = {cid: v for cid, v in seen.items() if v not in (Verdict.PASS, Verdict.INFO, Verdict.SKIP)}
     assert not_passed == {}
-    for clause in (
-        "ors.call.chunk-reassembly",
-        "ors.call.error-event",
-        "ors.call.resume",
-        "ors.finished.after-finished",
-    ):
+    for clause in DECIDED_BY_CALLS:
         assert seen[clause] is Verdict.PASS, clause
     assert report.outcome() is Outcome.PASS
 
 
-async def test_the_reference_passes_on_defaults_with_the_unnamed_tools_not_judged():
+async def test_the_reference_passes_on_defaults_with_every_call_clause_decided():
     running = await start_reference_server()
     try:
         report = await run_suite(SUITE, running.url, {"timeout": 5})
@@ -37,8 +41,8 @@ async def test_the_reference_passes_on_defaults_with_the_unnamed_tools_not_judge
         await running.close()
     seen = {r.clause_id: r for r in report.results.values()}
     assert report.outcome() is Outcome.PASS
-    assert seen["ors.call.chunk-reassembly"].verdict is Verdict.INFO
-    assert seen["ors.call.chunk-reassembly"].actual.startswith("not judged")
+    for clause in DECIDED_BY_CALLS:
+        assert seen[clause].verdict is Verdict.PASS, (clause, seen[clause].actual)
     assert seen["ors.session.create-session-form"].actual == "answered as sse"
     assert {r.verdict for r in report.results.values() if r.phase == "keepalive"} == {Verdict.SKIP}
 

@@ -1,7 +1,8 @@
 """The ORS zoo: the reference server with ONE fault each (`servers.BrokenOrsServer`); `start` is the fault's name.
 
-Every entry runs with `QUICK_OPTIONS` (the reference's big-output and raising
-tools named, so chunking and error events are judged) over its own options.
+Every entry runs with `QUICK_OPTIONS` (a shorter timeout, fewer /create_session
+calls) over its own options: no tool is named, so each entry is caught with the
+tools the suite discovers and the inputs it makes from their schemas.
 """
 
 from __future__ import annotations
@@ -10,13 +11,9 @@ from checks.ors.reference import RunningServer, serve_app
 from tests.zoo.entry import ZooEntry
 from tests.zoo.ors.servers import BrokenOrsServer
 
-QUICK_OPTIONS = {
-    "timeout": 5,
-    "creates": 6,
-    "big_output_tool": "dump",
-    "big_output_input": {"size": 10_000},
-    "raising_tool": "fail",
-}
+QUICK_OPTIONS = {"timeout": 5, "creates": 6}
+# The options that narrow the calls to the reference's own tools (the suite finds them unnamed too).
+NAMED_TOOLS = {"tool": "step", "big_output_tool": "dump", "big_output_input": {"size": 10_000}, "raising_tool": "fail"}
 
 
 # The opt-in keep-alive phase alone, with the delays of `servers.SHORT`.
