@@ -19,7 +19,6 @@ import statistics
 import subprocess
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 import grpc
@@ -29,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checks.core import Report  # noqa: E402
-from checks.rlmesh import codec  # noqa: E402
+from checks.decision import record  # noqa: E402
+from checks.rlmesh import judging_episodes  # noqa: E402
 from checks.rlmesh.clauses import CATALOGUE  # noqa: E402
 from checks.rlmesh.client import Endpoint  # noqa: E402
 from checks.rlmesh.common import (  # noqa: E402
@@ -40,7 +40,6 @@ from checks.rlmesh.common import (  # noqa: E402
     reset_request,
     step_request,
 )
-from checks.rlmesh.phase_episodes import rewards_shown, step_shape_ok  # noqa: E402
 from checks.rlmesh.proto import env_pb2, env_pb2_grpc, spaces_pb2  # noqa: E402
 from checks.rlmesh.sampling import ActionSampler  # noqa: E402
 
@@ -81,14 +80,8 @@ async def checked_block(address: str, steps: int) -> tuple[list[float], float]:
             started = time.perf_counter()
             response = await session.request(step_request(actions.next(), ids=["bench"]))
             body, where = response.step, f"step {index + 1}"
-            step_shape_ok(report, body, 1, where, transcript)
-            report.check(
-                codec.is_finite(body.rewards),
-                "rlmesh.s1.reward-finite",
-                expected="finite rewards",
-                actual=partial(rewards_shown, where, body),
-                evidence=transcript,
-            )
+            record(report, judging_episodes.step_shape(body, 1, where), transcript)
+            record(report, judging_episodes.rewards_finite(body, where), transcript)
             later.observe(body.observation, 1, where)
             later.infos(body.infos, where)
             times.append(time.perf_counter() - started)

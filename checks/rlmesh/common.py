@@ -1,4 +1,4 @@
-"""What the rlmesh phases share: the decoded contract, request builders, observation and session checks."""
+"""What the rlmesh phases share: the decoded contract, request builders, recording observation and session judges."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 from checks.core import PhaseStopped, Report, Transcript
 from checks.decision import record
 from checks.rlmesh import codec, judging
-from checks.rlmesh.client import EDITION, Endpoint, JoinSession, error_text
+from checks.rlmesh.client import EDITION, Endpoint, JoinSession
+from checks.rlmesh.judging import kind_of as kind_of  # re-exported: the parity script reads responses with it
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.proto import core_pb2, env_pb2, spaces_pb2
 
@@ -103,20 +104,6 @@ def step_request(
 
 def render_request(env_indices: list[int]) -> env_pb2.JoinRequest:
     return env_pb2.JoinRequest(render=env_pb2.RenderRequest(env_indices=env_indices))
-
-
-def kind_of(response: env_pb2.JoinResponse) -> str:
-    return response.WhichOneof("kind") or "(none)"
-
-
-def describe(response: env_pb2.JoinResponse) -> str:
-    if kind_of(response) == "error":
-        return f"error {error_text(response.error)}"
-    return f"a {kind_of(response)} response"
-
-
-def recoverable(response: env_pb2.JoinResponse, *codes: int) -> bool:
-    return kind_of(response) == "error" and response.error.is_recoverable and response.error.code in codes
 
 
 def observe(

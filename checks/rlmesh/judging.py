@@ -11,10 +11,11 @@ from typing import Any
 
 import grpc
 
-from checks.decision import Decision, check, error, info, missed, passed
+from checks.core import NoReply, seconds
+from checks.decision import Decision, Judged, check, error, info, missed, passed
 from checks.evidence import truncate
 from checks.rlmesh import codec
-from checks.rlmesh.client import unknown_tags
+from checks.rlmesh.client import JoinEnded, OverLimit, RpcFailed, StrayResponse, error_text, unknown_tags
 from checks.rlmesh.proto import core_pb2, env_pb2, spaces_pb2
 
 USABLE_AUTORESET = {core_pb2.AUTORESET_MODE_NEXT_STEP: "NEXT_STEP", core_pb2.AUTORESET_MODE_DISABLED: "DISABLED"}
@@ -28,6 +29,28 @@ CONTRACT_CLAUSES = (
 COMPATIBLE = "compatible=true with an env_contract"
 REFUSED_GENERATION = "compatible=false in a HandshakeResponse"
 INVALID_ARGUMENT = "gRPC INVALID_ARGUMENT"
+VALID_ANSWER = "the response to a valid request"
+
+
+# ---------------------------------------------------------------- Reading a Join response
+
+
+def kind_of(response: env_pb2.JoinResponse) -> str:
+    return response.WhichOneof("kind") or "(none)"
+
+
+def describe(response: env_pb2.JoinResponse) -> str:
+    if kind_of(response) == "error":
+        return f"error {error_text(response.error)}"
+    return f"a {kind_of(response)} response"
+
+
+def recoverable(response: env_pb2.JoinResponse, *codes: int) -> bool:
+    return kind_of(response) == "error" and response.error.is_recoverable and response.error.code in codes
+
+
+def code_name(code: int) -> str:
+    return env_pb2.EnvErrorCode.Name(code).removeprefix("ENV_ERROR_CODE_")
 
 
 # ---------------------------------------------------------------- Handshake
@@ -56,6 +79,14 @@ def handshake(response: env_pb2.HandshakeResponse) -> list[Decision]:
             error(clause, "not judged: the Handshake returned no env_contract") for clause in CONTRACT_CLAUSES
         ]
     return [*decisions, *contract(response.env_contract), unknown_fields(response)]
+
+
+def handshake_latency(took: float) -> Decision:
+    return info("rlmesh.o1.handshake-latency", actual=f"first Handshake took {seconds(took)}")
+
+
+def health(answer: str) -> Decision:
+    return info("rlmesh.o1.health", actual=f"health for service '': {answer}")
 
 
 def handshake_failed(exc: Exception) -> Decision:
@@ -165,6 +196,85 @@ def contract_stable(
 
 
 # ---------------------------------------------------------------- Join exchanges
+
+
+def answered(response: env_pb2.JoinResponse, kind: str, where: str) -> Decision:
+    """A valid request answered with its own kind of response."""
+    return check(
+        kind_of(response) == kind,
+        "rlmesh.s1.answered",
+        expected=f"a {kind} response",
+        actual=f"{where}: {describe(response)}",
+    )
+
+
+def unanswered(actual: str, expected: str = VALID_ANSWER) -> Decision:
+    """A valid request got something other than its response (an error, an end, a silence)."""
+    return missed("rlmesh.s1.answered", expected=expected, actual=actual)
+
+
+def answered_with(response: env_pb2.JoinResponse, kind: str, where: str) -> Judged[None] | None:
+    """None when a valid request got its own kind of response; else its refusal (passes are left to `answered`)."""
+    return None if kind_of(response) == kind else refused(f"{where}: {describe(response)}")
+
+
+def refused(actual: str) -> Judged[None]:
+    """A valid request refused (`unanswered`), and so the end of the exchanges that needed its answer."""
+    return Judged(None, [unanswered(actual)], f"a valid request was refused (see rlmesh.s1.answered): {actual}")
+
+
+def broken_off(exc: Exception) -> str:
+    """Why a session's exchanges stopped, for the clauses left undecided."""
+    if isinstance(exc, OverLimit):
+        return f"a message exceeded the max_message_bytes option: {exc}"
+    if isinstance(exc, codec.ValueMismatch):
+        return f"an observation does not decode (see rlmesh.v2.obs-layout): {exc}"
+    return str(exc)
+
+
+def opening_failed(exc: RpcFailed | JoinEnded | NoReply) -> Judged[None]:
+    """What a Handshake or a valid request that failed outside any session's own handling proves, and the stop."""
+    if isinstance(exc, RpcFailed):
+        return Judged(None, [], f"the Handshake failed: {exc}")
+    if isinstance(exc, StrayResponse):
+        echo = missed("rlmesh.e5.request-id-echo", expected="the response echoing the request's id", actual=str(exc))
+        return Judged(None, [echo], str(exc))
+    if isinstance(exc, JoinEnded) and exc.status is grpc.StatusCode.FAILED_PRECONDITION:
+        # Join retries a refusal while the previous session winds down, so this one outlasted that.
+        refusal = missed(
+            "rlmesh.c1.reopen",
+            expected="a new session while rlconform holds no other",
+            actual=f"refused even after the previous session had time to wind down: {exc}",
+        )
+        return Judged(None, [refusal], str(exc))
+    if isinstance(exc, OverLimit):
+        return Judged(None, [], broken_off(exc))
+    return refused(f"a valid request went unanswered: {exc}")
+
+
+def recoverable_error(response: env_pb2.JoinResponse, clause_id: str, code: int, where: str) -> Decision:
+    """`response` is the recoverable error `code` that `clause_id` asks for."""
+    return check(
+        recoverable(response, code),
+        clause_id,
+        expected=f"a recoverable {code_name(code)}",
+        actual=f"{where}: {describe(response)}",
+    )
+
+
+def fatal_end(end: grpc.StatusCode | None) -> Decision:
+    """After a non-recoverable error the stream ends (`end` its status; None: it stayed open)."""
+    if end is None:
+        return missed(
+            "rlmesh.e2.fatal-ends-stream",
+            expected="the end of the stream",
+            actual="the stream stayed open after a non-recoverable error",
+        )
+    return passed("rlmesh.e2.fatal-ends-stream", actual=f"the stream ended with gRPC {end.name}")
+
+
+def unknown_join_tags(tags: set[int]) -> Decision:
+    return info("rlmesh.h5.unknown-fields", actual=f"undeclared JoinResponse tags seen: {sorted(tags)}")
 
 
 def request_id_echo(stray: list[str], unanswered: list[str], answered: int) -> Decision:

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass, field
-from functools import partial
 
-from checks.core import NoReply, PhaseStopped, Report, Transcript, percentile, seconds, truncate
-from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, StrayResponse, summarize_episode
+from checks.core import NoReply, PhaseStopped, Report, Transcript
+from checks.decision import record
+from checks.rlmesh import judging, judging_episodes
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, StrayResponse
 from checks.rlmesh.common import (
     Contract,
     LaterChecks,
     check_infos,
     configure_request,
-    describe,
     finish_session,
-    kind_of,
     lanes_to_exercise,
     observe,
     reset_request,
@@ -25,33 +21,18 @@ from checks.rlmesh.common import (
     seeds_for,
     step_request,
 )
+from checks.rlmesh.judging_episodes import Episode
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.probes import fatal_ends
 from checks.rlmesh.proto import env_pb2
 from checks.rlmesh.sampling import ActionSampler
-from checks.rlmesh.session import broken_off, opened
-from checks.rlmesh.step_limit import StepLimitWatch, judge_step_limit
-
-WARM_UP_STEPS = 3
-
-
-@dataclass
-class Episode:
-    """What the checker counted for one lane's running episode."""
-
-    episode_id: str
-    seed: int | None
-    steps: int = 0
-    total: float = 0.0
-    ended_at: int | None = None  # the step it ended on under DISABLED, until it is reset
+from checks.rlmesh.session import opened
+from checks.rlmesh.step_limit import StepLimitWatch
 
 
 def answered(report: Report, response: env_pb2.JoinResponse, kind: str, where: str, t: Transcript) -> bool:
-    ok = kind_of(response) == kind
-    report.check(
-        ok, "rlmesh.s1.answered", expected=f"a {kind} response", actual=f"{where}: {describe(response)}", evidence=t
-    )
-    return ok
+    """Record `judging.answered`: whether a valid request got its own kind of response."""
+    return record(report, judging.answered(response, kind, where), t)
 
 
 async def episodes_phase(ctx: Ctx) -> None:
@@ -68,21 +49,16 @@ async def episodes_phase(ctx: Ctx) -> None:
             episodes = [Episode(ids[i], seeds[i]) for i in range(lanes)]
             await run_episodes(ctx, contract, session, episodes, t)
         except (OverLimit, StrayResponse) as exc:  # our size limit; a broken echo (rlmesh.e5.request-id-echo)
-            raise PhaseStopped(broken_off(exc), t) from None
+            raise PhaseStopped(judging.broken_off(exc), t) from None
         except (JoinEnded, NoReply) as exc:
-            report.failed(
-                "rlmesh.s1.answered", expected="a response to every valid request", actual=str(exc), evidence=t
-            )
+            record(report, judging.unanswered(str(exc), expected="a response to every valid request"), t)
             raise PhaseStopped(f"a valid request went unanswered (see rlmesh.s1.answered): {exc}", t) from None
         finally:
             finish_session(report, session, t)
             await session.close()
-            record_latency(ctx, session, t)
-            report.info(
-                "rlmesh.h5.unknown-fields",
-                actual=f"undeclared JoinResponse tags seen: {sorted(session.unknown)}",
-                evidence=t,
-            )
+            step_round_trips = [rtt for kind, rtt in session.timings if kind == "step"]
+            record(report, judging_episodes.step_latency(step_round_trips, ctx.options.latency_bound_ms), t)
+            record(report, judging.unknown_join_tags(session.unknown), t)
 
 
 @dataclass
@@ -117,15 +93,9 @@ async def run_episodes(
             if not answered(report, response, "step", where, t):
                 return
             body = response.step
-            if not step_shape_ok(report, body, lanes, where, t):
+            if not record(report, judging_episodes.step_shape(body, lanes, where), t):
                 return
-            report.check(
-                codec.is_finite(body.rewards),
-                "rlmesh.s1.reward-finite",
-                expected="finite rewards",
-                actual=partial(rewards_shown, where, body),
-                evidence=t,
-            )
+            record(report, judging_episodes.rewards_finite(body, where), t)
             later.observe(body.observation, lanes, where)
             later.infos(body.infos, where)
             judge_step(report, tally, body, pushed, step_number, t)
@@ -133,74 +103,45 @@ async def run_episodes(
                 await reset_ended(ctx, later, session, episodes, t, step_number)
     finally:
         later.flush()
-    if not any(tally.finished):
-        report.info(
-            "rlmesh.s2.episode-accounting",
-            actual=f"no lane ended within the step budget of {options.step_budget}",
-            evidence=t,
-        )
-    judge_step_limit(report, tally.step_limit, options.step_budget, t)
+    record(report, judging_episodes.none_ended(tally.finished, options.step_budget), t)
+    record(report, judging_episodes.step_limit(tally.step_limit, options.step_budget), t)
 
 
 def judge_step(
     report: Report, tally: Tally, body: env_pb2.StepResponse, pushed: list[str], step_number: int, t: Transcript
 ) -> None:
-    """Each lane's reward, flags and completions after one step: accounting and autoreset."""
+    """Count each lane's reward, flags and completions after one step; `judging_episodes` decides accounting and
+    autoreset."""
     contract, episodes, where = tally.contract, tally.episodes, f"step {step_number}"
     lanes = contract.num_envs
     completions: dict[int, list[env_pb2.EpisodeMetadata]] = {}
     for completed in body.completed_episodes:
         completions.setdefault(completed.env_index, []).append(completed)
+    decisions = []
     for lane in range(lanes):
-        reward, terminated, truncated = (
-            body.rewards[lane],
-            bool(body.terminated_mask[lane]),
-            bool(body.truncated_mask[lane]),
-        )
+        terminated, truncated = bool(body.terminated_mask[lane]), bool(body.truncated_mask[lane])
         reported = completions.pop(lane, [])
         if lane in tally.autoreset_next:
-            report.check(
-                reward == 0 and not terminated and not truncated and not reported,
-                "rlmesh.s3.autoreset",
-                expected="NEXT_STEP: the step after an end starts the new episode with reward 0, flags clear",
-                actual=f"{where} lane {lane}: reward {reward}, terminated {terminated}, truncated {truncated}, "
-                f"completions {[summarize_episode(e) for e in reported]}",
-                evidence=t,
-            )
+            decisions.append(judging_episodes.autoreset_next_step(body, lane, reported, where))
             episodes[lane] = Episode(pushed[lane], None)
             continue
         episode = episodes[lane]
         if episode.ended_at is not None:
-            report.check(
-                (terminated or truncated) and not reported,
-                "rlmesh.s3.autoreset",
-                expected="DISABLED: an ended lane stays ended, with no new episode, until reset",
-                actual=f"{where} lane {lane}: terminated {terminated}, truncated {truncated}, "
-                f"completions {[summarize_episode(e) for e in reported]}",
-                evidence=t,
-            )
+            decisions.append(judging_episodes.autoreset_disabled(body, lane, reported, where))
             continue
         episode.steps += 1
-        episode.total += reward
+        episode.total += body.rewards[lane]
         tally.step_limit.stepped(lane, episode.episode_id, episode.steps, terminated or truncated, where)
         if terminated or truncated:
-            check_completion(report, episode, reported, lane, terminated, truncated, where, t)
+            decisions.append(judging_episodes.completion(episode, reported, lane, terminated, truncated, where))
             tally.finished[lane] += 1
             episode.ended_at = None if contract.next_step else step_number
         elif reported:
-            report.failed(
-                "rlmesh.s2.episode-accounting",
-                expected="no completion for a lane that did not end",
-                actual=f"{where} lane {lane}: {[summarize_episode(e) for e in reported]}",
-                evidence=t,
-            )
-    for lane, reported in completions.items():
-        report.failed(
-            "rlmesh.s2.episode-accounting",
-            expected="completions only for lanes of this endpoint",
-            actual=f"{where}: completion for lane {lane}: {[summarize_episode(e) for e in reported]}",
-            evidence=t,
-        )
+            decisions.append(judging_episodes.completion_without_end(reported, lane, where))
+    decisions += [
+        judging_episodes.completion_of_no_lane(reported, lane, where) for lane, reported in completions.items()
+    ]
+    record(report, decisions, t)
     tally.autoreset_next = {
         lane
         for lane in range(lanes)
@@ -208,86 +149,6 @@ def judge_step(
         and (body.terminated_mask[lane] or body.truncated_mask[lane])
         and lane not in tally.autoreset_next
     }
-
-
-def same_float(a: float, b: float) -> bool:
-    """Equal within rounding; NaN equals NaN here, since finiteness is rlmesh.s1.reward-finite's business."""
-    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-6)
-
-
-def rewards_shown(where: str, body: env_pb2.StepResponse) -> str:
-    return f"{where}: rewards {list(body.rewards)[:8]}"
-
-
-def step_shape_ok(report: Report, body: env_pb2.StepResponse, lanes: int, where: str, t: Transcript) -> bool:
-    terminated, truncated = body.terminated_mask, body.truncated_mask
-    ok = (
-        len(body.rewards) == lanes
-        and len(terminated) == lanes
-        and len(truncated) == lanes
-        and not (terminated + truncated).translate(None, b"\x00\x01")  # every mask byte is 0 or 1
-        and not body.env_indices
-    )
-    report.check(
-        ok,
-        "rlmesh.s1.step-shape",
-        expected=f"{lanes} rewards and mask bytes (0/1), no env_indices",
-        actual=partial(step_shape_shown, where, body),  # built only when the report keeps it
-        evidence=t,
-    )
-    return ok
-
-
-def step_shape_shown(where: str, body: env_pb2.StepResponse) -> str:
-    return (
-        f"{where}: {len(body.rewards)} rewards, masks {list(body.terminated_mask[:8])}/"
-        f"{list(body.truncated_mask[:8])}, env_indices {list(body.env_indices)[:8]}"
-    )
-
-
-def check_completion(
-    report: Report,
-    episode: Episode,
-    reported: list[env_pb2.EpisodeMetadata],
-    lane: int,
-    terminated: bool,
-    truncated: bool,
-    where: str,
-    t: Transcript,
-) -> None:
-    expected = (
-        f"one completion: lane {lane}, id {episode.episode_id!r}, seed {episode.seed}, "
-        f"{episode.steps} steps, return {episode.total:.6g}, terminated {terminated}, truncated {truncated}"
-    )
-    if len(reported) != 1:
-        report.failed(
-            "rlmesh.s2.episode-accounting",
-            expected=expected,
-            actual=f"{where}: {len(reported)} completions for lane {lane}",
-            evidence=t,
-        )
-        return
-    got = reported[0]
-    seed = got.seed if got.HasField("seed") else None
-    problems = [
-        name
-        for name, ok in (
-            ("episode_id", got.episode_id == episode.episode_id),
-            ("seed", seed == episode.seed),
-            ("step_count", got.step_count == episode.steps),
-            ("cumulative_reward", same_float(got.cumulative_reward, episode.total)),
-            ("terminated/truncated", got.terminated == terminated and got.truncated == truncated),
-            ("timestamps", got.start_timestamp_ns <= got.end_timestamp_ns),
-        )
-        if not ok
-    ]
-    report.check(
-        not problems,
-        "rlmesh.s2.episode-accounting",
-        expected=expected,
-        actual=f"{where}: {summarize_episode(got)}" + (f" (wrong {', '.join(problems)})" if problems else ""),
-        evidence=t,
-    )
 
 
 async def reset_ended(
@@ -338,40 +199,10 @@ async def configured_session(
         session, response = await target.join(t, configure)
     except NoReply as exc:
         unpinned = await target.join(t, first)  # if this goes unanswered too, nothing is answered: not the pin's fault
-        report.failed(
-            "rlmesh.h2.configure-edition",
-            expected="a configure response",
-            actual=f"configure {truncate(edition, 40)!r}: {exc}, while a Join opened with a reset is answered",
-            evidence=t,
-        )
+        record(report, judging_episodes.configure_edition(edition, exc), t)
         return unpinned
-    report.check(
-        kind_of(response) == "configure",
-        "rlmesh.h2.configure-edition",
-        expected="a configure response",
-        actual=f"configure {truncate(edition, 40)!r}: {describe(response)}",
-        evidence=t,
-    )
+    record(report, judging_episodes.configure_edition(edition, response), t)
     if await fatal_ends(report, session, response, t):
         finish_session(report, session, t)
         return await target.join(t, first)
     return session, await session.request(first)
-
-
-def record_latency(ctx: Ctx, session: JoinSession, t: Transcript) -> None:
-    rtts = [rtt for kind, rtt in session.timings if kind == "step"][WARM_UP_STEPS:]
-    if len(rtts) < 3:
-        return
-    median, p99 = statistics.median(rtts), percentile(rtts, 0.99)
-    text = f"step round trip over {len(rtts)} steps: median {seconds(median)}, p99 {seconds(p99)}"
-    bound = ctx.options.latency_bound_ms
-    if bound is None:
-        ctx.report.info("rlmesh.o1.step-latency", actual=text, evidence=t)
-    else:
-        ctx.report.check(
-            median * 1000 <= bound,
-            "rlmesh.o1.step-latency",
-            expected=f"median <= {bound:g} ms",
-            actual=text,
-            evidence=t,
-        )

@@ -5,30 +5,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import grpc
 import numpy as np
 
-from checks.core import Evidence, NoReply, Report, Transcript, seconds
-from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, RpcFailed, StrayResponse
-from checks.rlmesh.common import (
-    Contract,
-    describe,
-    finish_session,
-    kind_of,
-    recoverable,
-    reset_request,
-    rng_for,
-    seeds_for,
-    step_request,
-)
+from checks.core import Evidence, NoReply, Report, Transcript
+from checks.decision import record
+from checks.rlmesh import codec, judging_errors
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, RpcFailed, StrayResponse
+from checks.rlmesh.common import Contract, finish_session, reset_request, rng_for, seeds_for, step_request
+from checks.rlmesh.judging import kind_of
 from checks.rlmesh.options import Ctx
-from checks.rlmesh.probes import INVALID_ACTION, NOT_READY, TIMEOUT, UNSUPPORTED, ensure_session, fatal_ends, refused
+from checks.rlmesh.probes import INVALID_ACTION, UNSUPPORTED, ensure_session, fatal_ends, refused
 from checks.rlmesh.proto import env_pb2, spaces_pb2
 from checks.rlmesh.session import opened
 
 TIMED_STEPS = 3
-TIMEOUT_FLOOR = 0.020  # a step faster than this leaves no deadline both short enough and above scheduling noise
 
 
 def malformed_actions(contract: Contract, rng: np.random.Generator) -> list[tuple[str, env_pb2.JoinRequest]]:
@@ -63,9 +53,7 @@ async def still_answers(
 ) -> env_pb2.JoinResponse:
     """A valid step after a probe: the stream must still answer it with a step (`clause_id` decides)."""
     after = await session.request(step_request(valid))
-    report.check(
-        kind_of(after) == "step", clause_id, expected=expected, actual=f"{where}: {describe(after)}", evidence=evidence
-    )
+    record(report, judging_errors.still_answers(after, clause_id, expected, where), evidence)
     return after
 
 
@@ -95,12 +83,7 @@ async def errors_phase(ctx: Ctx) -> None:
             probed.session = await ensure_session(ctx, target, probed.session, contract, t)
             await second_join(ctx, target, probed.session, valid, t)
         except (JoinEnded, NoReply) as exc:
-            why = (
-                "a message exceeded the max_message_bytes option"
-                if isinstance(exc, OverLimit)
-                else "the malformed-request session broke off"
-            )
-            report.error("rlmesh.e2.session-usable", f"{why}: {exc}", t)
+            record(report, judging_errors.session_broke_off(exc), t)
         finally:
             finish_session(report, probed.session, t)
             await probed.session.close()
@@ -118,10 +101,7 @@ async def bad_actions(
     for _ in range(2):
         await probed.session.request(reset_request(seeds, ctx.state.episode_ids(lanes)))
         reference.append(await probed.session.request(step_request(valid)))
-    deterministic = (
-        kind_of(reference[0]) == kind_of(reference[1]) == "step"
-        and reference[0].step.observation == reference[1].step.observation
-    )
+    replayed = judging_errors.replayed_step(reference)
     for label, request in malformed_actions(contract, rng_for(ctx, 34)):
         probed.session = session = await ensure_session(ctx, target, probed.session, contract, t)
         await session.request(reset_request(seeds, ctx.state.episode_ids(lanes)))
@@ -132,19 +112,9 @@ async def bad_actions(
         after = await still_answers(
             report, session, valid, "rlmesh.e2.session-usable", "a step response", f"valid step after {label}", t
         )
-        if deterministic and kind_of(after) == "step" and kind_of(response) == "error":
-            same = after.step.observation == reference[0].step.observation
-            report.check(
-                same,
-                "rlmesh.v3.state-unchanged",
-                expected="the observation of a replay without the bad action",
-                actual=f"after {label}: " + ("unchanged" if same else "the env state moved"),
-                evidence=t,
-            )
-    if not deterministic:
-        report.info(
-            "rlmesh.v3.state-unchanged", actual="the env is not deterministic under a seed; not judged", evidence=t
-        )
+        if (unchanged := judging_errors.state_unchanged(replayed, response, after, label)) is not None:
+            record(report, unchanged, t)
+    record(report, judging_errors.state_not_replayable(replayed), t)
 
 
 async def empty_request(
@@ -174,18 +144,9 @@ async def survives(ctx: Ctx, target: Endpoint, seeds: list[int], lanes: int) -> 
         await target.handshake(t)
         fresh, response = await target.join(t, reset_request(seeds, ctx.state.episode_ids(lanes)))
     except (RpcFailed, JoinEnded, NoReply) as exc:
-        report.failed(
-            "rlmesh.e1.survives", expected="a Handshake and an answer on a new Join", actual=str(exc), evidence=t
-        )
+        record(report, judging_errors.survives(exc), t)
         return
-    answered = kind_of(response) in ("reset", "error")  # an error answers too: the endpoint is alive
-    report.check(
-        answered,
-        "rlmesh.e1.survives",
-        expected="a Handshake and an answer on a new Join",
-        actual=f"new session's reset: {describe(response)}",
-        evidence=t,
-    )
+    record(report, judging_errors.survives(response), t)
     await fresh.close()
 
 
@@ -193,17 +154,7 @@ async def step_before_reset(ctx: Ctx, target: Endpoint, contract: Contract, t: T
     report = ctx.report
     action = codec.sample(contract.act, rng_for(ctx, 31), contract.num_envs)
     session, response = await target.join(t, step_request(action))
-    if kind_of(response) == "step":
-        actual = "the step was accepted (env state carried over from an earlier session)"
-    else:
-        actual = describe(response)
-    report.check(
-        recoverable(response, NOT_READY),
-        "rlmesh.e2.step-before-reset",
-        expected="a recoverable NOT_READY",
-        actual=f"first request of a session is a step: {actual}",
-        evidence=t,
-    )
+    record(report, judging_errors.step_before_reset(response), t)
     await fatal_ends(report, session, response, t)
     finish_session(report, session, t)
     await session.close()
@@ -224,14 +175,7 @@ async def bad_indices(
     for label, request in probes:
         session = await ensure_session(ctx, target, session, contract, t)
         response = await session.request(request)
-        report.check(
-            recoverable(response, *codes),
-            "rlmesh.l1.bad-index",
-            expected=" or ".join(env_pb2.EnvErrorCode.Name(c).removeprefix("ENV_ERROR_CODE_") for c in codes)
-            + ", recoverable",
-            actual=f"{label}: {describe(response)}",
-            evidence=t,
-        )
+        record(report, judging_errors.bad_index(response, codes, label), t)
         await fatal_ends(report, session, response, t)
     return session
 
@@ -247,17 +191,13 @@ async def step_timeout(
         started = time.monotonic()
         response = await session.request(step_request(valid))
         if kind_of(response) != "step":
-            report.error("rlmesh.e3.timeout", f"not judged: a valid step got {describe(response)}", t)
+            record(report, judging_errors.timeout_unjudged(response), t)
             await fatal_ends(report, session, response, t)
             return
         times.append(time.monotonic() - started)
     step_time = min(times)
-    if step_time < TIMEOUT_FLOOR:
-        report.info(
-            "rlmesh.e3.timeout",
-            actual=f"a step takes {seconds(step_time)}: too fast to give it a shorter deadline than it needs",
-            evidence=t,
-        )
+    if (unjudged := judging_errors.too_fast_for_timeout(step_time)) is not None:
+        record(report, unjudged, t)
         return
     deadline_ms = max(1, int(step_time * 1000 / 4))
     started = time.monotonic()
@@ -265,11 +205,7 @@ async def step_timeout(
         env_pb2.JoinRequest(step=env_pb2.StepRequest(action=valid, timeout_ms=deadline_ms))
     )
     took = time.monotonic() - started
-    timing = f"after {seconds(took)}, for a {deadline_ms} ms deadline on a step that takes {seconds(step_time)}"
-    ok = recoverable(response, TIMEOUT)
-    report.check(
-        ok, "rlmesh.e3.timeout", expected="a recoverable TIMEOUT", actual=f"{describe(response)} {timing}", evidence=t
-    )
+    ok = record(report, judging_errors.timeout_answer(response, took, deadline_ms, step_time), t)
     if await fatal_ends(report, session, response, t) or not ok:
         return
     try:
@@ -277,9 +213,7 @@ async def step_timeout(
             report, session, valid, "rlmesh.e3.timeout", "the stream still answers a step", "step after the TIMEOUT", t
         )
     except StrayResponse as exc:  # most likely the timed-out step answered after all: one request, two answers
-        report.failed(
-            "rlmesh.e3.timeout", expected="one answer (the TIMEOUT) for the timed-out step", actual=str(exc), evidence=t
-        )
+        record(report, judging_errors.answered_twice(exc), t)
 
 
 async def second_join(
@@ -289,21 +223,11 @@ async def second_join(
     t2 = report.transcript("Join: a second, concurrent session")
     try:
         other, response = await target.join(t2, reset_request(seeds_for(ctx, 1), []), slot_wait=0)
-        report.failed(
-            "rlmesh.e4.single-session",
-            expected="gRPC FAILED_PRECONDITION",
-            actual=f"a second Join was served: {describe(response)}",
-            evidence=[t, t2],
-        )
-        other.cancel()
     except JoinEnded as ended:
-        report.check(
-            ended.status is grpc.StatusCode.FAILED_PRECONDITION,
-            "rlmesh.e4.single-session",
-            expected="gRPC FAILED_PRECONDITION",
-            actual=f"second Join ended with gRPC {ended.status.name}",
-            evidence=[t, t2],
-        )
+        record(report, judging_errors.second_join(ended), [t, t2])
+    else:
+        record(report, judging_errors.second_join(response), [t, t2])
+        other.cancel()
     await still_answers(
         report,
         session,

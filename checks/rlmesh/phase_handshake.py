@@ -9,7 +9,7 @@ import time
 
 import grpc
 
-from checks.core import Report, seconds
+from checks.core import Report
 from checks.decision import record
 from checks.rlmesh import judging
 from checks.rlmesh.client import Endpoint, RpcFailed
@@ -37,7 +37,7 @@ async def handshake_phase(ctx: Ctx) -> None:
         )
         record(report, stable, t)
         t = report.transcript("grpc.health.v1 Check")
-        report.info("rlmesh.o1.health", actual=f"health for service '': {await target.health(t)}", evidence=t)
+        record(report, judging.health(await target.health(t)), t)
 
 
 async def _first_handshake(report: Report, target: Endpoint) -> env_pb2.HandshakeResponse:
@@ -50,9 +50,7 @@ async def _first_handshake(report: Report, target: Endpoint) -> env_pb2.Handshak
         if exc.status is not grpc.StatusCode.RESOURCE_EXHAUSTED:  # that one is our own size limit
             record(report, judging.handshake_failed(exc), t)
         raise
-    report.info(
-        "rlmesh.o1.handshake-latency", actual=f"first Handshake took {seconds(time.monotonic() - started)}", evidence=t
-    )
+    record(report, judging.handshake_latency(time.monotonic() - started), t)
     record(report, judging.handshake(response), t)
     return response
 

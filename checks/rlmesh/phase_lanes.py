@@ -5,28 +5,18 @@ from __future__ import annotations
 import statistics
 import time
 
-from checks.core import PhaseStopped, seconds
-from checks.rlmesh import codec
-from checks.rlmesh.common import (
-    Contract,
-    describe,
-    kind_of,
-    lanes_to_exercise,
-    observe,
-    reset_request,
-    rng_for,
-    step_request,
-)
+from checks.core import PhaseStopped
+from checks.decision import Decision, record
+from checks.rlmesh import codec, judging_lanes
+from checks.rlmesh.common import Contract, lanes_to_exercise, observe, reset_request, rng_for, step_request
+from checks.rlmesh.judging import kind_of
 from checks.rlmesh.options import Ctx
-from checks.rlmesh.proto import env_pb2
-from checks.rlmesh.session import Seeded, opened, seeded_session, unanswered
+from checks.rlmesh.session import Seeded, opened, seeded_session, stopped
 
-OVERLAP_FLOOR = 0.020  # lane steps faster than this cannot show overlap above scheduling noise
 TIMING_ROUNDS = 5
 # A serializing server can never beat the sum, however often it is timed, so when noise hides
 # the overlap a few more rounds are taken (the best pair counts) before the clause fails.
 EXTRA_TIMING_ROUNDS = 10
-OVERLAP_SHARE = 0.8
 PIPELINE_DEPTH = 4
 # A server that reorders pipelined steps may do so only sometimes (rlmesh 0.1.0: about one try in ten
 # or four): pipelined tries repeat until one differs, up to this many or this long after the first.
@@ -39,48 +29,24 @@ async def lanes_phase(ctx: Ctx) -> None:
     async with opened(ctx, "Join: lanes") as (target, t, contract):
         chosen = lanes_to_exercise(ctx, contract)
         async with seeded_session(ctx, target, contract, t) as seeded:
-            rng = rng_for(ctx, 20)
-            response = await seeded.session.request(step_request(codec.sample(contract.act, rng, 1), [chosen[0]]))
+            lane, where = chosen[0], f"subset step on lane {chosen[0]}"
+            response = await seeded.session.request(
+                step_request(codec.sample(contract.act, rng_for(ctx, 20), 1), [lane])
+            )
             if not contract.subset_step:
-                error = response.error
-                report.check(
-                    kind_of(response) == "error"
-                    and error.code == env_pb2.ENV_ERROR_CODE_UNSUPPORTED
-                    and error.is_recoverable,
-                    "rlmesh.h4.capability-honest",
-                    expected="no subset_step advertised: a recoverable UNSUPPORTED",
-                    actual=f"subset step on lane {chosen[0]}: {describe(response)}",
-                    evidence=t,
-                )
-                for clause in ("rlmesh.l1.subset-step", "rlmesh.l1.partial-reset", "rlmesh.l2.lanes-overlap"):
-                    report.unsupported(clause, "the endpoint does not advertise subset_step", t)
+                record(report, judging_lanes.without_subset_step(response, lane), t)
             else:
-                if kind_of(response) == "error" and response.error.code != env_pb2.ENV_ERROR_CODE_UNSUPPORTED:
-                    raise unanswered(report, f"subset step on lane {chosen[0]}: {describe(response)}", t)
-                body, stepped = response.step, kind_of(response) == "step"
-                lane = chosen[0]
-                ok = (
-                    stepped and list(body.env_indices) == [lane] and len(body.rewards) == len(body.terminated_mask) == 1
-                )
-                shown = f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards" if stepped else ""
-                report.check(
-                    ok,
-                    "rlmesh.h4.capability-honest",
-                    expected=f"a one-lane step response echoing [{lane}]",
-                    actual=f"subset step on lane {lane}: {describe(response)}{shown}",
-                    evidence=t,
-                )
-                if not ok:
-                    raise PhaseStopped("the subset step itself is broken (see rlmesh.h4.capability-honest)", t)
-                if observe(report, contract, body.observation, 1, f"subset step on lane {chosen[0]}", t) is None:
+                if (judged := judging_lanes.with_subset_step(response, lane)).stop is not None:
+                    raise stopped(report, judged, t)
+                record(report, judged.decisions, t)
+                if observe(report, contract, response.step.observation, 1, where, t) is None:
                     raise PhaseStopped("the observation does not decode (see rlmesh.v2.obs-layout)", t)
                 await partial_reset(ctx, seeded, contract, chosen[-1])
                 if len(chosen) >= 2:
                     await subset_step(ctx, seeded, contract, chosen)
                     await overlap(ctx, seeded, contract, chosen)
                 else:
-                    report.unsupported("rlmesh.l1.subset-step", "one lane: no second lane to leave alone", t)
-                    report.unsupported("rlmesh.l2.lanes-overlap", "one lane: nothing to overlap with", t)
+                    record(report, judging_lanes.one_lane_subset(), t)
             await lane_order(ctx, seeded, contract, chosen[0])
 
 
@@ -89,33 +55,10 @@ async def partial_reset(ctx: Ctx, seeded: Seeded, contract: Contract, lane: int)
     full = await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded full reset")
     response = await seeded.session.request(reset_request([seeds[lane]], ctx.state.episode_ids(1), [lane]))
     where = f"partial reset of lane {lane} with seed {seeds[lane]}"
-    if kind_of(response) != "reset":
-        ctx.report.failed(
-            "rlmesh.l1.partial-reset",
-            expected="a one-lane reset response",
-            actual=f"{where}: {describe(response)}",
-            evidence=t,
-        )
-        return
-    if observe(ctx.report, contract, response.reset.observation, 1, where, t) is None:
+    if kind_of(response) == "reset" and observe(ctx.report, contract, response.reset.observation, 1, where, t) is None:
         raise PhaseStopped(f"{where}: the observation does not decode (see rlmesh.v2.obs-layout)", t)
-    expected = codec.lane_bytes(contract.obs, full.reset.observation, lanes, lane)
-    got = codec.lane_bytes(contract.obs, response.reset.observation, 1, 0)
-    ctx.report.check(
-        got == expected,
-        "rlmesh.l1.partial-reset",
-        expected="the lane's observation from a full reset",
-        actual=f"{where}: "
-        + (
-            "identical"
-            if got == expected
-            else (
-                f"{codec.lane_summary(contract.obs, response.reset.observation, 1, 0)} vs full reset "
-                f"{codec.lane_summary(contract.obs, full.reset.observation, lanes, lane)}"
-            )
-        ),
-        evidence=t,
-    )
+    decision = judging_lanes.partial_reset(contract.obs, full.reset.observation, lanes, lane, response, where)
+    record(ctx.report, decision, t)
 
 
 async def subset_step(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list[int]) -> None:
@@ -123,28 +66,8 @@ async def subset_step(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list
     a, b = chosen[0], chosen[1]
     rng = rng_for(ctx, 21)
     response = await seeded.session.request(step_request(codec.sample(contract.act, rng, 2), [a, b]))
-    body = response.step
-    aligned = (
-        kind_of(response) == "step"
-        and list(body.env_indices) == [a, b]
-        and len(body.rewards) == 2
-        and len(body.terminated_mask) == 2
-        and len(body.truncated_mask) == 2
-    )
-    report.check(
-        aligned,
-        "rlmesh.l1.subset-step",
-        expected=f"two-lane fields with env_indices [{a}, {b}]",
-        actual=f"subset step on [{a}, {b}]: {describe(response)}"
-        + (
-            f", env_indices {list(body.env_indices)}, {len(body.rewards)} rewards, "
-            f"{len(body.terminated_mask)}/{len(body.truncated_mask)} mask bytes"
-            if kind_of(response) == "step"
-            else ""
-        ),
-        evidence=t,
-    )
-    if not aligned or observe(report, contract, body.observation, 2, f"subset step on [{a}, {b}]", t) is None:
+    aligned = record(report, judging_lanes.subset_fields(response, a, b), t)
+    if not aligned or observe(report, contract, response.step.observation, 2, f"subset step on [{a}, {b}]", t) is None:
         return
     # Lane b after "step a, then step b" must equal lane b after "step b" alone.
     act_a, act_b = codec.sample(contract.act, rng, 1), codec.sample(contract.act, rng, 1)
@@ -153,25 +76,14 @@ async def subset_step(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list
         await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded reset")
         step = await seeded.exchange(step_request(act_b, [b]), "step", f"subset step on [{b}]")
         alone.append(codec.lane_bytes(contract.obs, step.step.observation, 1, 0))
-    if alone[0] != alone[1]:
-        report.info(
-            "rlmesh.l1.subset-step",
-            actual=f"lane {b} is not deterministic under a seed; untouched lanes not judged",
-            evidence=t,
-        )
+    if (unjudged := judging_lanes.lane_not_replayable(alone, b)) is not None:
+        record(report, unjudged, t)
         return
     await seeded.exchange(reset_request(seeds, ctx.state.episode_ids(lanes)), "reset", "seeded reset")
     await seeded.exchange(step_request(act_a, [a]), "step", f"subset step on [{a}]")
     after = await seeded.exchange(step_request(act_b, [b]), "step", f"subset step on [{b}]")
     got = codec.lane_bytes(contract.obs, after.step.observation, 1, 0)
-    report.check(
-        got == alone[0],
-        "rlmesh.l1.subset-step",
-        expected=f"lane {b} not advanced by a step of lane {a}",
-        actual="untouched" if got == alone[0] else f"lane {b} moved when only lane {a} was stepped",
-        evidence=t,
-    )
-    if got != alone[0]:
+    if not record(report, judging_lanes.untouched(alone[0], got, a, b), t):
         return
     # The lanes named in descending order: each action and each result row belongs to the lane at its position.
     pair = codec.sample(contract.act, rng, 2)
@@ -184,16 +96,7 @@ async def subset_step(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list
         step = await seeded.exchange(step_request(action, [lane]), "step", f"subset step on [{lane}]")
         solo[lane] = codec.lane_bytes(contract.obs, step.step.observation, 1, 0)
     rows = [codec.lane_bytes(contract.obs, both.step.observation, 2, row) for row in (0, 1)]
-    wrong = [lane for lane, row in ((b, rows[0]), (a, rows[1])) if row != solo[lane]]
-    echoed = list(both.step.env_indices)
-    rows_text = "rows match their lanes" if not wrong else f"the rows for lanes {wrong} differ from those lanes alone"
-    report.check(
-        not wrong and echoed == [b, a],
-        "rlmesh.l1.subset-step",
-        expected=f"env_indices [{b}, {a}] echoed in that order, each row what that lane gives stepped alone",
-        actual=f"env_indices {echoed[:8]}; {rows_text}",
-        evidence=t,
-    )
+    record(report, judging_lanes.rows_follow_lanes(rows, solo, list(both.step.env_indices), a, b), t)
 
 
 async def overlap(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list[int]) -> None:
@@ -215,31 +118,18 @@ async def overlap(ctx: Ctx, seeded: Seeded, contract: Contract, chosen: list[int
             seeded.expect(await session.response(request_id), "step", "concurrent lane step")
         pairs.append(time.monotonic() - started)
 
-    def overlapped() -> bool:
-        return min(pairs) < OVERLAP_SHARE * (statistics.median(alone[a]) + statistics.median(alone[b]))
+    def judged() -> Decision:
+        typical_a, typical_b = statistics.median(alone[a]), statistics.median(alone[b])
+        return judging_lanes.lanes_overlap(typical_a, typical_b, min(pairs), len(pairs), a, b)
 
     for _ in range(TIMING_ROUNDS):
         await timing_round()
+    # The best pair round counts, and a serializing server can never beat the sum: only a miss is worth more rounds.
     for _ in range(EXTRA_TIMING_ROUNDS):
-        if overlapped() or min(statistics.median(alone[a]), statistics.median(alone[b])) < OVERLAP_FLOOR:
+        if not judged().missed:
             break
         await timing_round()
-    # The best pair round against typical single steps: a serializing server can never beat the sum.
-    ra, rb, pair = statistics.median(alone[a]), statistics.median(alone[b]), min(pairs)
-    text = (
-        f"lane {a} alone {seconds(ra)}, lane {b} alone {seconds(rb)}, both in flight at best {seconds(pair)} "
-        f"over {len(pairs)} rounds (one after the other: about {seconds(ra + rb)})"
-    )
-    if min(ra, rb) < OVERLAP_FLOOR:
-        ctx.report.info("rlmesh.l2.lanes-overlap", actual=f"{text}; too fast to tell overlap from noise", evidence=t)
-        return
-    ctx.report.check(
-        pair < OVERLAP_SHARE * (ra + rb),
-        "rlmesh.l2.lanes-overlap",
-        expected=f"the pair in under {OVERLAP_SHARE:.0%} of the two steps' time",
-        actual=text,
-        evidence=t,
-    )
+    record(ctx.report, judged(), t)
 
 
 async def lane_order(ctx: Ctx, seeded: Seeded, contract: Contract, lane: int) -> None:
@@ -262,24 +152,12 @@ async def lane_order(ctx: Ctx, seeded: Seeded, contract: Contract, lane: int) ->
         return [codec.lane_bytes(contract.obs, r.step.observation, width, 0) for r in responses]
 
     reference = await states(False)
-    if await states(False) != reference:
-        report.info(
-            "rlmesh.l3.lane-fifo", actual="the lane is not deterministic under a seed; order not judged", evidence=t
-        )
+    if (unjudged := judging_lanes.order_not_replayable(reference, await states(False))) is not None:
+        record(report, unjudged, t)
         return
     wrong: list[int] = []
     tries, until = 0, time.monotonic() + FIFO_TRY_SECONDS
     while not wrong and tries < FIFO_TRIES and (tries == 0 or time.monotonic() < until):
         tries += 1
-        got = await states(True)
-        wrong = [k + 1 for k in range(PIPELINE_DEPTH) if got[k] != reference[k]]
-    report.check(
-        not wrong,
-        "rlmesh.l3.lane-fifo",
-        expected=f"{PIPELINE_DEPTH} pipelined steps match a sequential replay, every try",
-        actual=f"on try {tries}, responses {wrong} of {PIPELINE_DEPTH} differ from the sequential replay "
-        "(applied out of order)"
-        if wrong
-        else f"in order over {tries} tries",
-        evidence=t,
-    )
+        wrong = judging_lanes.out_of_order(reference, await states(True))
+    record(report, judging_lanes.lane_fifo(wrong, tries, PIPELINE_DEPTH), t)

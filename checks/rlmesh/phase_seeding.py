@@ -2,28 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, error_text
-from checks.rlmesh.common import (
-    Contract,
-    finish_session,
-    kind_of,
-    reset_request,
-    rng_for,
-    seeds_for,
-    step_request,
-)
+from checks.decision import record
+from checks.rlmesh import codec, judging_lanes
+from checks.rlmesh.client import Endpoint
+from checks.rlmesh.common import Contract, finish_session, reset_request, rng_for, seeds_for, step_request
+from checks.rlmesh.judging import kind_of
+from checks.rlmesh.judging_lanes import Record
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.probes import INVALID_ACTION, refused
 from checks.rlmesh.proto import env_pb2, spaces_pb2
 from checks.rlmesh.session import Seeded, opened, seeded_session
 
 REPLAY_STEPS = 3
-Record = tuple[Any, ...]  # (label, per-lane observation bytes, then rewards and masks as bytes)
 
 
 def lane_states(contract: Contract, value: spaces_pb2.SpaceValue, lanes: int) -> list[bytes]:
@@ -58,16 +50,6 @@ async def rollout(
     return trace
 
 
-def first_difference(one: list[Record], two: list[Record], lanes: int) -> str | None:
-    for a, b in zip(one, two, strict=False):
-        for lane in range(lanes):
-            if a[1][lane] != b[1][lane]:
-                return f"{a[0]}: lane {lane} observation differs"
-        if a[2:] != b[2:]:
-            return f"{a[0]}: rewards or masks differ ({a[2:]} vs {b[2:]})"
-    return None
-
-
 async def seeding_phase(ctx: Ctx) -> None:
     report = ctx.report
     async with opened(ctx, "Join: seeding") as (target, t, contract):
@@ -78,14 +60,7 @@ async def seeding_phase(ctx: Ctx) -> None:
             # The same seed list, twice, then the same actions: identical on every lane.
             one = await rollout(seeded, contract, seeds, actions)
             two = await rollout(seeded, contract, seeds, actions)
-            difference = first_difference(one, two, lanes)
-            report.check(
-                difference is None,
-                "rlmesh.s4.seeded-replay",
-                expected=f"identical observations, rewards and masks on all {lanes} lane(s) for seeds {seeds[:8]}",
-                actual=difference or f"identical over a reset and {REPLAY_STEPS} steps",
-                evidence=t,
-            )
+            record(report, judging_lanes.seeded_replay(one, two, lanes, seeds), t)
 
             # gymnasium's chain: seeded reset, then unseeded reset, repeats.
             chains = []
@@ -93,71 +68,32 @@ async def seeding_phase(ctx: Ctx) -> None:
                 await reset(seeded, contract, seeds)
                 unseeded = await reset(seeded, contract, [])
                 chains.append(lane_states(contract, unseeded.reset.observation, lanes))
-            report.check(
-                chains[0] == chains[1],
-                "rlmesh.s4.seed-chain",
-                expected="reset(seeds) then reset() gives the same observation twice",
-                actual="identical" if chains[0] == chains[1] else "the unseeded reset after a seeded one differed",
-                evidence=t,
-            )
+            record(report, judging_lanes.seed_chain(chains), t)
 
-            other = await reset(seeded, contract, seeds_for(ctx, lanes, 1000))
-            moved = lane_states(contract, other.reset.observation, lanes) != one[0][1]
-            report.check(
-                moved,
-                "rlmesh.s4.seed-matters",
-                expected="another seed list changes some lane's first observation",
-                actual="changed" if moved else f"seeds {seeds_for(ctx, lanes, 1000)[:8]} gave the same observations",
-                evidence=t,
-            )
+            other_seeds = seeds_for(ctx, lanes, 1000)
+            other = await reset(seeded, contract, other_seeds)
+            other_states = lane_states(contract, other.reset.observation, lanes)
+            record(report, judging_lanes.seed_matters(one[0][1], other_states, other_seeds), t)
 
             if lanes > 1:
                 await seed_broadcast(ctx, target, seeded, contract)
             else:
-                report.unsupported("rlmesh.s4.seed-all-lanes", "one lane: a single seed is the whole seed list", t)
+                record(report, judging_lanes.one_lane_seed(), t)
             await seed_length(ctx, target, seeded, contract)
 
 
 async def seed_broadcast(ctx: Ctx, target: Endpoint, seeded: Seeded, contract: Contract) -> None:
     """One seed for N lanes, twice: every lane must repeat (or the request must be refused)."""
     report, lanes, seed, t = ctx.report, contract.num_envs, ctx.options.seed, seeded.transcript
-    responses = []
+    observed = []
     for _ in range(2):
         response = await seeded.session.request(reset_request([seed], ctx.state.episode_ids(lanes)))
         if kind_of(response) == "error":
-            report.passed(
-                "rlmesh.s4.seed-all-lanes",
-                actual=f"a single seed was refused: {error_text(response.error)}",
-                evidence=t,
-            )
+            record(report, judging_lanes.single_seed_refused(response), t)
             await reopen(ctx, target, seeded, contract)
             return
-        responses.append(seeded.expect(response, "reset", "reset with one seed").reset.observation)
-    states = [lane_states(contract, value, lanes) for value in responses]
-    lines, unseeded = [], []
-    for lane in range(lanes):
-        same = states[0][lane] == states[1][lane]
-        if not same:
-            unseeded.append(lane)
-        lines.append(
-            f"lane {lane}: "
-            + (
-                "identical"
-                if same
-                else (
-                    f"differs - first {codec.lane_summary(contract.obs, responses[0], lanes, lane)}, "
-                    f"second {codec.lane_summary(contract.obs, responses[1], lanes, lane)}"
-                )
-            )
-        )
-    report.check(
-        not unseeded,
-        "rlmesh.s4.seed-all-lanes",
-        expected=f"reset(seeds=[{seed}]) twice gives identical observations on all {lanes} lanes",
-        actual=(f"lanes {unseeded} were left unseeded by reset(seeds=[{seed}]): " if unseeded else "")
-        + "; ".join(lines),
-        evidence=t,
-    )
+        observed.append(seeded.expect(response, "reset", "reset with one seed").reset.observation)
+    record(report, judging_lanes.seed_all_lanes(contract.obs, observed, lanes, seed), t)
 
 
 async def seed_length(ctx: Ctx, target: Endpoint, seeded: Seeded, contract: Contract) -> None:

@@ -7,8 +7,10 @@ import time
 
 import grpc
 
-from checks.core import seconds
-from checks.rlmesh.client import RpcFailed
+from checks.core import Transcript
+from checks.decision import record
+from checks.rlmesh import judging_errors
+from checks.rlmesh.client import Endpoint, RpcFailed
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.session import phase_endpoint
 
@@ -22,41 +24,26 @@ async def shutdown_phase(ctx: Ctx) -> None:
         try:
             response = await target.shutdown(t, "rlconform shutdown probe")
         except RpcFailed as exc:
-            report.failed("rlmesh.c2.shutdown", expected="a ShutdownResponse", actual=str(exc), evidence=t)
+            record(report, judging_errors.shutdown_failed(exc), t)
             return
-        base = response.base
-        if not base.accepted:
+        if not response.base.accepted:
             await target.handshake(t, unavailable_is_unreachable=False)
-            report.check(
-                bool(base.message.strip()),
-                "rlmesh.c2.shutdown",
-                expected="refused with a message, still serving",
-                actual=f"accepted=false, message {base.message[:120]!r}; a later Handshake was answered",
-                evidence=t,
-            )
+            record(report, judging_errors.shutdown_refused(response.base.message), t)
             return
         started = time.monotonic()
-        while time.monotonic() - started < ctx.timeout:
-            try:
-                await target.handshake(t, unavailable_is_unreachable=False)
-            except RpcFailed as exc:
-                if exc.status is grpc.StatusCode.CANCELLED:
-                    # A call that met the server mid-stop is cancelled by it: going away, not yet gone.
-                    await asyncio.sleep(0.2)
-                    continue
-                gone = exc.status in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-                report.check(
-                    gone,
-                    "rlmesh.c2.shutdown",
-                    expected=f"the endpoint gone within {ctx.timeout:g}s",
-                    actual=f"accepted; {seconds(time.monotonic() - started)} later a Handshake got {exc}",
-                    evidence=t,
-                )
-                return
-            await asyncio.sleep(0.2)
-        report.failed(
-            "rlmesh.c2.shutdown",
-            expected=f"the endpoint gone within {ctx.timeout:g}s",
-            actual=f"accepted, yet still answering Handshakes {ctx.timeout:g}s later",
-            evidence=t,
-        )
+        gone = await first_unanswered_handshake(target, t, ctx.timeout)
+        record(report, judging_errors.shutdown_accepted(gone, time.monotonic() - started, ctx.timeout), t)
+
+
+async def first_unanswered_handshake(target: Endpoint, t: Transcript, timeout: float) -> RpcFailed | None:
+    """Handshake every 0.2 s for `timeout` seconds: the first failure other than a cancel, or None if all answered."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        try:
+            await target.handshake(t, unavailable_is_unreachable=False)
+        except RpcFailed as exc:
+            if exc.status is not grpc.StatusCode.CANCELLED:
+                return exc
+            # A call that met the server mid-stop is cancelled by it: going away, not yet gone.
+        await asyncio.sleep(0.2)
+    return None

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import grpc
+
 from checks.core import NoReply, Report, Transcript
+from checks.decision import record
+from checks.rlmesh import judging
 from checks.rlmesh.client import Endpoint, JoinSession
-from checks.rlmesh.common import Contract, describe, finish_session, kind_of, recoverable, reset_request, seeds_for
+from checks.rlmesh.common import Contract, finish_session, reset_request, seeds_for
+from checks.rlmesh.judging import kind_of
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.proto import env_pb2
 
@@ -17,32 +22,24 @@ TIMEOUT = env_pb2.ENV_ERROR_CODE_TIMEOUT
 def refused(
     report: Report, response: env_pb2.JoinResponse, clause_id: str, code: int, where: str, evidence: Transcript
 ) -> bool:
-    """Whether `response` is the recoverable error `code` that `clause_id` asks for."""
-    ok = recoverable(response, code)
-    name = env_pb2.EnvErrorCode.Name(code).removeprefix("ENV_ERROR_CODE_")
-    report.check(
-        ok, clause_id, expected=f"a recoverable {name}", actual=f"{where}: {describe(response)}", evidence=evidence
-    )
-    return ok
+    """Record whether `response` is the recoverable error `code` that `clause_id` asks for (`judging` decides)."""
+    return record(report, judging.recoverable_error(response, clause_id, code, where), evidence)
+
+
+async def stream_end(session: JoinSession) -> grpc.StatusCode | None:
+    """The status the stream ended with, or None when it stayed open (then it is cancelled)."""
+    try:
+        return (await session.wait_end()).status
+    except NoReply:
+        session.cancel()
+        return None
 
 
 async def fatal_ends(report: Report, session: JoinSession, response: env_pb2.JoinResponse, t: Transcript) -> bool:
-    """After a non-recoverable error the stream must end; True when the session is over."""
+    """After a non-recoverable error, wait for the stream's end and record `judging.fatal_end`; True when it was one."""
     if kind_of(response) != "error" or response.error.is_recoverable:
         return False
-    try:
-        ended = await session.wait_end()
-        report.passed(
-            "rlmesh.e2.fatal-ends-stream", actual=f"the stream ended with gRPC {ended.status.name}", evidence=t
-        )
-    except NoReply:
-        report.failed(
-            "rlmesh.e2.fatal-ends-stream",
-            expected="the end of the stream",
-            actual="the stream stayed open after a non-recoverable error",
-            evidence=t,
-        )
-        session.cancel()
+    record(report, judging.fatal_end(await stream_end(session)), t)
     return True
 
 

@@ -2,8 +2,8 @@
 
 Every phase opens with a Handshake and a Join whose first request is a valid
 reset. When the target ends or stalls such an exchange, the rest of the phase
-cannot be judged: the phase stops (`PhaseStopped`), after recording what the
-stop itself proves.
+cannot be judged: the phase stops (`PhaseStopped`), after recording what
+`judging` finds the stop itself proves. Nothing here decides a clause.
 """
 
 from __future__ import annotations
@@ -13,67 +13,28 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import grpc
-
 from checks.core import NoReply, PhaseStopped, Report, Transcript
-from checks.rlmesh import codec
-from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, OverLimit, RpcFailed, StrayResponse
-from checks.rlmesh.common import (
-    Contract,
-    describe,
-    fetch_contract,
-    finish_session,
-    kind_of,
-    reset_request,
-    seeds_for,
-)
+from checks.decision import Judged, record
+from checks.rlmesh import codec, judging
+from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, RpcFailed
+from checks.rlmesh.common import Contract, fetch_contract, finish_session, reset_request, seeds_for
 from checks.rlmesh.options import Ctx
 from checks.rlmesh.proto import env_pb2
 
 BROKEN_OFF = (codec.ValueMismatch, JoinEnded, NoReply)  # what ends a session's exchanges early
 
 
-def unanswered(report: Report, actual: str, evidence: Transcript) -> PhaseStopped:
-    """A valid request got something other than its response: a failure, and the end of the phase."""
-    report.failed("rlmesh.s1.answered", expected="the response to a valid request", actual=actual, evidence=evidence)
-    return PhaseStopped(f"a valid request was refused (see rlmesh.s1.answered): {actual}", evidence)
-
-
-def broken_off(exc: Exception) -> str:
-    """Why a session's exchanges stopped, for the clauses left undecided."""
-    if isinstance(exc, OverLimit):
-        return f"a message exceeded the max_message_bytes option: {exc}"
-    if isinstance(exc, codec.ValueMismatch):
-        return f"an observation does not decode (see rlmesh.v2.obs-layout): {exc}"
-    return str(exc)
+def stopped(report: Report, judged: Judged[None], evidence: Transcript) -> PhaseStopped:
+    """Record what a judge finds a dead end proves; the stop that ends the phase."""
+    record(report, judged.decisions, evidence)
+    return PhaseStopped(judged.stop or "the exchange cannot go on", evidence)
 
 
 def opening_failed(report: Report, exc: RpcFailed | JoinEnded | NoReply) -> PhaseStopped:
-    """What a Handshake or a valid request that failed outside any session's own handling proves."""
+    """A failed Handshake or valid request outside any session's own handling (`judging.opening_failed`)."""
     mine = [t for t in report.transcripts.values() if t.phase == report.phase]
     evidence = mine[-1] if mine else report.transcript("opening exchange")
-    if isinstance(exc, RpcFailed):
-        return PhaseStopped(f"the Handshake failed: {exc}", evidence)
-    if isinstance(exc, StrayResponse):
-        report.failed(
-            "rlmesh.e5.request-id-echo",
-            expected="the response echoing the request's id",
-            actual=str(exc),
-            evidence=evidence,
-        )
-        return PhaseStopped(str(exc), evidence)
-    if isinstance(exc, JoinEnded) and exc.status is grpc.StatusCode.FAILED_PRECONDITION:
-        # Join retries a refusal while the previous session winds down, so this one outlasted that.
-        report.failed(
-            "rlmesh.c1.reopen",
-            expected="a new session while rlconform holds no other",
-            actual=f"refused even after the previous session had time to wind down: {exc}",
-            evidence=evidence,
-        )
-        return PhaseStopped(str(exc), evidence)
-    if isinstance(exc, OverLimit):
-        return PhaseStopped(broken_off(exc), evidence)
-    return unanswered(report, f"a valid request went unanswered: {exc}", evidence)
+    return stopped(report, judging.opening_failed(exc), evidence)
 
 
 @asynccontextmanager
@@ -111,8 +72,9 @@ class Seeded:
     seeds: list[int]
 
     def expect(self, response: env_pb2.JoinResponse, kind: str, where: str) -> env_pb2.JoinResponse:
-        if kind_of(response) != kind:
-            raise unanswered(self.ctx.report, f"{where}: {describe(response)}", self.transcript)
+        """`response`, when it is of `kind`; else the refusal `judging.answered_with` finds ends the phase."""
+        if (refusal := judging.answered_with(response, kind, where)) is not None:
+            raise stopped(self.ctx.report, refusal, self.transcript)
         return response
 
     async def exchange(self, request: env_pb2.JoinRequest, kind: str, where: str) -> env_pb2.JoinResponse:
@@ -134,7 +96,7 @@ async def kept(seeded: Seeded) -> AsyncIterator[Seeded]:
         seeded.expect(seeded.first, "reset", "seeded reset")
         yield seeded
     except BROKEN_OFF as exc:
-        raise PhaseStopped(broken_off(exc), transcript) from None
+        raise PhaseStopped(judging.broken_off(exc), transcript) from None
     finally:
         finish_session(report, seeded.session, transcript)
         await seeded.session.close()

@@ -3,7 +3,8 @@
 The wire has no field for a time limit: gymnasium keeps `max_episode_steps` in
 `env.spec`, which the 0.1.0 server does not send (CartPole's 500 never reaches
 the wire). An env can still declare one in the contract's spec metadata, at the
-top level or under a `spec` map, and then a client may rely on it.
+top level or under a `spec` map, and then a client may rely on it. The episodes
+phase counts into a `StepLimitWatch`; `judging_episodes.step_limit` decides.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from checks.core import Report, Transcript, truncate
+from checks.core import truncate
 from checks.rlmesh import codec
 from checks.rlmesh.common import Contract
 
@@ -56,30 +57,3 @@ class StepLimitWatch:
                 f"{where}: lane {lane} episode {truncate(episode_id, 40)!r} has taken {steps} steps "
                 "and is neither terminated nor truncated"
             )
-
-
-def judge_step_limit(report: Report, watch: StepLimitWatch, step_budget: int, evidence: Transcript) -> None:
-    limit = watch.limit
-    if limit is None:
-        why = f"its {watch.source} is not a positive whole number" if watch.source else "the contract declares none"
-        report.info("rlmesh.s2.step-limit", actual=f"not judged, because no step limit is declared: {why}")
-        return
-    expected = f"every episode ended by its step {limit + 1} ({watch.source})"
-    if watch.overrun is not None:
-        report.failed("rlmesh.s2.step-limit", expected=expected, actual=watch.overrun, evidence=evidence)
-    elif watch.reached is not None:
-        report.passed("rlmesh.s2.step-limit", expected=expected, actual=watch.reached, evidence=evidence)
-    elif step_budget <= limit:
-        report.info(
-            "rlmesh.s2.step-limit",
-            actual=f"not judged, because the step budget of {step_budget} cannot take an episode past the "
-            f"declared limit of {limit}",
-            evidence=evidence,
-        )
-    else:
-        longest = f"the longest took {watch.longest} steps" if watch.longest else "none ended"
-        report.info(
-            "rlmesh.s2.step-limit",
-            actual=f"not judged, because no episode reached the declared limit of {limit} steps ({longest})",
-            evidence=evidence,
-        )

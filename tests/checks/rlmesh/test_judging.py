@@ -5,8 +5,10 @@ from __future__ import annotations
 import grpc
 import numpy as np
 
+from checks.core import NoReply
 from checks.decision import Decision
 from checks.rlmesh import codec, judging
+from checks.rlmesh.client import JoinEnded, OverLimit, RpcFailed, StrayResponse
 from checks.rlmesh.proto import core_pb2 as C
 from checks.rlmesh.proto import env_pb2 as E
 from checks.rlmesh.proto import spaces_pb2 as S
@@ -101,3 +103,46 @@ def test_observation_layout_and_domain():
     short = S.SpaceValue(leaves=[np.zeros(3, "<f4").tobytes()])
     decisions, decoded = judging.observation(space, short, 2, "step 2")
     assert decoded is None and _held(decisions) == {"rlmesh.v2.obs-layout": False}
+
+
+# ---------------------------------------------------------------- what a broken exchange proves
+
+
+def test_a_failed_opening_is_charged_to_the_clause_its_cause_proves():
+    handshake = judging.opening_failed(RpcFailed(grpc.StatusCode.UNAVAILABLE, "down"))
+    assert handshake.decisions == [] and handshake.stop.startswith("the Handshake failed")
+    stray = judging.opening_failed(StrayResponse("response id 'x' answers nothing"))
+    assert _held(stray.decisions) == {"rlmesh.e5.request-id-echo": False}
+    refused = judging.opening_failed(JoinEnded(grpc.StatusCode.FAILED_PRECONDITION, "busy"))
+    assert _held(refused.decisions) == {"rlmesh.c1.reopen": False}
+    over = judging.opening_failed(OverLimit(grpc.StatusCode.RESOURCE_EXHAUSTED, "larger than max"))
+    assert over.decisions == [] and "max_message_bytes" in over.stop
+    silent = judging.opening_failed(NoReply("no response within 3s"))
+    assert _held(silent.decisions) == {"rlmesh.s1.answered": False}
+    assert "see rlmesh.s1.answered" in silent.stop
+    ended = judging.opening_failed(JoinEnded(grpc.StatusCode.INTERNAL, "boom"))
+    assert _held(ended.decisions) == {"rlmesh.s1.answered": False}
+
+
+def test_recoverable_error_and_fatal_end():
+    invalid = _error(E.ENV_ERROR_CODE_INVALID_ACTION)
+    assert held(judging.recoverable_error(invalid, "rlmesh.s5.seed-length", E.ENV_ERROR_CODE_INVALID_ACTION, "x"))
+    fatal = _error(E.ENV_ERROR_CODE_INVALID_ACTION, recoverable=False)
+    assert not held(judging.recoverable_error(fatal, "rlmesh.s5.seed-length", E.ENV_ERROR_CODE_INVALID_ACTION, "x"))
+    other = _error(E.ENV_ERROR_CODE_UNSUPPORTED)
+    assert not held(judging.recoverable_error(other, "rlmesh.s5.seed-length", E.ENV_ERROR_CODE_INVALID_ACTION, "x"))
+    assert held(judging.fatal_end(grpc.StatusCode.INTERNAL)) is True
+    assert held(judging.fatal_end(None)) is False
+
+
+def _error(code: int, recoverable: bool = True) -> E.JoinResponse:
+    return E.JoinResponse(error=E.EnvError(code=code, is_recoverable=recoverable, message="m"))
+
+
+def test_a_valid_request_answered_with_another_kind_is_refused():
+    reset = E.JoinResponse(reset=E.ResetResponse())
+    assert judging.answered_with(reset, "reset", "seeded reset") is None
+    refusal = judging.answered_with(_error(E.ENV_ERROR_CODE_INTERNAL), "reset", "seeded reset")
+    assert refusal is not None and _held(refusal.decisions) == {"rlmesh.s1.answered": False}
+    assert refusal.stop.startswith("a valid request was refused (see rlmesh.s1.answered): seeded reset: error")
+    assert held(judging.answered(reset, "reset", "x")) is True and held(judging.answered(reset, "step", "x")) is False
