@@ -78,7 +78,11 @@ _should(
 )
 _should(
     "openenv.ws.reward-range",
-    ("Every step reward seen in the run lies inside the target's declared reward range (default 0 to 1)."),
+    (
+        "When the target declares a reward range (`reward_range`), every step reward seen in the run "
+        "lies inside it. Without one it is `info` with the range of step rewards seen: nothing on the "
+        "wire declares a range, and OpenEnv's own envs document negative rewards."
+    ),
 )
 _must(
     "openenv.ws.order",
@@ -222,21 +226,23 @@ _must(
     "openenv.isolation.sessions",
     (
         "Parallel sessions driven with different reset data and actions each see exactly what the same "
-        "sequence sees when run alone."
+        "sequence sees when run alone: the same episode id and step count always, the same frames where "
+        "episodes must repeat."
     ),
 )
 _must(
     "openenv.determinism.sequential",
     (
-        "The same reset data and actions, run in sessions one after another, give identical observation, "
-        "reward and done frames."
+        "Where episodes must repeat (declared deterministic, or a seed shown applied), the same reset "
+        "data and actions, run in sessions one after another, give identical observation, reward and "
+        "done frames."
     ),
 )
 _must(
     "openenv.determinism.group",
     (
-        "A group of identical sessions run in parallel (a GRPO group) gives identical frames and rewards "
-        "in every session."
+        "Where episodes must repeat, a group of identical sessions run in parallel (a GRPO group) gives "
+        "identical frames and rewards in every session."
     ),
 )
 
@@ -256,8 +262,9 @@ _must(
 _must(
     "openenv.reset.seed-replay",
     (
-        "When the target's reset data sets a seed, resetting again in the same session with that seed, or "
-        "with seed 0, replays the same episode: the seed is applied on every reset."
+        "When the target's reset data sets a seed that the run shows applied in fresh sessions (or the "
+        "env is declared deterministic), resetting again in the same session with that seed, or with "
+        "seed 0, replays the same episode: the seed is applied on every reset."
     ),
 )
 

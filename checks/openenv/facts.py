@@ -7,9 +7,12 @@ from typing import Any
 
 from checks.http_client import HttpClient
 from checks.openenv.action_values import invalid_actions, valid_action
+from checks.openenv.episodes import finish
 from checks.openenv.http_judging import usable_schema
+from checks.openenv.judging_episodes import seed_shown, sent_seed
 from checks.openenv.options import Ctx, OpenEnvOptions
 from checks.openenv.schemas import is_valid
+from checks.openenv.session import open_session
 
 
 async def load_schema(ctx: Ctx) -> dict[str, Any] | None:
@@ -31,6 +34,24 @@ async def load_openapi_paths(ctx: Ctx) -> set[str] | None:
         known.openapi_paths = set(paths) if reply.status == 200 and isinstance(paths, dict) else None
         known.openapi_fetched = True
     return known.openapi_paths
+
+
+async def seed_applied(ctx: Ctx) -> bool | None:
+    """Whether the reset data's seed shows applied: two fresh sessions reset with it give the same first
+    observation (None: the reset data sends no seed). Learned by the group phase, else two resets here."""
+    known = ctx.state
+    if sent_seed(ctx.options.reset) is None:
+        return None
+    if known.seed_shown is None:
+        firsts = []
+        for attempt in (1, 2):
+            session = await open_session(ctx, f"the reset data's seed in a fresh session ({attempt})")
+            try:
+                firsts.append(await session.reset(ctx.options.reset))
+            finally:
+                await finish(session, ctx.timeout)
+        known.seed_shown = seed_shown(firsts)
+    return known.seed_shown
 
 
 async def markers_010(ctx: Ctx) -> list[str]:

@@ -1,7 +1,6 @@
 """Pure judgements of OpenEnv frames: each returns what is wrong (None: nothing), or clause decisions.
 
-They read a recorded `Reply` and need no socket; `judge_observation` and
-`judge_error_code` only record what the pure judges decide.
+They read a recorded `Reply` and need no socket and no report: the phases record what they decide.
 """
 
 from __future__ import annotations
@@ -10,8 +9,8 @@ import json
 import math
 from typing import Any
 
-from checks.core import Report, Transcript, summarize, truncate
-from checks.decision import Decision, check, record
+from checks.core import summarize, truncate
+from checks.decision import Decision, check, info
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.schemas import schema_errors
 from checks.openenv.session import CLOSING_CODES, ERROR_CODES, Reply
@@ -66,8 +65,8 @@ def reward_problem(reward: Any) -> str | None:
     return None
 
 
-def range_problem(reward: Any, options: OpenEnvOptions) -> str | None:
-    low, high = options.reward_range
+def range_problem(reward: Any, reward_range: tuple[float, float]) -> str | None:
+    low, high = reward_range
     if isinstance(reward, (int, float)) and not isinstance(reward, bool) and not low <= reward <= high:
         return f"reward {reward} outside [{low}, {high}]"
     return None
@@ -223,22 +222,34 @@ def reward_decisions(reply: Reply, options: OpenEnvOptions, on_reset: bool) -> l
             actual=boolean_reward_problem(reward) or f"reward {reward!r} on {what}",
         ),
     ]
-    if not on_reset:
+    declared = options.reward_range
+    if not on_reset and declared is not None:
         decisions.append(
             check(
-                range_problem(reward, options) is None,
+                range_problem(reward, declared) is None,
                 "openenv.ws.reward-range",
-                expected=f"reward within {list(options.reward_range)}",
-                actual=range_problem(reward, options) or f"reward {reward!r}",
+                expected=f"reward within {list(declared)}",
+                actual=range_problem(reward, declared) or f"reward {reward!r}",
             )
         )
     return decisions
 
 
-def judge_rewards(report: Report, replies: list[Reply], options: OpenEnvOptions, evidence: Transcript) -> None:
-    """Every step reward of a played episode, so rewards seen only late in an episode are judged too."""
-    for reply in replies:
-        record(report, reward_decisions(reply, options, on_reset=False), evidence)
+def rewards_seen(steps: list[Reply], options: OpenEnvOptions) -> list[Decision]:
+    """openenv.ws.reward-range when the target declares no range: `info` with the range the step rewards
+    spanned (with a declared range each reward is judged by `reward_decisions`)."""
+    if options.reward_range is not None:
+        return []
+    numbers = [r for r in map(reward_of, steps) if isinstance(r, (int, float)) and not isinstance(r, bool)]
+    seen = "no numeric step reward"
+    if numbers:
+        seen = f"step rewards from {min(numbers)} to {max(numbers)} over {len(numbers)} steps"
+    return [
+        info(
+            "openenv.ws.reward-range",
+            actual=f"not judged: the target declares no reward_range and nothing on the wire declares one; {seen}",
+        )
+    ]
 
 
 def error_code_decision(reply: Reply) -> Decision:
@@ -249,21 +260,3 @@ def error_code_decision(reply: Reply) -> Decision:
         expected="a known error code and a message",
         actual=code_problem(reply) or reply.describe(),
     )
-
-
-def judge_observation(
-    report: Report,
-    reply: Reply,
-    schema: dict[str, Any] | None,
-    options: OpenEnvOptions,
-    evidence: Transcript,
-    on_reset: bool,
-) -> bool:
-    """Record `observation_decisions`; whether the reply was an observation frame at all."""
-    decisions = observation_decisions(reply, schema, options, on_reset)
-    record(report, decisions, evidence)
-    return decisions[0].outcome == "pass"
-
-
-def judge_error_code(report: Report, reply: Reply, evidence: Transcript) -> None:
-    record(report, error_code_decision(reply), evidence)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 from pydantic import Field
 
 from checks.core import PhaseContext, SuiteOptions
 from checks.http_options import HttpOptions
+
+if TYPE_CHECKING:
+    from checks.openenv.session import Wait
 
 DEFAULT_GROUP_SIZE = 5
 DEFAULT_STEP_BUDGET = 20
@@ -37,7 +40,17 @@ class OpenEnvOptions(SuiteOptions, HttpOptions):
     expected_reward: float | None = Field(
         None, description="The final reward the scripted episode (the valid actions in order) must end with."
     )
-    reward_range: tuple[float, float] = Field((0.0, 1.0), description="The declared [low, high] of step rewards.")
+    reward_range: tuple[float, float] | None = Field(
+        None,
+        description="The declared [low, high] of step rewards, judged when set. Default: none (nothing on the wire "
+        "declares a range; OpenEnv's own envs give negative rewards), and the range seen is recorded.",
+    )
+    deterministic: bool = Field(
+        False,
+        description="The env's episodes are fully decided by the reset data and the actions, with or without a "
+        "seed. Without it determinism and isolation are judged only when the reset data sets a seed that the run "
+        "shows applied (the same seed gives the same first observation).",
+    )
     seed_dependent: bool = Field(
         False,
         description="The env's episodes depend on the reset seed, so a seed that changes nothing is dropped. "
@@ -72,8 +85,8 @@ class OpenEnvOptions(SuiteOptions, HttpOptions):
 
     @pydantic.field_validator("reward_range")
     @classmethod
-    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
-        if value[0] > value[1]:
+    def _ordered(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and value[0] > value[1]:
             raise ValueError("reward_range low is above high")
         return value
 
@@ -92,6 +105,10 @@ class Facts:
     openapi_fetched: bool = False
     capacity: int | None = None  # sessions accepted at once when a limit was found
     greets: bool = False  # every new /ws session gets a frame before it sends anything
+    # Whether the reset data's seed showed applied: two fresh sessions reset with it gave the same first
+    # observation (None: not known yet, or the reset data sets no seed).
+    seed_shown: bool | None = None
+    waits: list[Wait] = field(default_factory=list)  # every wait for a reply in the run, for reply-in-time
 
 
 Ctx = PhaseContext[OpenEnvOptions, Facts]

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.core import PhaseStopped, summarize
+from checks.core import PhaseStopped, Transcript, summarize
+from checks.decision import record
+from checks.openenv import judging_sessions as judge
 from checks.openenv.action_values import property_actions, valid_action
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
-from checks.openenv.judging import error_problem, judge_error_code, judge_observation, step_count
+from checks.openenv.judging import error_code_decision, observation_decisions, rewards_seen
 from checks.openenv.options import Ctx
-from checks.openenv.session import open_session
+from checks.openenv.session import JsonSession, Reply, open_session
 
 
 async def actions_phase(ctx: Ctx) -> None:
@@ -24,63 +26,49 @@ async def actions_phase(ctx: Ctx) -> None:
     if schema is None or not plan.replay:
         raise PhaseStopped("no /schema to judge actions by" if schema is None else "no action to replay")
     if not plan.invalid:
-        for clause_id in ("openenv.action.rejected", "openenv.action.not-executed", "openenv.action.session-usable"):
-            report.unsupported(clause_id, "every replayed action is valid by /schema.action")
-    for label, action, valid in plan.replay:
-        ws = await open_session(ctx, f"{label}: {summarize(action, 80)}")
-        try:
-            await ws.reset(options.reset)
-            before = await ws.state()
-            reply = await ws.step(action)
-            if valid:
-                accepted = reply.kind == "observation"
-                report.check(
-                    accepted,
-                    "openenv.schema.action-accepted",
-                    expected="an observation for an action valid by /schema.action",
-                    actual=reply.describe(),
-                    evidence=ws.transcript,
-                )
-                if accepted:
-                    judge_observation(report, reply, schema, options, ws.transcript, on_reset=False)
-                continue
-            problem = error_problem(reply, "VALIDATION_ERROR", needs_errors_list=True)
-            report.check(
-                problem is None,
-                "openenv.action.rejected",
-                expected=f"VALIDATION_ERROR for {label}",
-                actual=problem or reply.describe(),
-                evidence=ws.transcript,
-            )
-            judge_error_code(report, reply, ws.transcript)
-            after = await ws.state()
-            if step_count(before) is None or step_count(after) is None:
-                report.error("openenv.action.not-executed", "the state gave no step_count to compare")
-            else:
-                report.check(
-                    step_count(after) == step_count(before),
-                    "openenv.action.not-executed",
-                    expected=f"step_count stays {step_count(before)}",
-                    actual=f"step_count {step_count(after)}",
-                    evidence=ws.transcript,
-                )
-            if plan.valid:
-                follow = await ws.step(plan.valid[0])
-                report.check(
-                    follow.kind == "observation",
-                    "openenv.action.session-usable",
-                    expected="an observation for the next valid step",
-                    actual=follow.describe(),
-                    evidence=ws.transcript,
-                )
-        finally:
-            await finish(ws, ctx.timeout)
-    base = plan.valid[0] if plan.valid else valid_action(schema["action"])
-    if isinstance(base, dict):
-        await _exercise_properties(ctx, schema, base)
+        record(report, judge.no_invalid_action())
+    accepted: list[Reply] = []
+    evidence: list[Transcript] = []
+    try:
+        for label, action, valid in plan.replay:
+            ws = await open_session(ctx, f"{label}: {summarize(action, 80)}")
+            evidence.append(ws.transcript)
+            try:
+                accepted += await _replay(ctx, ws, schema, (label, action, valid), plan.valid)
+            finally:
+                await finish(ws, ctx.timeout)
+        base = plan.valid[0] if plan.valid else valid_action(schema["action"])
+        if isinstance(base, dict):
+            accepted += await _exercise_properties(ctx, schema, base)
+    finally:
+        record(report, rewards_seen(accepted, options), evidence)
 
 
-async def _exercise_properties(ctx: Ctx, schema: dict[str, Any], base: dict[str, Any]) -> None:
+async def _replay(
+    ctx: Ctx, ws: JsonSession, schema: dict[str, Any], replayed: tuple[str, Any, bool], valid: list[Any]
+) -> list[Reply]:
+    """One action in its own episode: a valid one accepted, an invalid one refused without effect."""
+    report, evidence = ctx.report, ws.transcript
+    label, action, is_valid = replayed
+    await ws.reset(ctx.options.reset)
+    before = await ws.state()
+    reply = await ws.step(action)
+    if is_valid:
+        record(report, judge.action_accepted(reply), evidence)
+        if reply.kind != "observation":
+            return []
+        record(report, observation_decisions(reply, schema, ctx.options, on_reset=False), evidence)
+        return [reply]
+    record(report, [judge.rejected(reply, label), error_code_decision(reply)], evidence)
+    after = await ws.state()
+    record(report, judge.not_executed(before, after), evidence)
+    if valid:
+        follow = await ws.step(valid[0])
+        record(report, judge.session_usable(follow), evidence)
+    return []
+
+
+async def _exercise_properties(ctx: Ctx, schema: dict[str, Any], base: dict[str, Any]) -> list[Reply]:
     """Each advertised property set on `base`, each in its own episode; a refusal names the property.
 
     EXECUTION_ERROR counts as accepted: the action passed validation and the
@@ -88,6 +76,7 @@ async def _exercise_properties(ctx: Ctx, schema: dict[str, Any], base: dict[str,
     """
     report, options = ctx.report, ctx.options
     actions, skipped = property_actions(schema["action"], base)
+    observed: list[Reply] = []
     for name, action in actions:
         ws = await open_session(ctx, f"property {name!r}: {summarize(action, 80)}")
         if skipped:
@@ -97,14 +86,8 @@ async def _exercise_properties(ctx: Ctx, schema: dict[str, Any], base: dict[str,
             reply = await ws.step(action)
         finally:
             await finish(ws, ctx.timeout)
-        accepted = reply.kind == "observation" or reply.code == "EXECUTION_ERROR"
-        value = summarize(action[name], 80)
-        report.check(
-            accepted,
-            "openenv.schema.action-accepted",
-            expected=f"an observation for an action /schema.action admits, with property {name!r} = {value}",
-            actual=f"property {name!r} = {value} " + ("accepted" if accepted else f"refused: {reply.describe()}"),
-            evidence=ws.transcript,
-        )
+        record(report, judge.property_accepted(name, action[name], reply), ws.transcript)
         if reply.kind == "observation":
-            judge_observation(report, reply, schema, options, ws.transcript, on_reset=False)
+            record(report, observation_decisions(reply, schema, options, on_reset=False), ws.transcript)
+            observed.append(reply)
+    return observed

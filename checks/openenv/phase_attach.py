@@ -13,8 +13,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from checks.core import Transcript
+from checks.decision import record, unsupported
 from checks.errors import Refused, TargetUnreachable
 from checks.http_client import HttpClient, Reply
+from checks.openenv import judging_sessions as judge
 from checks.openenv.episodes import SLOT_GRACE_PAUSE, SLOT_GRACE_TRIES, finish, session_with_grace
 from checks.openenv.facts import markers_010
 from checks.openenv.options import Ctx
@@ -53,8 +55,8 @@ async def attach_phase(ctx: Ctx) -> None:
 
 
 def _unsupported(ctx: Ctx, why: str, evidence: Transcript) -> None:
-    for clause_id in (*ATTACH_CLAUSES, "openenv.ws.reply-in-time"):  # no /ws session is opened here either
-        ctx.report.unsupported(clause_id, why, evidence)
+    clause_ids = (*ATTACH_CLAUSES, "openenv.ws.reply-in-time")  # no /ws session is opened here either
+    record(ctx.report, [unsupported(clause_id, why) for clause_id in clause_ids], evidence)
 
 
 async def _rpc(http: HttpClient, method: str, params: dict[str, Any]) -> Reply:
@@ -95,14 +97,7 @@ async def _first_frame(ctx: Ctx, label: str, session_id: str) -> tuple[Frame | s
 
 async def _refusal(ctx: Ctx, clause_id: str, label: str, session_id: str, why: str) -> None:
     heard, evidence = await _first_frame(ctx, label, session_id)
-    code = heard.code if isinstance(heard, Frame) else None
-    ctx.report.check(
-        code == "SESSION_ERROR",
-        clause_id,
-        expected=f"an error frame with code SESSION_ERROR ({why})",
-        actual=heard.describe() if isinstance(heard, Frame) else heard,
-        evidence=evidence,
-    )
+    record(ctx.report, judge.attach_refused(clause_id, heard, why), evidence)
 
 
 async def _unknown_id(ctx: Ctx) -> None:
@@ -115,18 +110,12 @@ async def _attached(ctx: Ctx, session_id: str) -> None:
         query = urlencode({"session_id": session_id})
         ws = await connect_session(ctx, "/ws?session_id=<the HTTP session>", query=query)
     except (Refused, TargetUnreachable) as exc:
-        report.failed("openenv.attach.session", expected="a /ws handshake", actual=str(exc))
+        record(report, judge.attached(str(exc), None))
         return
     try:
         reset = await ws.reset({**ctx.options.reset, "episode_id": EPISODE})
         state = await ws.state() if reset.kind == "observation" else None
-        report.check(
-            state is not None and state.kind == "state",
-            "openenv.attach.session",
-            expected="an observation for reset and a state frame on the attached socket",
-            actual=f"reset: {reset.describe()}" + (f"; state: {state.describe()}" if state is not None else ""),
-            evidence=ws.transcript,
-        )
+        record(report, judge.attached(reset, state), ws.transcript)
         await _refusal(ctx, "openenv.attach.single", "a second /ws?session_id=", session_id, "already attached")
     finally:
         await finish(ws, ctx.timeout)
@@ -139,10 +128,4 @@ async def _judge_close(ctx: Ctx, closed: Reply, evidence: Transcript) -> None:
     ws, reply, _ = await session_with_grace(ctx, "a /ws session after the close", dict(ctx.options.reset))
     if ws is not None:
         await finish(ws, ctx.timeout)
-    ctx.report.check(
-        answered and ws is not None,
-        "openenv.attach.close",
-        expected='openenv/session/close answers {"closed": true}, then a new /ws session resets',
-        actual=f"close: {closed.describe(160)}; new session's reset: {reply.describe()}",
-        evidence=evidence,
-    )
+    record(ctx.report, judge.attach_close(answered, closed.describe(160), reply, ws is not None), evidence)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from checks.errors import PeerClosed
+from checks.decision import record
+from checks.openenv import judging_sessions as judge
 from checks.openenv.episodes import finish, session_with_grace
 from checks.openenv.options import Ctx, group_size
-from checks.openenv.session import JsonSession, Reply, open_session
+from checks.openenv.session import JsonSession, open_session
 
 ENDINGS = ("close message", "WebSocket close", "dropped connection")
 
@@ -18,13 +19,7 @@ async def close_phase(ctx: Ctx) -> None:
     await ws.reset(options.reset)
     closed, frames = await ws.close_by_message(ctx.timeout)
     await ws.close()
-    report.check(
-        closed is not None and closed.by == "peer" and closed.code == 1000 and not frames,
-        "openenv.close.clean",
-        expected="no reply frame, then a server close with code 1000",
-        actual=_close_seen(closed, frames),
-        evidence=ws.transcript,
-    )
+    record(report, judge.close_clean(closed, frames), ws.transcript)
 
     # Hold all slots but one, so that each new session needs the slot the previous one freed.
     known_capacity = ctx.state.capacity
@@ -41,26 +36,13 @@ async def close_phase(ctx: Ctx) -> None:
             reused, reply, evidence = await session_with_grace(
                 ctx, f"slot reuse {index + 1} after {previous}", options.reset
             )
-            report.check(
-                reply.kind == "observation",
-                "openenv.close.frees-slot",
-                expected=f"a new session resets after the previous one ended by {previous}",
-                actual=reply.describe(),
-                evidence=evidence,
-            )
+            record(report, judge.frees_slot(reply, previous), evidence)
             if reused is None:
                 return
             await _end(reused, ending, ctx.timeout)
             previous = ending
     finally:
         await asyncio.gather(*(finish(h, ctx.timeout) for h in holders))
-
-
-def _close_seen(closed: PeerClosed | None, frames: list[Reply]) -> str:
-    if closed is None:
-        return "the server kept the socket open"
-    extra = f"; frames before the close: {', '.join(f.describe() for f in frames)}" if frames else ""
-    return f"closed by {closed.by} with code {closed.code}{extra}"
 
 
 async def _end(ws: JsonSession, ending: str, timeout: float) -> None:

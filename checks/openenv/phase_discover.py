@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checks.decision import record
+from checks.decision import record, unsupported
 from checks.http_client import HttpClient
 from checks.openenv import http_judging as judge
 from checks.openenv.options import Ctx
@@ -22,11 +22,10 @@ async def discover_phase(ctx: Ctx) -> None:
         record(report, judge.openapi(openapi), http.transcript)
     version = judge.openapi_version(openapi)
     known.openapi_paths, known.openapi_fetched = judge.openapi_paths(openapi), True
-    mode = "unknown"
     if known.openapi_paths is None:
-        report.unsupported("openenv.mode.consistent", "no OpenAPI paths to read the mode from", http.transcript)
+        why = "no OpenAPI paths to read the mode from"
+        record(report, unsupported("openenv.mode.consistent", why), http.transcript)
     else:
-        mode = judge.mode_name(known.openapi_paths)
         record(report, judge.mode(known.openapi_paths), http.transcript)
     markers = [
         marker
@@ -36,11 +35,4 @@ async def discover_phase(ctx: Ctx) -> None:
         )
         if seen
     ]
-    profile = f"openenv-http/{version.split('.')[0]}.x" if isinstance(version, str) and version else "unknown"
-    line = "openenv 0.10 or later" if markers else "openenv-core 0.3 or earlier (no 0.10 marker)"
-    report.info(
-        "openenv.discover.profile",
-        actual=f"the wire shows {line}, {mode} mode; info.version {version!r} (profile {profile}); "
-        f"0.10+ markers: {', '.join(markers) or 'none'}",
-        evidence=http.transcript,
-    )
+    record(report, judge.profile(version, known.openapi_paths, markers), http.transcript)

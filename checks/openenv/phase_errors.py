@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+from checks.decision import record, unsupported
+from checks.openenv import judging_sessions as judge
 from checks.openenv.episodes import finish
-from checks.openenv.judging import error_problem, judge_error_code
+from checks.openenv.judging import error_code_decision
 from checks.openenv.options import Ctx
 from checks.openenv.session import open_session
 
@@ -21,29 +23,15 @@ async def errors_phase(ctx: Ctx) -> None:
         crash_step = json.dumps({"type": "step", "data": options.crash_action})
         cases.append(("openenv.errors.execution", "EXECUTION_ERROR", "the declared crash action", crash_step))
     else:
-        report.unsupported("openenv.errors.execution", "the target declares no crash_action")
+        record(report, unsupported("openenv.errors.execution", "the target declares no crash_action"))
     for clause_id, code, what, text in cases:
         ws = await open_session(ctx, f"recoverable error: {what}")
         try:
             await ws.reset(options.reset)
             await ws.send_raw(text, what)
             reply = await ws.reply(what)
-            problem = error_problem(reply, code)
-            report.check(
-                problem is None,
-                clause_id,
-                expected=f"{code} for {what}",
-                actual=problem or reply.describe(),
-                evidence=ws.transcript,
-            )
-            judge_error_code(report, reply, ws.transcript)
+            record(report, [judge.recoverable(clause_id, code, what, reply), error_code_decision(reply)], ws.transcript)
             again = await ws.reset(options.reset)
-            report.check(
-                again.kind == "observation",
-                clause_id,
-                expected=f"the session still answers reset after {what}",
-                actual=again.describe(),
-                evidence=ws.transcript,
-            )
+            record(report, judge.still_usable(clause_id, what, again), ws.transcript)
         finally:
             await finish(ws, ctx.timeout)

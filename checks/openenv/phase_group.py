@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from checks.core import PhaseStopped
-from checks.openenv.episodes import EpisodeRun, difference, play_alone, play_group
+from checks.decision import record
+from checks.openenv import judging_episodes as judge
+from checks.openenv.episodes import EpisodeRun, play_alone, play_group
 from checks.openenv.facts import action_plan, load_schema
-from checks.openenv.judging import judge_rewards
+from checks.openenv.judging import reward_decisions, rewards_seen
 from checks.openenv.options import Ctx, group_size
 
 
@@ -20,59 +22,45 @@ async def group_phase(ctx: Ctx) -> None:
 
     first = await play_alone(ctx, "scripted episode, alone (1)", options.reset, script, budget)
     second = await play_alone(ctx, "scripted episode, alone (2)", options.reset, script, budget)
-    _judge_rewards(ctx, [first, second])
-    deterministic = first.frames() == second.frames()
-    report.check(
-        deterministic,
-        "openenv.determinism.sequential",
-        expected="identical frames in both runs",
-        actual=difference(first, second) if not deterministic else f"{len(first.frames())} frames identical",
-        evidence=[first.transcript, second.transcript],
-    )
-    _expect_reward(ctx, [first, second])
+    played = [first, second]
+    _judge_rewards(ctx, played)
+    if judge.sent_seed(options.reset) is not None:
+        ctx.state.seed_shown = judge.seed_shown([first.reset, second.reset])
+    why_not = judge.why_unrepeatable(options, ctx.state.seed_shown)
+    record(report, judge.sequential(first, second, why_not), [first.transcript, second.transcript])
+    _expect_reward(ctx, played)
 
-    if size < 2:
-        for clause_id in ("openenv.determinism.group", "openenv.isolation.sessions"):
-            report.unsupported(clause_id, "the group size is 1")
-        return
-    runs = await play_group(ctx, "identical group", [options.reset] * size, [script] * size, budget)
-    evidence = [run.transcript for run in runs]
-    if any(run.refused for run in runs):
-        refused = next(run for run in runs if run.refused)
-        raise PhaseStopped(f"the group could not run: {refused.describe()} (see openenv.capacity.group)", evidence)
-    _judge_rewards(ctx, runs)
-    odd_one = next((run for run in runs if run.frames() != runs[0].frames()), None)
-    report.check(
-        odd_one is None,
-        "openenv.determinism.group",
-        expected=f"{size} identical sessions give identical frames",
-        actual=f"final rewards {[run.final_reward for run in runs]}"
-        + (f"; {difference(runs[0], odd_one)}" if odd_one else ""),
-        evidence=evidence,
-    )
-    _expect_reward(ctx, runs)
+    try:
+        if size < 2:
+            record(report, judge.group_unsupported())
+            return
+        runs = await play_group(ctx, "identical group", [options.reset] * size, [script] * size, budget)
+        played += runs
+        if any(run.refused for run in runs):
+            refused = next(run for run in runs if run.refused)
+            evidence = [run.transcript for run in runs]
+            raise PhaseStopped(f"the group could not run: {refused.describe()} (see openenv.capacity.group)", evidence)
+        _judge_rewards(ctx, runs)
+        record(report, judge.group(runs, why_not), [run.transcript for run in runs])
+        _expect_reward(ctx, runs)
 
-    # Isolation: each session gets its own episode id, seed, task and action order.
-    resets = [_variant_reset(options.reset, options.contrast_task_id, index) for index in range(size)]
-    scripts = [script[index % len(script) :] + script[: index % len(script)] for index in range(size)]
-    alone = [
-        await play_alone(ctx, f"isolation variant {i + 1}, alone", resets[i], scripts[i], budget) for i in range(size)
-    ]
-    together = await play_group(ctx, "isolation group", resets, scripts, budget)
-    _judge_rewards(ctx, alone + together)
-    mismatches = []
-    for index, (solo, shared) in enumerate(zip(alone, together, strict=True)):
-        frames_agree = solo.frames() == shared.frames() or not deterministic
-        if not frames_agree or solo.state_summary() != shared.state_summary():
-            mismatches.append(f"session {index + 1}: {difference(solo, shared, with_state=True)}")
-    report.check(
-        not mismatches,
-        "openenv.isolation.sessions",
-        expected="each parallel session sees what it sees alone"
-        + ("" if deterministic else " (episode id and step count only: the env is not deterministic)"),
-        actual="; ".join(mismatches[:2]) or f"{size} sessions agree with their solo runs",
-        evidence=[run.transcript for run in alone + together],
-    )
+        # Isolation: each session gets its own episode id, seed, task and action order.
+        resets = [_variant_reset(options.reset, options.contrast_task_id, index) for index in range(size)]
+        scripts = [script[index % len(script) :] + script[: index % len(script)] for index in range(size)]
+        alone = [
+            await play_alone(ctx, f"isolation variant {i + 1}, alone", resets[i], scripts[i], budget)
+            for i in range(size)
+        ]
+        together = await play_group(ctx, "isolation group", resets, scripts, budget)
+        played += alone + together
+        _judge_rewards(ctx, alone + together)
+        unequal = "the scripted episode played alone twice gave different frames (openenv.determinism.sequential)"
+        frames_why_not = why_not or (unequal if first.frames() != second.frames() else None)
+        evidence = [run.transcript for run in alone + together]
+        record(report, judge.isolation(alone, together, frames_why_not), evidence)
+    finally:
+        steps = [step for run in played for step in run.steps]
+        record(report, rewards_seen(steps, options), [run.transcript for run in played])
 
 
 def _variant_reset(base: dict[str, Any], contrast_task_id: str | None, index: int) -> dict[str, Any]:
@@ -86,19 +74,10 @@ def _variant_reset(base: dict[str, Any], contrast_task_id: str | None, index: in
 
 def _judge_rewards(ctx: Ctx, runs: list[EpisodeRun]) -> None:
     for run in runs:
-        judge_rewards(ctx.report, run.steps, ctx.options, run.transcript)
+        for step in run.steps:
+            record(ctx.report, reward_decisions(step, ctx.options, on_reset=False), run.transcript)
 
 
 def _expect_reward(ctx: Ctx, runs: list[EpisodeRun]) -> None:
-    expected = ctx.options.expected_reward
-    if expected is None:
-        ctx.report.unsupported("openenv.replay.expected-reward", "the target declares no expected_reward")
-        return
     for run in runs:
-        ctx.report.check(
-            run.done and run.final_reward == expected,
-            "openenv.replay.expected-reward",
-            expected=f"done with reward {expected}",
-            actual=run.describe(),
-            evidence=run.transcript,
-        )
+        record(ctx.report, judge.expected_reward(ctx.options, run), run.transcript)

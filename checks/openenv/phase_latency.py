@@ -6,7 +6,9 @@ import asyncio
 import time
 from typing import Any
 
-from checks.core import PhaseStopped, Transcript, percentile, seconds
+from checks.core import PhaseStopped, Transcript
+from checks.decision import record
+from checks.openenv import judging_timing as judge
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.options import Ctx, group_size
@@ -35,25 +37,7 @@ async def latency_phase(ctx: Ctx) -> None:
         await asyncio.gather(*(finish(s, ctx.timeout) for s in sessions))
     together = [t for timings in per_session for t in timings]
     evidence: list[Transcript] = [ws.transcript] + [s.transcript for s in sessions]
-    single, group_p99 = percentile(alone, 0.5), percentile(together, 0.99)
-    report.info(
-        "openenv.latency.figures",
-        actual=f"one socket: reset+step median {seconds(single)}, p99 {seconds(percentile(alone, 0.99))} "
-        f"over {len(alone)}; {size} parallel sessions: reset+step p99 {seconds(group_p99)} "
-        f"over {len(together)}",
-        evidence=evidence,
-    )
-    bound = options.latency_bound_ms
-    if bound is None:
-        report.unsupported("openenv.latency.bound", "the target sets no latency_bound_ms")
-        return
-    report.check(
-        single * 1000 <= bound and group_p99 * 1000 <= bound,
-        "openenv.latency.bound",
-        expected=f"median and group p99 within {bound:g} ms",
-        actual=f"median {seconds(single)}, group p99 {seconds(group_p99)}",
-        evidence=evidence,
-    )
+    record(report, judge.latency(alone, together, size, options.latency_bound_ms), evidence)
 
 
 async def _round_trips(ws: JsonSession, reset: dict[str, Any], action: Any, rounds: int) -> list[float]:

@@ -18,14 +18,14 @@ import statistics
 import time
 from typing import Any
 
-from checks.core import PhaseStopped, seconds
+from checks.core import PhaseStopped
+from checks.decision import record
+from checks.openenv import judging_timing as judge
 from checks.openenv.episodes import finish
 from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.options import Ctx, group_size
 from checks.openenv.session import JsonSession, open_session, settle_all
 
-SLOW_STEP = 0.020  # below this a step is too quick for scheduling noise to be told from serving order
-OVERLAP_SHARE = 0.8  # a group overlaps when it takes under this share of its steps' sum
 MAX_ROUNDS = 5
 MEASURE_BUDGET = 6.0  # seconds of timed steps, both measurements together, before rounds are cut
 
@@ -38,7 +38,7 @@ async def overlap_phase(ctx: Ctx) -> None:
     size, capacity = group_size(ctx), ctx.state.capacity
     if size < 2 or (capacity is not None and capacity < size):
         why = "the group size is 1" if size < 2 else f"the server accepts {capacity} sessions, fewer than the group"
-        report.info("openenv.concurrency.overlap", actual=f"not judged, because {why}")
+        record(report, judge.overlap_not_judged(why))
         return
     sessions: list[JsonSession] = []
     try:
@@ -50,35 +50,20 @@ async def overlap_phase(ctx: Ctx) -> None:
         resets += await settle_all(*(session.reset(options.reset) for session in sessions[1:]))
         refused = next((reply for reply in resets if reply.kind != "observation"), None)
         if refused is not None:
-            report.info(
-                "openenv.concurrency.overlap",
-                actual=f"not judged, because the group was not accepted: {refused.describe()}",
-                evidence=evidence,
-            )
+            why = f"the group was not accepted: {refused.describe()}"
+            record(report, judge.overlap_not_judged(why), evidence)
             return
         first = await _time_step(sessions[0], options.reset, plan.valid[0])
         rounds = max(1, min(MAX_ROUNDS, int(MEASURE_BUDGET / (2 * max(first, 1e-6) * (size + 1)))))
         single, group = await _measure(sessions, options.reset, plan.valid[0], rounds, [first])
-        if single < SLOW_STEP:
-            report.info(
-                "openenv.concurrency.overlap",
-                actual=f"not judged, because one step takes {seconds(single)}, under {seconds(SLOW_STEP)}",
-                evidence=evidence,
-            )
+        quick = judge.too_quick(single)
+        if quick is not None:
+            record(report, quick, evidence)
             return
-        if group >= OVERLAP_SHARE * size * single:  # looks serial: measure again, keep the kinder figures
+        if not judge.overlapped(single, group, size):  # looks serial: measure again, keep the kinder figures
             again = await _measure(sessions, options.reset, plan.valid[0], rounds, [])
             single, group = min((single, group), again, key=lambda pair: pair[1] / pair[0])
-        total = size * single
-        report.check(
-            group < OVERLAP_SHARE * total,
-            "openenv.concurrency.overlap",
-            expected=f"{size} steps sent at once finish in under {OVERLAP_SHARE:.0%} of {size} x one step alone",
-            actual=f"the group's steps took {seconds(group)}; one step alone {seconds(single)}, "
-            f"{size} of them {seconds(total)} ({group / total:.0%}; medians of {rounds} rounds)"
-            + ("" if group < OVERLAP_SHARE * total else ": the sessions were served one at a time"),
-            evidence=evidence,
-        )
+        record(report, judge.overlap(single, group, size, rounds), evidence)
     finally:
         await asyncio.gather(*(finish(session, ctx.timeout) for session in sessions))
 

@@ -6,8 +6,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from checks.core import PhaseStopped, TargetUnreachable, Transcript, truncate
+from checks.decision import record
 from checks.errors import Refused
 from checks.http_client import HttpClient
+from checks.openenv import judging_sessions as judge
 from checks.openenv.episodes import finish, session_with_grace
 from checks.openenv.options import Ctx, group_size
 from checks.openenv.session import JsonSession, connect_session
@@ -33,13 +35,7 @@ async def survive_phase(ctx: Ctx) -> None:
                 await survival.bystander.reset(ctx.options.reset)
         if await survival.hostile_frames():
             await survival.drops_and_burst()
-        ctx.report.check(
-            not survival.problems,
-            "openenv.survive.hostile",
-            expected="/health as before and sessions still working after every hostile input",
-            actual="; ".join(survival.problems[:3]) or "the server and its sessions kept working",
-            evidence=survival.evidence,
-        )
+        record(ctx.report, judge.hostile(survival.problems), survival.evidence)
     finally:
         if survival.bystander is not None:
             await finish(survival.bystander, ctx.timeout)
@@ -101,17 +97,7 @@ class _Survival:
             # Silence here is the hostile input's effect, judged by clean-end: the session is not used again.
             follow = first if first.closed is not None else await ws.state(judge_silence=True)
             if judged:
-                closed = ws.socket.closed
-                ended_cleanly = (
-                    first.code == "SESSION_ERROR" and closed is not None and closed.by == "peer" and closed.code == 1000
-                )
-                self.ctx.report.check(
-                    follow.kind == "state" or ended_cleanly,
-                    "openenv.survive.clean-end",
-                    expected=f"after {what}: SESSION_ERROR and close 1000, or a usable session",
-                    actual=f"{first.describe()}; then {follow.describe()}",
-                    evidence=ws.transcript,
-                )
+                record(self.ctx.report, judge.clean_end(what, first, follow, ws.socket.closed), ws.transcript)
             await ws.close()
             if not await self.still_healthy(what):
                 return False

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from checks.decision import record, unsupported
 from checks.http_client import HttpClient
+from checks.openenv import http_judging
+from checks.openenv import judging_sessions as judge
 from checks.openenv.episodes import finish
 from checks.openenv.options import Ctx
 from checks.openenv.session import open_session
-from checks.task_index import first_split, index_disagreements, index_probes, listed_tasks, splits_problem
+from checks.task_index import first_split, index_disagreements, index_probes, listed_tasks
 
 NOT_SERVED = (404, 405)
 NOT_IMPLEMENTED = 501
@@ -29,47 +32,28 @@ async def tasks_phase(ctx: Ctx) -> None:
         if listed.status in NOT_SERVED:
             _unsupported(ctx, http, f"/list_environments answers {listed.status}: no task API (OpenEnv 0.10)")
             return
-        names = listed.body if listed.is_json else None
-        if not isinstance(names, list) or not names or not isinstance(names[0], str):
-            report.failed(
-                "openenv.tasks.consistent",
-                expected="/list_environments answers a list of env names",
-                actual=listed.describe(),
-                evidence=http.transcript,
-            )
+        env = http_judging.env_name(listed)
+        if env is None:
+            record(report, http_judging.env_names(listed), http.transcript)
             return
-        env = names[0]
         splits = await http.get(f"/{env}/splits")
         if splits.status == NOT_IMPLEMENTED:
             _unsupported(ctx, http, f"/{env}/splits answers 501: the env implements no task methods")
             return
-        problem = splits_problem(splits.body, types=None) if splits.status == 200 else splits.describe()
         split = first_split(splits.body)
-        if problem or split is None:
-            report.failed(
-                "openenv.tasks.consistent",
-                expected=f"/{env}/splits answers a list of splits",
-                actual=problem or splits.describe(),
-                evidence=http.transcript,
-            )
+        if http_judging.splits_problem_of(splits) or split is None:
+            record(report, http_judging.splits(env, splits), http.transcript)
             return
         tasks, problems = await _listing(http, env, split)
-        report.check(
-            not problems,
-            "openenv.tasks.consistent",
-            expected=f"num_tasks, tasks, task and task_range of split {split!r} agree",
-            actual="; ".join(problems) or f"{len(tasks)} tasks in split {split!r}, each route agreeing",
-            evidence=http.transcript,
-        )
+        record(report, http_judging.task_index(split, tasks, problems), http.transcript)
     if not tasks:
-        report.unsupported("openenv.tasks.reset", f"split {split!r} lists no task", http.transcript)
+        record(report, unsupported("openenv.tasks.reset", f"split {split!r} lists no task"), http.transcript)
         return
     await _reset_to_task(ctx, split)
 
 
 def _unsupported(ctx: Ctx, http: HttpClient, why: str) -> None:
-    for clause_id in TASK_CLAUSES:
-        ctx.report.unsupported(clause_id, why, http.transcript)
+    record(ctx.report, [unsupported(clause_id, why) for clause_id in TASK_CLAUSES], http.transcript)
 
 
 async def _listing(http: HttpClient, env: str, split: str) -> tuple[list[Any], list[str]]:
@@ -87,12 +71,6 @@ async def _reset_to_task(ctx: Ctx, split: str) -> None:
     ws = await open_session(ctx, f"reset to task 0 of split {split!r}")
     try:
         reply = await ws.reset({**ctx.options.reset, "split": split, "index": 0})
-        ctx.report.check(
-            reply.kind == "observation",
-            "openenv.tasks.reset",
-            expected=f"an observation for a reset to task 0 of split {split!r}",
-            actual=reply.describe(),
-            evidence=ws.transcript,
-        )
+        record(ctx.report, judge.task_reset(reply, split), ws.transcript)
     finally:
         await finish(ws, ctx.timeout)

@@ -3,9 +3,10 @@
 A closed or undecodable reply is a `Reply` that says so, for the phase to judge
 like any other answer. A reply that does not come in time is different: the
 server may still send it, and then every later frame would be read as the reply
-to the wrong message. So the session judges `openenv.ws.reply-in-time` itself,
-and a missing reply ends it and stops the phase (`PhaseStopped`), unless the
-caller asked to judge that silence itself.
+to the wrong message. So a missing reply ends the session and stops the phase
+(`PhaseStopped`), unless the caller asked to judge that silence itself. Every
+wait for a reply is logged as a `Wait` (what was asked, whether it was answered
+in time) for `judging.reply_in_time` to decide `openenv.ws.reply-in-time`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar, cast
 from urllib.parse import urlsplit, urlunsplit
 
-from checks.core import NoReply, PhaseStopped, Report, Transcript, summarize, truncate
+from checks.core import NoReply, PhaseStopped, Transcript, summarize, truncate
 from checks.errors import PeerClosed, Refused
 from checks.openenv.options import Ctx
 from checks.wire import WireSocket, open_websocket
@@ -55,6 +56,16 @@ def summarize_frame(data: bytes | str) -> tuple[str, str]:
         return "json", summarize(json.loads(data))
     except (ValueError, RecursionError):
         return "text", repr(truncate(data, 200))
+
+
+@dataclass(frozen=True)
+class Wait:
+    """One wait for a reply: what was asked, the timeout, and whether a frame (or a close) came in time."""
+
+    asked: str
+    timeout: float
+    answered: bool
+    transcript: Transcript
 
 
 @dataclass
@@ -103,9 +114,9 @@ def decode_frame(data: bytes | str) -> Reply:
 class JsonSession:
     """One /ws connection speaking JSON text frames."""
 
-    def __init__(self, socket: WireSocket, report: Report) -> None:
+    def __init__(self, socket: WireSocket, waits: list[Wait]) -> None:
         self.socket = socket
-        self.report = report
+        self.waits = waits  # the run's log of waits for a reply, this session's appended
         self.pending: list[Reply] = []  # frames read early and put back
         # Set, and the socket closed, when a reply did not come in time: "reset got no reply within 3s".
         self.lost: str | None = None
@@ -148,9 +159,9 @@ class JsonSession:
     async def reply(self, asked: str, judge_silence: bool = False) -> Reply:
         """The reply to what was sent last; it must come within the step timeout.
 
-        Silence closes the session and stops the phase (PhaseStopped), after
-        failing openenv.ws.reply-in-time. With `judge_silence` the caller's own clause
-        judges the silence instead: the session is still closed, and the Reply says why.
+        Silence is logged as an unanswered `Wait`, closes the session and stops the
+        phase (PhaseStopped). With `judge_silence` the caller's own clause judges the
+        silence instead: the session is still closed, and the Reply says why.
         """
         if self.pending:
             return self.pending.pop(0)
@@ -164,22 +175,11 @@ class JsonSession:
             await self._close_lost()
             if judge_silence:
                 return Reply(failure=f"no reply: {exc}")
-            self.report.failed(
-                "openenv.ws.reply-in-time",
-                expected=f"a reply to {asked} within {timeout:g}s",
-                actual=f"nothing arrived within {timeout:g}s; the session was closed, since any "
-                "later frame could be the late reply",
-                evidence=self.transcript,
-            )
+            self.waits.append(Wait(asked, timeout, False, self.transcript))
             self.stop_lost()
         except PeerClosed as exc:
             return Reply(failure=str(exc), closed=exc)
-        self.report.passed(
-            "openenv.ws.reply-in-time",
-            expected=f"a reply within {self.socket.timeout:g}s",
-            actual=f"{asked} answered in time",
-            evidence=self.transcript,
-        )
+        self.waits.append(Wait(asked, self.socket.timeout, True, self.transcript))
         return decode_frame(data)
 
     async def _close_lost(self) -> None:
@@ -261,7 +261,7 @@ async def connect_session(ctx: Ctx, label: str, timeout: float | None = None, qu
         headers=ctx.options.request_headers() or None,
         ssl_context=ctx.options.websocket_ssl(ws_url(ctx.url)),
     )
-    session = JsonSession(socket, ctx.report)
+    session = JsonSession(socket, ctx.state.waits)
     if ctx.state.greets:
         first = await session.listen(min(ctx.timeout, QUIET_BEFORE))
         if first.failure is None and first.code in CLOSING_CODES:  # a refusal, not a greeting: keep it

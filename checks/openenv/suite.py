@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from checks.core import Phase, Suite
+from checks.decision import record
 from checks.openenv.clauses import CATALOGUE
-from checks.openenv.options import Facts, OpenEnvOptions
+from checks.openenv.judging_timing import reply_in_time
+from checks.openenv.options import Ctx, Facts, OpenEnvOptions
 from checks.openenv.phase_actions import actions_phase
 from checks.openenv.phase_attach import attach_phase
 from checks.openenv.phase_capacity import capacity_phase
@@ -23,10 +27,30 @@ from checks.openenv.phase_survive import survive_phase
 from checks.openenv.phase_tasks import tasks_phase
 from checks.openenv.phase_termination import termination_phase
 
+PhaseRun = Callable[[Ctx], Awaitable[None]]
+
+
+def timed(run: PhaseRun) -> PhaseRun:
+    """`run`, then openenv.ws.reply-in-time judged on every wait for a reply its sessions logged.
+
+    Also when the phase stops (a lost reply raises PhaseStopped): the miss is recorded before
+    the phase's undecided clauses become errors."""
+
+    async def timed_run(ctx: Ctx) -> None:
+        start = len(ctx.state.waits)
+        try:
+            await run(ctx)
+        finally:
+            for wait in ctx.state.waits[start:]:
+                record(ctx.report, reply_in_time(wait), wait.transcript)
+
+    return timed_run
+
+
 PHASES = (
     Phase(
         "discover",
-        discover_phase,
+        timed(discover_phase),
         (
             "openenv.discover.health",
             "openenv.discover.metadata",
@@ -39,7 +63,7 @@ PHASES = (
     ),
     Phase(
         "session",
-        session_phase,
+        timed(session_phase),
         (
             "openenv.ws.handshake",
             "openenv.ws.envelope",
@@ -59,7 +83,7 @@ PHASES = (
     ),
     Phase(
         "actions",
-        actions_phase,
+        timed(actions_phase),
         (
             "openenv.schema.action-accepted",
             "openenv.action.rejected",
@@ -78,7 +102,7 @@ PHASES = (
     ),
     Phase(
         "errors",
-        errors_phase,
+        timed(errors_phase),
         (
             "openenv.errors.invalid-json",
             "openenv.errors.unknown-type",
@@ -90,7 +114,7 @@ PHASES = (
     ),
     Phase(
         "capacity",
-        capacity_phase,
+        timed(capacity_phase),
         (
             "openenv.capacity.probed",
             "openenv.capacity.group",
@@ -101,7 +125,7 @@ PHASES = (
     ),
     Phase(
         "group",
-        group_phase,
+        timed(group_phase),
         (
             "openenv.determinism.sequential",
             "openenv.replay.expected-reward",
@@ -116,7 +140,7 @@ PHASES = (
     ),
     Phase(
         "reset",
-        reset_phase,
+        timed(reset_phase),
         (
             "openenv.reset.task-id",
             "openenv.reset.seed",
@@ -127,7 +151,7 @@ PHASES = (
     ),
     Phase(
         "termination",
-        termination_phase,
+        timed(termination_phase),
         (
             "openenv.termination.within-budget",
             "openenv.termination.after-done",
@@ -140,7 +164,7 @@ PHASES = (
     ),
     Phase(
         "http",
-        http_phase,
+        timed(http_phase),
         (
             "openenv.http.reset",
             "openenv.http.step",
@@ -152,19 +176,19 @@ PHASES = (
     ),
     Phase(
         "production",
-        production_phase,
+        timed(production_phase),
         ("openenv.production.harness", "openenv.production.http-absent", "openenv.production.ws-episodes"),
         "the /harness handshake; in production mode (read from OpenAPI) HTTP /reset, /step, /state and /ws",
     ),
     Phase(
         "mcp",
-        mcp_phase,
+        timed(mcp_phase),
         ("openenv.mcp.error-object", "openenv.mcp.error-code", "openenv.mcp.missing-name", "openenv.mcp.input-schema"),
         "POST /mcp with unparsable and invalid requests, tools/call without a name, tools/list",
     ),
     Phase(
         "attach",
-        attach_phase,
+        timed(attach_phase),
         (
             "openenv.attach.session",
             "openenv.attach.unknown-id",
@@ -176,13 +200,13 @@ PHASES = (
     ),
     Phase(
         "tasks",
-        tasks_phase,
+        timed(tasks_phase),
         ("openenv.tasks.consistent", "openenv.tasks.reset"),
         "the task API when served: its routes agree on a split, and a listed task resets",
     ),
     Phase(
         "latency",
-        latency_phase,
+        timed(latency_phase),
         (
             "openenv.latency.figures",
             "openenv.latency.bound",
@@ -193,14 +217,14 @@ PHASES = (
     ),
     Phase(
         "overlap",
-        overlap_phase,
+        timed(overlap_phase),
         ("openenv.concurrency.overlap", "openenv.ws.reply-in-time"),
         "one slow step alone, then the same step sent at once on every session of the group",
         budget=8.0,
     ),
     Phase(
         "close",
-        close_phase,
+        timed(close_phase),
         (
             "openenv.close.clean",
             "openenv.close.frees-slot",
@@ -210,7 +234,7 @@ PHASES = (
     ),
     Phase(
         "survive",
-        survive_phase,
+        timed(survive_phase),
         (
             "openenv.survive.hostile",
             "openenv.survive.clean-end",

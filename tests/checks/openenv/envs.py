@@ -307,6 +307,7 @@ SEED_OPTIONS: dict[str, Any] = {
     "actions": [{"answer": "done"}, {}, {"answer": "42", "tool": "calc", "x": 1}, {"answer": 0}, {"answer": None}],
     "expected_reward": 0.5,
     "group_size": 5,
+    "deterministic": True,  # no seed is sent, so determinism and isolation are judged on this declaration
     "timeout": 5.0,
     "latency_rounds": 5,
 }

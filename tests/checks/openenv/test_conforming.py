@@ -60,7 +60,7 @@ async def test_seed_scenario_scores_half_in_a_group_of_five_and_refuses_the_odd_
         "openenv.isolation.sessions": Verdict.PASS,
         "openenv.ws.reward": Verdict.PASS,  # every reward the group saw is judged
         "openenv.ws.reward-number": Verdict.PASS,
-        "openenv.ws.reward-range": Verdict.PASS,
+        "openenv.ws.reward-range": Verdict.INFO,  # no range declared: the range seen is recorded
         "openenv.ws.reply-in-time": Verdict.PASS,
     }
     expected_reward = report.results[("group", "openenv.replay.expected-reward")]

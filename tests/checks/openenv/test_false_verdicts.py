@@ -56,7 +56,9 @@ async def test_one_session_capacity_with_default_options_runs_the_group_within_i
     assert verdicts(report, Verdict.FAIL, Verdict.ERROR) == {}
     assert verdict_of(report, "openenv.capacity.reached") is Verdict.PASS
     assert verdict_of(report, "openenv.capacity.group") is Verdict.INFO
-    assert report.results[("group", "openenv.determinism.sequential")].verdict is Verdict.PASS
+    # No seed sent and no determinism declared: two episodes may differ by design, so not judged.
+    sequential = report.results[("group", "openenv.determinism.sequential")]
+    assert sequential.verdict is Verdict.INFO and sequential.actual.startswith("not judged"), sequential.actual
 
 
 async def test_a_null_step_reward_is_legal_with_default_options():

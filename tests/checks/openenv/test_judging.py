@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from checks.openenv.judging import error_code_decision, observation_decisions
+from checks.core import Transcript
+from checks.openenv import judging_episodes
+from checks.openenv.episodes import EpisodeRun
+from checks.openenv.judging import error_code_decision, observation_decisions, rewards_seen
+from checks.openenv.judging_timing import reply_in_time
 from checks.openenv.options import OpenEnvOptions
-from checks.openenv.session import Reply
+from checks.openenv.session import Reply, Wait
 from tests.checks.decisions import held
 
 SCHEMA = {"observation": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}}
@@ -19,7 +23,8 @@ def observation(reward, **observed) -> Reply:
 
 
 def test_a_step_observation_decides_envelope_reward_range_and_schema():
-    decisions = observation_decisions(observation(0.5, text="hi"), SCHEMA, OpenEnvOptions(), on_reset=False)
+    declared = OpenEnvOptions(reward_range=(0.0, 1.0))
+    decisions = observation_decisions(observation(0.5, text="hi"), SCHEMA, declared, on_reset=False)
     assert [(d.clause_id, held(d)) for d in decisions] == [
         ("openenv.ws.envelope", True),
         ("openenv.ws.reward", True),
@@ -55,3 +60,70 @@ def test_an_error_code_outside_the_seven_is_named():
     assert held(error_code_decision(unknown)) is False
     known = frame({"type": "error", "data": {"code": "VALIDATION_ERROR", "message": "m"}})
     assert held(error_code_decision(known))
+
+
+def test_without_a_declared_range_no_reward_is_out_of_range_and_the_range_seen_is_recorded():
+    steps = [observation(-1.0, text="a"), observation(3, text="b"), observation(None, text="c")]
+    undeclared = OpenEnvOptions()
+    assert all(
+        d.clause_id != "openenv.ws.reward-range"
+        for s in steps
+        for d in observation_decisions(s, None, undeclared, False)
+    )
+    (seen,) = rewards_seen(steps, undeclared)
+    assert seen.outcome == "info" and "from -1.0 to 3 over 2 steps" in seen.actual
+    declared = OpenEnvOptions(reward_range=(0.0, 1.0))
+    assert rewards_seen(steps, declared) == []
+    ranged = [d for d in observation_decisions(steps[0], None, declared, False) if d.clause_id.endswith("range")]
+    assert [held(d) for d in ranged] == [False]
+
+
+def run(first: Reply, *steps: Reply) -> EpisodeRun:
+    return EpisodeRun(Transcript(1, "group", "test"), first, list(steps))
+
+
+def test_episodes_that_differ_are_not_judged_without_a_seed_or_a_declaration():
+    one, other = run(observation(None, side="x"), observation(1.0, side="x")), run(observation(None, side="o"))
+    unseeded = OpenEnvOptions()
+    why = judging_episodes.why_unrepeatable(unseeded, None)
+    decision = judging_episodes.sequential(one, other, why)
+    assert decision.outcome == "info" and decision.actual.startswith("not judged: the reset data sends no seed")
+    declared = OpenEnvOptions(deterministic=True)
+    assert judging_episodes.sequential(one, other, judging_episodes.why_unrepeatable(declared, None)).missed
+
+
+def test_a_seed_is_applied_only_when_fresh_sessions_start_alike():
+    seeded = OpenEnvOptions(reset={"seed": 3})
+    alike = [observation(None, side="x"), observation(None, side="x")]
+    assert judging_episodes.seed_shown(alike)
+    assert judging_episodes.why_unrepeatable(seeded, True) is None
+    apart = [observation(None, side="x"), observation(None, side="o")]
+    assert not judging_episodes.seed_shown(apart)
+    assert "does not apply it" in (judging_episodes.why_unrepeatable(seeded, False) or "")
+
+
+def test_identical_runs_pass_only_when_the_actions_reached_the_env():
+    still = run(observation(None, board="empty"), observation(0.0, board="empty"))
+    decision = judging_episodes.sequential(still, still, None)
+    assert decision.outcome == "info" and "the actions did not reach the env" in decision.actual
+    moved = run(observation(None, board="empty"), observation(0.0, board="x"))
+    assert held(judging_episodes.sequential(moved, moved, None))
+
+
+def test_isolation_compares_episode_ids_and_step_counts_even_when_frames_are_not_judged():
+    def with_state(episode_id):
+        played = run(observation(None, side="x"), observation(1.0, side="y"))
+        played.state = frame({"type": "state", "data": {"episode_id": episode_id, "step_count": 1}})
+        return played
+
+    why = "the reset data sends no seed"
+    assert judging_episodes.isolation([with_state("a")], [with_state("b")], why).missed
+    agreeing = judging_episodes.isolation([with_state("a")], [with_state("a")], why)
+    assert agreeing.outcome == "info" and "frames not compared" in agreeing.actual
+
+
+def test_reply_in_time_is_decided_from_the_logged_wait():
+    transcript = Transcript(1, "session", "test")
+    assert held(reply_in_time(Wait("reset", 3.0, True, transcript)))
+    late = reply_in_time(Wait("step", 3.0, False, transcript))
+    assert late.missed and "within 3s" in late.expected

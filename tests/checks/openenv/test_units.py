@@ -16,8 +16,8 @@ from checks.openenv.judging import (
     state_problem,
     unprompted_problem,
 )
+from checks.openenv.mcp_judging import error_response_problem
 from checks.openenv.options import OpenEnvOptions
-from checks.openenv.phase_mcp import error_response_problem
 from checks.openenv.schemas import is_valid, schema_errors
 from checks.openenv.session import Reply, decode_frame, ws_url
 

@@ -1,7 +1,8 @@
-"""A walk whose goal pays -1 on the declared [0, 1] range: seen only once an episode runs three steps.
+"""A walk whose goal pays -1 on a declared [0, 1] range: seen only once an episode runs three steps.
 
 One-step sessions (session, actions) never see it; the group and termination
-phases play the episode to its end. Broken clause: openenv.ws.reward-range.
+phases play the episode to its end. Broken clause: openenv.ws.reward-range, judged because
+the options declare the range (nothing on the wire does, so by default it is only recorded).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ OPTIONS = {
     "actions": [{"direction": "right"}],
     "expected_reward": None,
     "crash_action": None,
+    "reward_range": [0.0, 1.0],
 }
 
 
