@@ -316,10 +316,13 @@ class OrsServer:
             if task_id not in self.tasks:
                 return self.call_stream([self.error_event("unknown task_id")])
             return self.call_stream(self.result_events(task_id))
-        task_id = uuid.uuid4().hex
+        task_id = self.new_task_id()
         running = asyncio.ensure_future(self.run_tool(episode, body["name"], body["input"]))
         self.tasks[task_id] = (running, time.monotonic())
         return self.call_stream(self.result_events(task_id))
+
+    def new_task_id(self) -> str:
+        return uuid.uuid4().hex
 
     def call_stream(self, events: Any) -> Response:
         return self.event_stream(events)

@@ -32,7 +32,14 @@ CALL_CLAUSES = (
     "ors.call.reward-number",
     "ors.finished.after-finished",
 )
-ENV_CLAUSES = (*CALL_CLAUSES, "ors.tools.shape", "ors.splits.shape", "ors.tasks.shape", "ors.prompt.blocks")
+ENV_CLAUSES = (
+    *CALL_CLAUSES,
+    "ors.tools.shape",
+    "ors.splits.shape",
+    "ors.tasks.shape",
+    "ors.prompt.blocks",
+    "ors.delete.teardown",
+)
 SHAPES = {"tools": judging.judge_tools, "splits": judging.judge_splits, "tasks": judging.judge_tasks}
 TOP_CLAUSES = (
     "ors.health.ok",
@@ -132,7 +139,7 @@ class OrsWatcher(ExchangeWatcher):
             gone = self._after_delete(sid, "/prompt", reply)
             return gone if gone or reply.status != 200 else [judging.judge_prompt(reply)]
         if method == "POST" and route == "call" and sid is not None:
-            return self._call(sid, reply)
+            return self._after_delete(sid, "/call", reply) or self._call(sid, reply)
         return []
 
     def _call(self, sid: str, reply: Reply) -> list[Decision]:

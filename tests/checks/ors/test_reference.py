@@ -1,8 +1,11 @@
 """The reference ORS server passes every default phase, with and without its tools named: unnamed, the suite
 finds them and decides every call clause."""
 
+import pytest
+from starlette.responses import JSONResponse
+
 from checks.core import Outcome, Verdict, run_suite
-from checks.ors.reference import OrsServer, serve_app, start_reference_server
+from checks.ors.reference import TOOLS, OrsServer, serve_app, start_reference_server
 from checks.ors.suite import SUITE
 from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS, NAMED_TOOLS, QUICK_OPTIONS
 
@@ -58,3 +61,31 @@ async def test_the_keepalive_phase_passes_with_short_delays():
     assert {
         c: seen[c] for c in ("ors.call.keepalive", "ors.session.idle-expiry", "ors.ping.keeps-alive")
     } == dict.fromkeys(("ors.call.keepalive", "ors.session.idle-expiry", "ors.ping.keeps-alive"), Verdict.PASS)
+
+
+class ToolsInASession(OrsServer):
+    """The reference with no shared tools: its tools are listed only by a session's /task_tools."""
+
+    async def tools(self, request):
+        shared = not request.url.path.endswith("/task_tools")
+        return JSONResponse({"tools": [] if shared else TOOLS})
+
+
+class RaisingToolFirst(OrsServer):
+    """The reference listing its tools last to first: the raising and the slow tool come before step."""
+
+    async def tools(self, request):
+        return JSONResponse({"tools": TOOLS[::-1]})
+
+
+@pytest.mark.parametrize("server", [ToolsInASession, RaisingToolFirst])
+async def test_conforming_variants_pass_on_defaults_with_every_call_clause_decided(server):
+    running = await serve_app(server())
+    try:
+        report = await run_suite(SUITE, running.url, QUICK_OPTIONS)
+    finally:
+        await running.close()
+    seen = {r.clause_id: r for r in report.results.values()}
+    assert report.outcome() is Outcome.PASS, [r.to_dict() for r in seen.values() if r.verdict is not Verdict.PASS]
+    for clause in DECIDED_BY_CALLS:
+        assert seen[clause].verdict is Verdict.PASS, (clause, seen[clause].actual)

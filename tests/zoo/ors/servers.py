@@ -35,6 +35,7 @@ class BrokenOrsServer(OrsServer):
         super().__init__(**SETTINGS.get(fault, {}))
         self._sids = itertools.count()
         self._asked: set[str] = set()
+        self._deleted: dict[str, Episode] = {}
 
     # -- discovery
 
@@ -86,6 +87,12 @@ class BrokenOrsServer(OrsServer):
             body = await self.split_body(request, {"split"})
             return JSONResponse({"num_tasks": len(self.split_tasks(body["split"])) + 1})
         return await super().num_tasks(request)
+
+    async def task_range(self, request: Request) -> Response:
+        if self.fault == "task-range-ignores-start":
+            body = await self.split_body(request, {"split", "start", "stop"})
+            return JSONResponse({"tasks": self.split_tasks(body["split"])[: body.get("stop")], "env_name": ENV})
+        return await super().task_range(request)
 
     async def task(self, request: Request) -> Response:
         if self.fault == "index-out-of-range-200":
@@ -161,6 +168,8 @@ class BrokenOrsServer(OrsServer):
         sid = request.headers.get("x-session-id", "").strip()
         if self.fault == "session-outlives-delete" and sid:
             return JSONResponse({"sid": sid})
+        if self.fault == "call-after-delete-runs" and sid in self.episodes:
+            self._deleted[sid] = self.episodes[sid]
         if self.fault == "delete-unknown-500" and request.url.path == "/delete":
             if sid and sid not in self.episodes:
                 return self.refuse(500, "KeyError: no such session")
@@ -189,6 +198,15 @@ class BrokenOrsServer(OrsServer):
     # -- tools
 
     async def call(self, request: Request) -> Response:
+        sid = request.headers.get("x-session-id", "").strip()
+        if self.fault == "call-after-delete-runs" and sid in self._deleted and sid not in self.episodes:
+            self.episodes[sid] = self._deleted[sid]  # the deleted session still answers calls
+            try:
+                return await super().call(request)
+            finally:
+                del self.episodes[sid]
+        if self.fault == "raising-tool-500" and (await self.body(request)).get("name") == "fail":
+            return self.refuse(500, "RuntimeError: the fail tool raised, as it always does")
         if self.fault == "missing-input-accepted":
             body = await self.body(request)
             if isinstance(body.get("name"), str) and "input" not in body:
@@ -207,6 +225,11 @@ class BrokenOrsServer(OrsServer):
         if self.fault == "call-json-content-type":
             return self.event_stream(events, media_type="application/json")
         return super().call_stream(events)
+
+    def new_task_id(self) -> str:
+        if self.fault == "one-task-id-for-all-calls":
+            return "0" * 32
+        return super().new_task_id()
 
     def task_id_event(self, task_id: str) -> bytes:
         if self.fault == "first-event-not-task-id":
