@@ -7,6 +7,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+import app.models_deploy  # noqa: F401  (run identities and deployments)
 import app.models_tap  # noqa: F401  (the tap tables)
 from app.db import make_engine, ours
 

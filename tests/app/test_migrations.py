@@ -350,3 +350,51 @@ def test_a_fresh_database_never_reuses_run_ids_either(database_url: str) -> None
             sql = connection.execute(sa.text("SELECT sql FROM sqlite_master WHERE name = 'run'")).scalar_one()
             assert "AUTOINCREMENT" in sql.upper()
     assert Run.__table__.dialect_options["sqlite"]["autoincrement"] is True  # type: ignore[attr-defined]
+
+
+DEPLOY_TABLES = ("run_identity", "deployment")
+
+
+def test_revision_0010_adds_the_deploy_tables_as_the_models_have_them_and_they_go_with_their_run_or_target(
+    database_url: str,
+) -> None:
+    """0010 creates exactly what `app.models_deploy` declares; a deleted run or target takes its rows along
+    (ON DELETE CASCADE); downgrading to 0009 drops only the two tables."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from sqlmodel import SQLModel
+
+    import app.models_deploy  # noqa: F401  (the deploy tables on the metadata)
+
+    _upgrade(database_url, "0009")
+    before = _fill(database_url)
+    _upgrade(database_url, "0010")
+    with make_engine(database_url).begin() as connection:
+        target_id = connection.execute(sa.text("SELECT min(id) FROM target")).scalar_one()
+        run_id = connection.execute(sa.text("SELECT min(id) FROM run WHERE target_id = :t"), {"t": target_id}).scalar()
+        _insert_plain(
+            connection, "run_identity", {"run_id": run_id, "version": "v1", "source": "given", "evidence": ""}
+        )
+        deployment = {"environment": "prod", "target_id": target_id, "version": "v1", "released": False}
+        _insert_plain(connection, "deployment", deployment)
+        differences = compare_metadata(MigrationContext.configure(connection), SQLModel.metadata)
+    about_deploys = [d for d in differences if any(name in repr(d) for name in DEPLOY_TABLES)]
+    assert about_deploys == [], about_deploys
+    assert _counts(database_url) == before
+    with make_engine(database_url).begin() as connection:  # a target's runs go first, as app.crud deletes them
+        for table in ("clause_result", "transcript"):
+            connection.execute(
+                sa.text(f"DELETE FROM {table} WHERE run_id IN (SELECT id FROM run WHERE target_id = :t)"),
+                {"t": target_id},
+            )
+        connection.execute(sa.text("DELETE FROM run WHERE target_id = :t"), {"t": target_id})
+        connection.execute(sa.text("DELETE FROM target WHERE id = :t"), {"t": target_id})
+    with make_engine(database_url).connect() as connection:
+        for table in DEPLOY_TABLES:
+            assert connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one() == 0, table
+    with make_engine(database_url).begin() as connection:
+        config = alembic_config(database_url)
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0009")
+    with make_engine(database_url).connect() as connection:
+        assert not set(DEPLOY_TABLES) & set(sa.inspect(connection).get_table_names())
