@@ -20,6 +20,7 @@ from sqlmodel import Session
 
 from app import crud, leases, parity_runs, tap_runs
 from app.db import is_disk_full
+from app.deployments import read_identity
 from app.leases import Ending
 from app.listening import Announcing, listen_policy
 from app.models import ClauseResultRow, Run, RunStatus, Target, stored_id
@@ -183,6 +184,7 @@ class Executor:
             await run_suite(
                 suite, url, options, run.phases or None, recorder, finished=run.finished_phases, listen=listen
             )
+            await read_identity(self.engine, run_id, run.kind, url, options)  # what the wire says it is
         await recorder.close()
         task = asyncio.current_task()
         if task is not None and task.cancelling():  # a phase swallowed the cancellation
