@@ -26,6 +26,8 @@ from checks.registry import find_suite
 WILDCARDS = ("0.0.0.0", "::")
 # The command a run page offers; the README installs rlconform in .venv.
 REFERENCE_CLIENT_COMMAND = ".venv/bin/rlconform reference-client {kind} {url}"
+# A client reconnecting through a run's scenarios comes from a new port each time; a run names this many.
+MAX_CLIENTS_NAMED = 20
 
 
 class ListenRefused(NetworkRefused):
@@ -63,7 +65,8 @@ class Announcing:
     connect_deadline: float
     listen_host: str
 
-    def stored(self, url: str, message: str) -> dict[str, Any]:
+    def stored(self, url: str, message: str, earlier: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What the run stores of an announcement; the clients an `earlier` one named are kept."""
         if self.listen_host in WILDCARDS:  # a wildcard address reaches nobody: name this machine instead
             shown = f"[{self.listen_host}]" if ":" in self.listen_host else self.listen_host
             here = socket.gethostname()
@@ -77,12 +80,21 @@ class Announcing:
             "attempt": self.attempt,
             "worker": self.worker,
             "waiting": True,
+            "clients": list((earlier or {}).get("clients", [])),
         }
 
 
 def answered(announcement: dict[str, Any]) -> dict[str, Any]:
     """The announcement once the run moved on (a client connected, or the wait ended)."""
     return {**announcement, "waiting": False}
+
+
+def with_client(announcement: dict[str, Any], address: str) -> dict[str, Any]:
+    """The announcement answered by a client from `address` (HOST:PORT), which it names from now on."""
+    clients = list(announcement.get("clients", []))
+    if address not in clients and len(clients) < MAX_CLIENTS_NAMED:
+        clients.append(address)
+    return {**answered(announcement), "clients": clients}
 
 
 def current_announcement(run: Run) -> dict[str, Any] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
+from sqlmodel import Session
 
 from app import webhooks
 from app.api import public_router
@@ -29,12 +31,14 @@ from app.demo import close_demo, start_demo
 from app.dispatch import defer_run
 from app.hostcheck import allowed_hosts
 from app.metrics import Metrics
+from app.models import Run, stored_id
 from app.request_guard import RequestGuard
 from app.runner import Runner, recover_interrupted
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
 from app.textsafe import storable
 from app.web import router as web_router
+from app.web.reference_client import ReferenceClients
 from checks.core import HARNESS_VERSION
 
 if TYPE_CHECKING:
@@ -45,7 +49,9 @@ log = logging.getLogger("rlconform")
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
 
-def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner | WorkerBackend:
+def _run_backend(
+    settings: Settings, engine: Engine, metrics: Metrics, clients: ReferenceClients
+) -> Runner | WorkerBackend:
     """What executes the runs: procrastinate workers (PostgreSQL) or the embedded runner."""
     if settings.uses_workers:
         from app.worker import WorkerBackend
@@ -60,11 +66,20 @@ def _run_backend(settings: Settings, engine: Engine, metrics: Metrics) -> Runner
         retention_runs=settings.retention_runs,
         whole_passing=settings.retention_whole_passing,
         metrics=metrics,
-        on_end=lambda session, run: webhooks.enqueue_deliveries(session, run, settings.public_url),
+        on_end=functools.partial(_run_ended, settings, clients),
     )
     runner.executor.tap_flush_seconds = settings.tap_flush_seconds
     runner.executor.tap_judging = settings.tap_judging
     return runner
+
+
+def _run_ended(settings: Settings, clients: ReferenceClients, session: Session, run: Run) -> None:
+    """Inside the transaction ending a run: its webhooks are queued and its reference client is stopped.
+
+    In workers mode the workers end runs and the service finds out by looking (`ReferenceClients`).
+    """
+    webhooks.enqueue_deliveries(session, run, settings.public_url)
+    clients.run_ended(stored_id(run))
 
 
 # How much of a refused value a 422 echoes: enough to recognise it, never a pasted megabyte.
@@ -109,7 +124,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     engine = make_engine(settings.database_url)
     metrics = Metrics()
-    runner = _run_backend(settings, engine, metrics)
+    clients = ReferenceClients(engine)
+    runner = _run_backend(settings, engine, metrics, clients)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -146,6 +162,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if scheduler is not None:
                 await scheduler.stop()
             await runner.stop()
+            await clients.close()
             await close_demo(demo)
 
     app = FastAPI(
@@ -162,6 +179,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.runner = runner
     app.state.requeue = defer_run if settings.uses_workers else None
     app.state.metrics = metrics
+    app.state.reference_clients = clients
     app.state.auth_limit = FailureLimit(settings.auth_failures_per_minute)
     _add_error_handlers(app)
     add_docs(app)

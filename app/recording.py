@@ -24,7 +24,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 from app import leases, retention
 from app.db import release_free_pages
-from app.listening import Announcing, answered
+from app.listening import Announcing, answered, with_client
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
 from app.models_clause import message_ids
@@ -289,9 +289,16 @@ class RunRecorder:
     def announce(self, url: str, message: str) -> None:
         if self.announcing is None:
             return
-        self._announcement = self.announcing.stored(url, message)
+        self._announcement = self.announcing.stored(url, message, self._announcement)
         self._unwritten_announcement = True
         self._changed()
+
+    def connected(self, address: str) -> None:
+        """A client connected (listen mode): the announcement is answered and names it."""
+        if self._announcement is not None:
+            self._announcement = with_client(self._announcement, address)
+            self._unwritten_announcement = True
+            self._changed()
 
     def _moved_on(self) -> None:
         """Whatever the run records next means it stopped waiting on its announcement."""

@@ -71,6 +71,8 @@ class Listener(Generic[ConnectionT]):
         self.refused: list[str] = []
         self.held: list[Accepted[ConnectionT]] = []
         self.served = 0
+        # Told the source address (HOST:PORT) of each admitted connection: a run records who it graded.
+        self.on_connect: Callable[[str], None] | None = None
 
     @property
     def url(self) -> str:
@@ -97,7 +99,9 @@ class Listener(Generic[ConnectionT]):
     def pending(self) -> int:
         return self.queue.qsize()
 
-    async def _hold(self, connection: ConnectionT, peer: str, closed: Awaitable[Any]) -> None:
+    async def _hold(self, connection: ConnectionT, peer: str, closed: Awaitable[Any], address: str = "") -> None:
+        if self.on_connect is not None:
+            self.on_connect(address or peer)
         accepted = Accepted(connection, peer)
         self.held.append(accepted)
         await self.queue.put(accepted)
@@ -158,8 +162,8 @@ class WebSocketListener(Listener[ServerConnection]):
             return None
 
         async def handler(connection: ServerConnection) -> None:
-            peer = str(connection.remote_address[0]) if connection.remote_address else ""
-            await listener._hold(connection, peer, connection.wait_closed())
+            remote = connection.remote_address
+            await listener._hold(connection, str(remote[0]) if remote else "", connection.wait_closed(), _shown(remote))
 
         async def bind(host: str, port: int) -> int:
             listener.server = await serve(
@@ -170,6 +174,14 @@ class WebSocketListener(Listener[ServerConnection]):
 
         await listener._bind_any(policy, bind)
         return listener
+
+
+def _shown(remote: Any) -> str:
+    """A socket's source address as HOST:PORT ([HOST]:PORT for IPv6)."""
+    if not remote:
+        return ""
+    host = str(remote[0])
+    return f"[{host}]:{remote[1]}" if ":" in host else f"{host}:{remote[1]}"
 
 
 @dataclass
@@ -208,7 +220,7 @@ class TcpListener(Listener[Stream]):
                 writer.close()
                 return
             closed = asyncio.get_running_loop().create_future()
-            await listener._hold(Stream(reader, writer), peer, closed)
+            await listener._hold(Stream(reader, writer), peer, closed, _shown(peername))
             writer.close()
 
         listener.handler = handler

@@ -154,6 +154,13 @@ class Announcer(Protocol):
     def announce(self, url: str, message: str) -> None: ...
 
 
+@runtime_checkable
+class ClientWatcher(Protocol):
+    """A sink that also records which clients a listen-mode run admitted (their HOST:PORT)."""
+
+    def connected(self, address: str) -> None: ...
+
+
 class UnknownClause(KeyError):
     pass
 
@@ -170,12 +177,19 @@ class Report:
         self._phase_started = time.monotonic()
         self._current: list[Transcript] = []
         self.announcements: list[tuple[str, str]] = []
+        self.clients: list[str] = []
 
     def announce(self, url: str, message: str) -> None:
         """Tell whoever watches the run something they must act on (listen mode: connect a client to `url`)."""
         self.announcements.append((url, message))
         if isinstance(self.sink, Announcer):
             self.sink.announce(url, message)
+
+    def connected(self, address: str) -> None:
+        """A client connected to the run's listener from `address`: recorded, so a run says whom it graded."""
+        self.clients.append(address)
+        if isinstance(self.sink, ClientWatcher):
+            self.sink.connected(address)
 
     # -- connections
 

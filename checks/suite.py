@@ -71,6 +71,9 @@ class Listener(Protocol):
     async def close(self) -> None:
         """Stop listening and let go of every connection still held."""
 
+    # Told the source address (HOST:PORT) of each connection it admits; the run sets it to `Report.connected`.
+    on_connect: Callable[[str], None] | None
+
 
 class PhaseContext(Generic[OptionsT, StateT]):
     """What a phase function gets: the target, the validated options, the report,
@@ -237,6 +240,7 @@ async def run_suite(
     if suite.listener is None:
         return await _run_phases(suite, url, options, report, phases, include_optional, None, finished)
     listener = await suite.listener(options, listen or ListenPolicy())
+    listener.on_connect = report.connected
     try:
         report.announce(listener.url, f"waiting for a client at {listener.url}")
         return await _run_phases(suite, listener.url, options, report, phases, include_optional, listener, finished)

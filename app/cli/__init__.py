@@ -9,6 +9,7 @@ import argparse
 import sys
 
 from app.cli.common import UsageError, lazy, run_peer
+from app.cli.deploy_parser import add_parsers as add_deploy_parsers
 from app.cli.parity import add_parser as add_parity_parser
 from app.cli.tap_parser import register as register_tap
 from app.cli.worker import add_worker_parser
@@ -93,8 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--expected-failures", metavar="FILE", help="file of clause ids, one a line, allowed to fail")
     ci.add_argument("--verbose", action="store_true", help="list every clause, not only what failed or errored")
     ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
+    ci.add_argument("--version", help="the target's version this run checks (a tag, a git SHA), for can-i-deploy")
     ci.set_defaults(handler=lazy("app.cli.ci:cmd_ci"))
     add_parity_parser(commands)
+    add_deploy_parsers(commands)
     add_worker_parser(commands)
     return parser
 

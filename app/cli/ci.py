@@ -22,6 +22,7 @@ import httpx
 
 from app.cli.check import check_writable
 from app.cli.common import UsageError, parse_option_pairs
+from app.cli.deploy import give_version
 from app.errors import ServiceError
 from checks.core import EXIT_CODES, Gate, Outcome, Verdict, rolled_verdicts
 from checks.evidence import visible_escape
@@ -189,7 +190,7 @@ def _start_and_follow(
     args: argparse.Namespace, http: httpx.Client, server: str, body: dict[str, Any], extra_expected: set[str]
 ) -> int:
     run = _start(http, server, f"/api/v1/targets/{quote(args.target, safe='')}/runs", body, args.target)
-    if run is None:
+    if run is None or (args.version and not give_version(http, run["id"], args.version)):
         return 2
     print(f"{server}/runs/{run['id']}", flush=True)  # first, so a CI log links to the run even if it hangs
     _say(f"run {run['id']} of {args.target} ({run['kind']} {run['url']}) queued")

@@ -20,7 +20,7 @@ from app.models import Run
 from app.netpolicy import source_allowed
 from app.settings import Settings, parse_ports
 from checks.plugrl_client.reference import main as reference_client
-from tests.app.helpers import free_socket, service_settings, wait_for_run, wait_until
+from tests.app.helpers import free_port, free_socket, service_settings, wait_for_run, wait_until
 
 QUICK = {"steps": 6, "reconnect_window": 0.4, "timeout": 3.0, "connect_deadline": 20.0}
 
@@ -201,3 +201,55 @@ def test_a_wildcard_listen_address_is_announced_as_this_machine() -> None:
     here = socket.gethostname()
     assert stored["url"] == f"ws://{here}:9000"
     assert stored["message"] == f"waiting for a client at ws://{here}:9000"
+
+
+# A client kind, its quick options, and how its first run ends: the RLlink client retries a refused connect for
+# 10 s; the PlugRL client starts a new session 3 s after a run's last one ends.
+LEFTOVER_CASES = [
+    ("rllink-client", {"timeout": 5.0}, "cancel"),
+    ("plugrl-client", QUICK, "finish"),
+]
+
+
+@pytest.mark.parametrize(("kind", "options", "ending"), LEFTOVER_CASES)
+def test_a_reference_client_the_service_started_ends_with_its_run_and_grades_no_later_run(
+    tmp_path: Path, kind: str, options: dict[str, Any], ending: str
+) -> None:
+    """The false pass of issue 32: the next run on the same port, with no client started, must not pass."""
+    port = free_port()
+    settings = service_settings(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    with TestClient(create_app(settings)) as client:
+        body = {"name": "env-client", "kind": kind, "options": options | {"listen": f"127.0.0.1:{port}"}}
+        assert client.post("/api/v1/targets", json=body).status_code == 201
+        first = start_run(client)
+        url = announced(client, first)["url"]
+        assert client.post(f"/runs/{first}/reference-client", follow_redirects=False).status_code == 303
+        clients = client.app.state.reference_clients  # type: ignore[attr-defined]
+        started = clients.running[first]
+
+        def connected() -> bool:
+            return bool(client.get(f"/api/v1/runs/{first}").json()["announcement"].get("clients"))
+
+        wait_until(connected, timeout=30, what="the started client connecting")
+        if ending == "cancel":
+            assert client.post(f"/api/v1/runs/{first}/cancel").status_code in (200, 202)
+        ended = wait_for_run(client, first, timeout=120)
+        assert ending == "cancel" or ended["outcome"] == "pass", ended
+        assert ended["client_started_at"] is not None
+        address = ended["announcement"]["clients"][0]
+        assert address.startswith("127.0.0.1:") and address != f"127.0.0.1:{port}"
+        page = client.get(f"/runs/{first}").text
+        assert f'connected from <span class="mono">{address}' in page and "started by this service" in page
+
+        # At once, a run on the same port that nobody connects to: the old client must be gone, not graded.
+        second = client.post("/api/v1/targets/env-client/runs", json={"options": {"connect_deadline": 8.0}})
+        assert second.status_code == 202, second.text
+        run = wait_for_run(client, second.json()["id"], timeout=120)
+        assert run["announcement"]["url"] == url
+        assert run["outcome"] == "error", run
+        assert {r["actual"] for r in client.get(f"/api/v1/runs/{run['id']}/results").json()} == {
+            "not run: no client connected"
+        }
+        assert run["announcement"]["clients"] == [] and run["client_started_at"] is None
+        assert started.returncode is not None and first not in clients.running
+        assert "No client connected" in client.get(f"/runs/{run['id']}").text
