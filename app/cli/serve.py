@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import logging
+import signal
+import socket
 
 import pydantic
 import uvicorn
@@ -10,6 +14,10 @@ import uvicorn
 from app.cli.common import UsageError
 from app.main import create_app
 from app.settings import Settings
+from checks.asgi_server import listening_socket
+
+log = logging.getLogger("rlconform")
+STARTUP_FAILURE = 3  # uvicorn.run's exit status when the application did not start
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -38,9 +46,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     problem = startup_problem(settings.database_url)  # one line, not the lifespan's traceback
     if problem:
         raise UsageError(problem)
+    # Bound before anything starts: a taken port is one line, with no demo servers started and stopped again.
+    sock = bind(settings.host, settings.port)
     level = getattr(args, "log_level", "info")
     configure_logging(level)
-    uvicorn.run(
+    config = uvicorn.Config(
         create_app(settings),
         host=settings.host,
         port=settings.port,
@@ -48,4 +58,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_config=None,  # keep the levels set above; uvicorn's own config would reset its loggers
         access_log=level == "debug",
     )
+    return serve_until_stopped(uvicorn.Server(config), sock)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The service's listening socket; UsageError saying so when the address cannot be had."""
+    try:
+        return listening_socket(host, port)
+    except OSError as exc:
+        why = "already in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+        shown = f"[{host}]" if ":" in host else host
+        raise UsageError(
+            f"cannot listen on {shown}:{port}: {why}; stop what holds it or choose another (--port, RLCONFORM_PORT)"
+        ) from None
+
+
+def serve_until_stopped(server: uvicorn.Server, sock: socket.socket) -> int:
+    """Serve until SIGTERM or SIGINT, then shut down and return 0 (3 when start-up failed).
+
+    uvicorn re-raises the signal it stopped on once it has shut down, which with the default handler
+    ends the process with 143 (SIGTERM) and a process manager reports a failure; the handler set here
+    takes that re-raised signal instead and the stop is reported in one line.
+    """
+    stopped_by: list[str] = []
+
+    def stop(signum: int, _frame: object) -> None:
+        stopped_by.append(signal.Signals(signum).name)
+        server.should_exit = True  # a signal before uvicorn takes over its handlers stops it too
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+    if not server.started:
+        return STARTUP_FAILURE
+    log.info("rlconform stopped (%s): shut down cleanly", stopped_by[-1] if stopped_by else "exit")
     return 0

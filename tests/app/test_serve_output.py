@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.app.helpers import free_socket
 
@@ -21,9 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def serve_and_browse(
     tmp_path: Path, *flags: str, during: Callable[[str], None] | None = None, stop: int = signal.SIGINT
-) -> tuple[str, int]:
+) -> tuple[str, int, int]:
     """Start serve, wait for its dashboard line, load a few pages (then `during(base_url)`), stop it with
-    `stop`: everything it wrote, and its port."""
+    `stop`: everything it wrote, its port and its exit status."""
     sock = free_socket()
     port = sock.getsockname()[1]
     sock.close()
@@ -54,17 +55,17 @@ def serve_and_browse(
     finally:
         process.send_signal(stop)
         rest, _ = process.communicate(timeout=20)
-    return "".join(lines) + rest, port
+    return "".join(lines) + rest, port, process.returncode
 
 
 def test_serve_prints_the_dashboard_address_and_no_request_lines(tmp_path: Path) -> None:
-    output, port = serve_and_browse(tmp_path)
+    output, port, _ = serve_and_browse(tmp_path)
     assert f"rlconform dashboard at http://127.0.0.1:{port}" in output
     assert "GET /runs" not in output and "HTTP Request" not in output
 
 
 def test_log_level_debug_shows_the_requests(tmp_path: Path) -> None:
-    output, port = serve_and_browse(tmp_path, "--log-level", "debug")
+    output, port, _ = serve_and_browse(tmp_path, "--log-level", "debug")
     assert f"rlconform dashboard at http://127.0.0.1:{port}" in output
     assert "GET /runs" in output
 
@@ -86,13 +87,56 @@ def test_a_service_stopped_while_it_hosts_a_tap_ends_the_run_and_leaves_nothing_
             wait_until(lambda: bool(_spawned_judges()), timeout=15, what="the tap's judging process")
             seen["run"] = run_id
 
-    output, _ = serve_and_browse(tmp_path, during=tap_then_stop, stop=signal.SIGTERM)
+    output, _, _ = serve_and_browse(tmp_path, during=tap_then_stop, stop=signal.SIGTERM)
     assert "leaked" not in output and "Traceback" not in output, output
     import sqlite3
 
     with sqlite3.connect(tmp_path / "s.db") as database:
         status, message = database.execute("SELECT status, message FROM run WHERE id = ?", (seen["run"],)).fetchone()
     assert (status, message.split(";")[0]) == ("finished", "tap stopped"), message
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_ends_serve_with_exit_0_and_one_line_saying_so(tmp_path: Path, stop: int) -> None:
+    """A process manager's SIGTERM (and a person's Ctrl-C) is a clean stop, not a failure (uvicorn re-raised 143)."""
+    output, _, code = serve_and_browse(tmp_path, stop=stop)
+    assert code == 0, output
+    name = signal.Signals(stop).name
+    said = [line for line in output.splitlines() if "shut down cleanly" in line]
+    assert len(said) == 1 and said[0].endswith(f"rlconform stopped ({name}): shut down cleanly"), output
+    assert "Traceback" not in output
+
+
+def test_serve_on_a_taken_port_says_so_in_one_line_and_starts_nothing(tmp_path: Path) -> None:
+    """Bound before anything starts: no dashboard line, no demo targets, one line naming the address."""
+    held = free_socket()
+    held.listen()
+    port = held.getsockname()[1]
+    database = tmp_path / "s.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RLCONFORM_DATABASE_URL": f"sqlite:///{database}"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        held.close()
+    output = done.stdout + done.stderr
+    assert done.returncode == 2, output
+    assert output.strip().splitlines() == [
+        f"rlconform: cannot listen on 127.0.0.1:{port}: already in use; stop what holds it or choose another "
+        "(--port, RLCONFORM_PORT)"
+    ], output
+    if database.exists():  # the demo targets are registered as the demo servers start: none were
+        import sqlite3
+
+        with sqlite3.connect(database) as connection:
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+            assert "target" not in tables or not connection.execute("SELECT name FROM target").fetchall()
 
 
 def _spawned_judges() -> list[int]:
