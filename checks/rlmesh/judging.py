@@ -2,7 +2,9 @@
 
 Nothing here holds a channel or a stream: the phases make the calls
 (`client`, `session`) and record what these judges decide, and the same
-judges can read the messages of a recorded exchange.
+judges can read the messages of a recorded exchange. This module holds the
+Handshake's rules and those every Join exchange shares; `judging_episodes`,
+`judging_lanes` and `judging_errors` hold those of the other phases.
 """
 
 from __future__ import annotations

@@ -98,7 +98,7 @@ async def run_episodes(
             record(report, judging_episodes.rewards_finite(body, where), t)
             later.observe(body.observation, lanes, where)
             later.infos(body.infos, where)
-            judge_step(report, tally, body, pushed, step_number, t)
+            record_step(report, tally, body, pushed, step_number, t)
             if not contract.next_step:
                 await reset_ended(ctx, later, session, episodes, t, step_number)
     finally:
@@ -107,7 +107,7 @@ async def run_episodes(
     record(report, judging_episodes.step_limit(tally.step_limit, options.step_budget), t)
 
 
-def judge_step(
+def record_step(
     report: Report, tally: Tally, body: env_pb2.StepResponse, pushed: list[str], step_number: int, t: Transcript
 ) -> None:
     """Count each lane's reward, flags and completions after one step; `judging_episodes` decides accounting and
