@@ -103,7 +103,14 @@ def judge_splits(reply: Reply) -> Decision:
     return _problem("ors.splits.shape", problem, "[{name, type}]")
 
 
-def judge_tasks(reply: Reply) -> Decision:
+def judge_tasks(reply: Reply, count: Reply | None = None) -> Decision:
+    """/tasks for a declared split; `count`: what /num_tasks answered for it, when asked (after a refusal).
+
+    Both SDKs let an env leave list_tasks out and serve only the index API; its /tasks is then a
+    4xx saying so, which is not judged while /num_tasks counts the split."""
+    if refused(reply) and count is not None and task_count(count) is not None:
+        why = f"not judged: /tasks refused ({reply.describe(80)}) while the index API counts {task_count(count)} tasks"
+        return info("ors.tasks.shape", actual=why)
     problem = tasks_problem(reply.body) if reply.status == 200 else reply.describe()
     return _problem("ors.tasks.shape", problem, '{"tasks": [...], "env_name": str}')
 

@@ -66,23 +66,28 @@ async def discovery_phase(ctx: Ctx) -> None:
 async def _tasks(ctx: Ctx, http: OrsClient) -> None:
     split, env = ctx.state.split, http.env
     tasks = await http.post(f"/{env}/tasks", {"split": split})
+    listed = listed_tasks(tasks)
+    count = await http.post(f"/{env}/num_tasks", {"split": split}) if listed is None else None
     decisions = [
-        judge_tasks(tasks),
+        judge_tasks(tasks, count),
         judge_invalid_split(await http.post(f"/{env}/tasks", {"split": "__no_such_split__"})),
         note_unknown_keys(await http.post(f"/{env}/tasks", {"split": split, "zz_unknown_key": 1})),
     ]
     record(ctx.report, decisions, http.transcript)
-    listed = listed_tasks(tasks)
     if listed is not None:
         await _index_api(ctx, http, listed, "/tasks")
-        return
-    count = await http.post(f"/{env}/num_tasks", {"split": split})
+    elif count is not None:
+        await _index_by_count(ctx, http, count)
+
+
+async def _index_by_count(ctx: Ctx, http: OrsClient, count: Reply) -> None:
+    """Without /tasks (an env may serve only the index API), task(i) one by one is the list to hold the rest to."""
+    split, env = ctx.state.split, http.env
     total = task_count(count)
     if total is None:
         why = f"not judged: neither /tasks nor /num_tasks gave the split's tasks ({count.describe(80)})"
         record(ctx.report, info("ors.tasks.index-api-consistent", actual=why), http.transcript)
         return
-    # Without /tasks (an env may serve only the index API), task(i) one by one is the list to hold the rest to.
     answers = [await http.post(f"/{env}/task", {"split": split, "index": i}) for i in range(min(total, RANGE_PROBED))]
     refused = judge_tasks_by_index(count, answers)
     if refused is not None:

@@ -18,6 +18,8 @@ from checks.ors.options import Ctx, OrsState
 from checks.ors.stream import OrsStream, parse_stream, sid_of
 from checks.task_index import first_split
 
+SPLITS_TRIED = 4  # listed splits asked for a task count at most
+
 
 class OrsClient(HttpClient):
     """One ORS server; `env` is the environment the session routes are prefixed with."""
@@ -99,9 +101,23 @@ async def learn(ctx: Ctx, http: OrsClient) -> None:
                 ctx.state.tools[spec["name"]] = spec
     if ctx.state.split is None:
         splits = await http.get(f"/{http.env}/splits")
-        ctx.state.split = ctx.options.split or first_split(splits.body)
+        ctx.state.split = ctx.options.split or await _split_with_tasks(http, splits.body) or first_split(splits.body)
         if ctx.state.split is None:
             raise PhaseStopped(f"no split to run a task of: {splits.describe(120)}", http.transcript)
+
+
+async def _split_with_tasks(http: OrsClient, listed: Any) -> str | None:
+    """The first listed split /num_tasks counts a task in (sessions run its task 0), or None."""
+    names = [split.get("name") for split in listed if isinstance(split, dict)] if isinstance(listed, list) else []
+    for name in [name for name in names if isinstance(name, str)][:SPLITS_TRIED]:
+        count = await http.post(f"/{http.env}/num_tasks", {"split": name})
+        if (
+            isinstance(count.body, dict)
+            and isinstance(count.body.get("num_tasks"), int)
+            and count.body["num_tasks"] > 0
+        ):
+            return name
+    return None
 
 
 def tool_call(ctx: Ctx, name: str | None, given: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ import pytest
 from starlette.responses import JSONResponse
 
 from checks.core import Outcome, Verdict, run_suite
-from checks.ors.reference import TOOLS, OrsServer, serve_app, start_reference_server
+from checks.ors.reference import SPLITS, TOOLS, OrsServer, serve_app, start_reference_server
 from checks.ors.suite import SUITE
 from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS, NAMED_TOOLS, QUICK_OPTIONS
 
@@ -44,7 +44,7 @@ async def test_the_reference_passes_on_defaults_with_every_call_clause_decided()
         await running.close()
     seen = {r.clause_id: r for r in report.results.values()}
     assert report.outcome() is Outcome.PASS
-    for clause in DECIDED_BY_CALLS:
+    for clause in (*DECIDED_BY_CALLS, "ors.tasks.index-api-consistent", "ors.tasks.index-out-of-range"):
         assert seen[clause].verdict is Verdict.PASS, (clause, seen[clause].actual)
     assert seen["ors.session.create-session-form"].actual == "answered as sse"
     assert {r.verdict for r in report.results.values() if r.phase == "keepalive"} == {Verdict.SKIP}
@@ -78,7 +78,24 @@ class RaisingToolFirst(OrsServer):
         return JSONResponse({"tools": TOOLS[::-1]})
 
 
-@pytest.mark.parametrize("server", [ToolsInASession, RaisingToolFirst])
+class IndexOnly(OrsServer):
+    """The reference as an env without list_tasks: /tasks refuses, as both SDKs do, and the index API serves."""
+
+    async def list_tasks(self, request):
+        return self.refuse(400, "This environment does not support list_tasks; use the index API")
+
+
+class EmptySplitFirst(OrsServer):
+    """The reference declaring an empty validation split before train and test."""
+
+    async def splits(self, request):
+        return JSONResponse([{"name": "validation", "type": "validation"}, *SPLITS])
+
+    def split_tasks(self, split):
+        return [] if split == "validation" else super().split_tasks(split)
+
+
+@pytest.mark.parametrize("server", [ToolsInASession, RaisingToolFirst, IndexOnly, EmptySplitFirst])
 async def test_conforming_variants_pass_on_defaults_with_every_call_clause_decided(server):
     running = await serve_app(server())
     try:
@@ -87,5 +104,5 @@ async def test_conforming_variants_pass_on_defaults_with_every_call_clause_decid
         await running.close()
     seen = {r.clause_id: r for r in report.results.values()}
     assert report.outcome() is Outcome.PASS, [r.to_dict() for r in seen.values() if r.verdict is not Verdict.PASS]
-    for clause in DECIDED_BY_CALLS:
+    for clause in (*DECIDED_BY_CALLS, "ors.tasks.index-api-consistent", "ors.tasks.index-out-of-range"):
         assert seen[clause].verdict is Verdict.PASS, (clause, seen[clause].actual)
