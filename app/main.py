@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session
 
 from app import webhooks
+from app.api import deploy as deploy_api
 from app.api import public_router
 from app.api import router as api_router
 from app.api_docs import add_docs
@@ -37,6 +38,7 @@ from app.runner import Runner, recover_interrupted
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
 from app.textsafe import storable
+from app.web import deploy_pages
 from app.web import router as web_router
 from app.web.reference_client import ReferenceClients
 from checks.core import HARNESS_VERSION
@@ -184,7 +186,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     _add_error_handlers(app)
     add_docs(app)
     app.include_router(api_router)
+    app.include_router(deploy_api.router)
     app.include_router(public_router)
     app.include_router(web_router)
+    app.include_router(deploy_pages.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR, check_dir=False), name="static")
     return app
