@@ -210,3 +210,37 @@ def test_health_ping_and_teardown_judges_the_tap_shares():
     assert held(judge_ping(Reply(200, "application/json", body={"ok": True}, is_json=True))) is False
     assert held(judge_teardown({"/ping": Reply(404, "application/json")})) is True
     assert held(judge_teardown({"/ping": ok})) is False
+
+
+def decision_makers_used(path):
+    """The checks.decision names a module imports, and the report.check/passed/failed calls it makes."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "checks.decision"
+        for alias in node.names
+    }
+    inline = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("check", "passed", "failed")
+    ]
+    return imported, inline
+
+
+def test_phases_and_the_tap_decide_nothing_themselves():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    for path in sorted((root / "checks" / "ors").glob("phase_*.py")):
+        imported, inline = decision_makers_used(path)
+        assert imported <= {"info", "record"}, (path.name, imported)  # info only for "not judged: ..."
+        assert inline == [], (path.name, inline)
+    imported, inline = decision_makers_used(root / "checks" / "tap" / "ors.py")
+    assert imported <= {"Decision"}, imported
+    assert inline == []
