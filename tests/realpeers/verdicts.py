@@ -28,10 +28,16 @@ def rolled(report: Report) -> dict[str, str]:
 
 
 def differences(report: Report, table: PeerTable, clause_ids: set[str]) -> dict[str, tuple[str, str]]:
-    """(expected, actual) for every clause of the catalogue whose verdict is not the table's."""
+    """(expected, actual) for every clause of the catalogue whose verdict is not the table's.
+
+    A table's "warn|pass" is a true fault the peer shows only in some tries (the clause says which it saw)."""
     got = rolled(report)
     expected = {clause_id: table.not_passing.get(clause_id, "pass") for clause_id in clause_ids}
-    return {c: (expected[c], got.get(c, "absent")) for c in sorted(clause_ids) if got.get(c, "absent") != expected[c]}
+    return {
+        c: (expected[c], got.get(c, "absent"))
+        for c in sorted(clause_ids)
+        if got.get(c, "absent") not in expected[c].split("|")
+    }
 
 
 # transformers 5.23 `transformers serve` on a tiny random Llama, checked as openai-chat with the
@@ -86,6 +92,35 @@ LLMOCK_ECHO = PeerTable("openai-chat", _LLMOCK_PRESET)
 LLMOCK_VARIED = PeerTable("openai-chat", {**_LLMOCK_PRESET, "openai.unicode.round-trip": "info"})
 
 
+# The LiteLLM proxy 1.74.0 with a master key, serving one mock_response model, as openai-chat with
+# preset litellm and what the mock offers (no logprobs, max_tokens or tool calls).
+# tests/realpeers/litellm/test_litellm_proxy.py holds it.
+LITELLM_MOCK = PeerTable(
+    "openai-chat",
+    {
+        "openai.usage.within-max-tokens": "unsupported",
+        "openai.limits.max-tokens": "unsupported",
+        "openai.unicode.round-trip": "info",
+        "openai.tools.call-shape": "unsupported",
+        "openai.tools.parallel": "unsupported",
+        "openai.tools.truncated-call": "unsupported",
+        "openai.tools.round-trip": "unsupported",
+        "openai.tools.result-by-id": "unsupported",
+        "openai.tools.unknown-call-id": "unsupported",
+        "openai.logprobs.content": "unsupported",
+        "openai.determinism.declared": "unsupported",
+        "openai.determinism.repeat": "unsupported",
+        "openai.stream.usage-chunk": "warn",
+        "openai.errors.rejects-invalid": "fail",
+        "openai.errors.shape": "fail",
+        "openai.messages.unknown-role": "info",
+        "openai.auth.required": "warn",
+        "openai.concurrency.latency": "info",
+        "openai.limits.context-overflow": "unsupported",
+    },
+)
+
+
 # rlmesh 0.1.0's EnvServer serving gymnasium CartPole-v1 (`python -m rlmesh._cli.serve_env`), default options.
 # tests/checks/rlmesh/test_real_peers.py::test_cartpole_passes holds it.
 RLMESH_CARTPOLE = PeerTable(
@@ -103,7 +138,8 @@ RLMESH_CARTPOLE = PeerTable(
         "rlmesh.e2.step-before-reset": "warn",
         "rlmesh.e3.timeout": "info",
         "rlmesh.r1.render-bad-lane": "warn",
-        "rlmesh.l3.lane-fifo": "warn",
+        # rlmesh 0.1.0 reorders one lane's pipelined steps only in some tries: up to 50 tries or 3 s may see none.
+        "rlmesh.l3.lane-fifo": "warn|pass",
         "rlmesh.c2.shutdown": "skip",
     },
 )

@@ -52,10 +52,9 @@ async def test_cartpole_passes(cartpole):
         "rlmesh.h2.configure-edition",
     } <= passed
     # 0.1.0 divergences graded as warnings: surplus seeds accepted, step before reset not NOT_READY,
-    # an out-of-range render lane a fatal INTERNAL, pipelined steps of one lane sometimes applied out of order.
-    assert {"rlmesh.s5.seed-length", "rlmesh.r1.render-bad-lane", "rlmesh.l3.lane-fifo"} <= verdicts(
-        report, Verdict.WARN
-    )
+    # an out-of-range render lane a fatal INTERNAL (pipelined steps of one lane applied out of order only in
+    # some tries: the table takes warn or pass for rlmesh.l3.lane-fifo).
+    assert {"rlmesh.s5.seed-length", "rlmesh.r1.render-bad-lane"} <= verdicts(report, Verdict.WARN)
     latency = result(report, "rlmesh.o1.step-latency")
     assert latency.verdict is Verdict.INFO and "median" in latency.actual
     # CartPole's limit of 500 lives in gymnasium's env.spec, which 0.1.0 does not put on the wire.
