@@ -19,6 +19,7 @@ REAL_PEER_FILES = {
     "tests/checks/parity/test_env_scripts.py": "openenv-core's and the rlmesh package's servers",
     "tests/realpeers/transformers/test_transformers_serve.py": "transformers serve (RLCONFORM_TRANSFORMERS_PYTHON)",
     "tests/realpeers/transformers/test_tap_transformers.py": "transformers serve and the openai client, tapped",
+    "tests/realpeers/litellm/test_litellm_proxy.py": "the LiteLLM proxy (RLCONFORM_LITELLM_PYTHON)",
 }
 # Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
 REAL_PEER_FIXTURES = {"serve_env", "cartpole", "lanes", "vector"}

@@ -40,18 +40,21 @@ _must(
     "openai.tools.call-shape",
     'A prompt that needs an offered tool gets finish_reason "tool_calls" and calls with unique non-empty ids (in a '
     'stream: one id per call index, no two indices sharing one), type "function", the name of an offered tool, and '
-    "arguments that are a string holding a JSON object valid against the tool's schema.",
+    "arguments that are a string holding a JSON object valid against the tool's schema. A reply cut at max_tokens "
+    "(finish_reason length) or a refused request (a 4xx JSON error, held to openai.errors.shape) shows nothing of "
+    "the shape: not judged.",
 )
 _must(
     "openai.tools.parallel",
     "A prompt that needs the same tool for two inputs, with parallel tool calls on, gets one call per input in one "
-    "reply.",
+    "reply (not judged on a reply cut at max_tokens or a refused request).",
 )
 _must(
     "openai.tools.truncated-call",
     "A tool call cut short by max_tokens is reported with finish_reason length; a reply reported as tool_calls "
     "carries complete, valid JSON arguments, the same call as without the cap when the target is shown to repeat "
-    "that call.",
+    "that call. Judged only where a call was made: a refusal, a stop without calls, or a length cut from a target "
+    "not shown to make the call without the cap is not judged.",
 )
 _must(
     "openai.tools.round-trip",
@@ -89,7 +92,8 @@ _must(
     "openai.stream.format",
     'stream true answers text/event-stream; every event is data: <json> with object "chat.completion.chunk" and '
     "the same id, created and model; the first delta has role assistant; one chunk has a finish_reason; the stream "
-    "ends with data: [DONE] and nothing after it.",
+    "ends with data: [DONE] and nothing after it. A stream request refused with a 4xx JSON error is no stream and "
+    "not judged, unless the same request without stream was answered 200.",
 )
 _must(
     "openai.stream.equivalent",
@@ -117,8 +121,10 @@ _should(
 _should("openai.errors.status-400", "Invalid requests are refused with 400 rather than 422 or another 4xx.")
 _must(
     "openai.errors.shape",
-    'A 4xx body is the OpenAI error object {"error": {"message": str, "type": str, "param", "code"}}, or, for a '
-    'target whose profile says so, miles\' {"error": "<string>"}.',
+    "Every 4xx body, whatever request it answers (an invalid one, a missing or wrong key, a refused tool or stream "
+    'request), is the OpenAI error object {"error": {"message": str, "type": str, "param", "code"}} whose type names '
+    'a kind of error (not a null written as text: "None", "null", ""), or, for a target whose profile says so, '
+    'miles\' {"error": "<string>"}.',
 )
 _should("openai.errors.unknown-model", "A model id the target does not serve is refused with a 4xx JSON error.")
 _should("openai.auth.required", "With auth on, a request without the key or with a wrong key gets a 401 JSON error.")

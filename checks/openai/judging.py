@@ -43,6 +43,17 @@ def refused_as_json(reply: Reply) -> bool:
     return 400 <= reply.status < 500 and reply.is_json
 
 
+def refused_note(reply: Reply) -> str:
+    """Why a clause about what a served request gets is not judged on a refused one."""
+    return f"not judged: the request was refused ({reply.describe(160)})"
+
+
+def stream_refusal(stream: StreamReply) -> Reply | None:
+    """The 4xx JSON error a target answered a stream request with, if it refused it."""
+    refusal = stream.error_reply
+    return refusal if refusal is not None and refused_as_json(refusal) else None
+
+
 # -- GET /models and plain chats
 
 
@@ -244,8 +255,15 @@ def context_overflow(reply: Reply, window: int) -> Decision:
 # -- streams
 
 
-def stream_format(stream: StreamReply, what: str) -> Decision:
+def stream_format(stream: StreamReply, what: str, twin: Reply | None = None) -> Decision:
+    """One stream's format. A 4xx JSON refusal is not a stream: unjudged, unless its non-stream `twin`
+    (the same request without stream) was answered, which shows the target refuses to stream it."""
+    refusal = stream_refusal(stream)
+    if refusal is not None and (twin is None or twin.status != 200):
+        return info("openai.stream.format", actual=f"{what}: {refused_note(refusal)}")
     problems = stream_format_problems(stream)
+    if refusal is not None:
+        problems = [f"refused as a stream ({refusal.describe(160)}) though answered 200 without stream"]
     return check(
         not problems,
         "openai.stream.format",
@@ -268,18 +286,24 @@ def usage_chunk(stream: StreamReply, *, asked: bool) -> Decision:
 
 
 def stream_equivalent(before: Reply, stream: StreamReply, after: Reply, what: str) -> Decision:
-    """The streamed message against the JSON replies around it (unjudged when those failed)."""
+    """The streamed message against the JSON replies around it (unjudged when those failed, were
+    refused, or no readable stream came)."""
+    clause_id = "openai.stream.equivalent"
+    for json_reply in (before, after):
+        if refused_as_json(json_reply):
+            return info(clause_id, actual=f"{what}: {refused_note(json_reply)}")
     if before.status != 200 or after.status != 200:
-        return error("openai.stream.equivalent", f"{what}: the JSON replies failed: {before.describe()}")
+        return error(clause_id, f"{what}: the JSON replies failed: {before.describe()}")
+    chunks = stream.chunks()
+    if stream.status != 200 or stream.problem or stream.error_reply is not None or not chunks or None in chunks:
+        shown = stream.problem or (stream.error_reply.describe(160) if stream.error_reply else "")
+        return info(clause_id, actual=f"not judged: no readable stream of chunks came ({what}) {shown}".strip())
     if comparable(before.body) != comparable(after.body):
         return info(
-            "openai.stream.equivalent",
-            actual=f"not judged, because two JSON replies to the same seeded request differ ({what})",
+            clause_id, actual=f"not judged, because two JSON replies to the same seeded request differ ({what})"
         )
     streamed, expected = assembled(stream), comparable(before.body)
-    return check(
-        streamed == expected, "openai.stream.equivalent", expected=f"{what}: {expected}", actual=f"streamed: {streamed}"
-    )
+    return check(streamed == expected, clause_id, expected=f"{what}: {expected}", actual=f"streamed: {streamed}")
 
 
 def stream_unicode(stream: StreamReply, echoing: bool) -> Decision:
@@ -359,13 +383,19 @@ def refusal(reply: Reply, clause_id: str, what: str, *, strict: bool, error_shap
     return decisions
 
 
-def auth_refused(reply: Reply, what: str) -> Decision:
-    return check(
+def refusal_shape(reply: Reply, what: str, error_shape: str) -> list[Decision]:
+    """Any 4xx the run met, whatever request it answered, holds the error body shape."""
+    return [error_body_shape(reply, what, error_shape)] if 400 <= reply.status < 500 else []
+
+
+def auth_refused(reply: Reply, what: str, error_shape: str) -> list[Decision]:
+    refused = check(
         reply.status == 401 and reply.is_json,
         "openai.auth.required",
         expected=f"{what}: 401 with a JSON error",
         actual=f"{what}: {reply.describe()}",
     )
+    return [refused, *refusal_shape(reply, what, error_shape)]
 
 
 # -- concurrency

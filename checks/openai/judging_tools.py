@@ -13,16 +13,32 @@ from typing import Any
 
 from checks.decision import Decision, check, info, missed, passed
 from checks.http_client import Reply, StreamReply
-from checks.openai.judging import refused_as_json
+from checks.openai.judging import refused_as_json, refused_note
 from checks.openai.shapes import arguments_of, comparable, first_choice, message_of, tool_call_problems
-from checks.openai.sse import stream_call_id_problems
+from checks.openai.sse import assembled, stream_call_id_problems
 
 # The temperatures the suite's tool results report, one per call in call order: values a
 # reply can only place beside a city by reading the result that carries them.
 RESULT_TEMPERATURES = (17, 29)
 
 
+CUT_NOTE = "not judged: cut at max_tokens (finish_reason length)"
+
+
+def unjudged_tool_reply(reply: Reply) -> str | None:
+    """Why a tool-call reply says nothing about tool-call shape: a refusal (the error-shape clause
+    judges it), or a reply honestly cut at max_tokens. None when it is evidence."""
+    if refused_as_json(reply):
+        return refused_note(reply)
+    if reply.status == 200 and first_choice(reply.body).get("finish_reason") == "length":
+        return f"{CUT_NOTE}: {str(message_of(reply.body).get('tool_calls'))[:160]}"
+    return None
+
+
 def tool_call_shape(reply: Reply, tools: list[dict[str, Any]], *, parallel: bool = False) -> Decision:
+    unjudged = unjudged_tool_reply(reply)
+    if unjudged is not None:
+        return info("openai.tools.call-shape", actual=unjudged)
     problems = tool_call_problems(reply.body, tools) if reply.status == 200 else [reply.describe()]
     if parallel:
         expected, fine = "parallel calls each well formed, with unique ids", "well formed"
@@ -33,7 +49,13 @@ def tool_call_shape(reply: Reply, tools: list[dict[str, Any]], *, parallel: bool
 
 
 def streamed_call_ids(stream: StreamReply, what: str) -> Decision:
-    """The tool calls of a well-formed stream: one id per call index, none shared by two indices."""
+    """The tool calls of a stream: one id per call index, none shared by two indices (not judged
+    when no call was streamed, or the stream was cut at max_tokens)."""
+    streamed = assembled(stream)
+    if not streamed["tool_calls"]:
+        return info("openai.tools.call-shape", actual=f"{what} streamed: not judged: no tool call was streamed")
+    if streamed["finish_reason"] == "length":
+        return info("openai.tools.call-shape", actual=f"{what} streamed: {CUT_NOTE}")
     problems = stream_call_id_problems(stream)
     return check(
         not problems,
@@ -44,6 +66,9 @@ def streamed_call_ids(stream: StreamReply, what: str) -> Decision:
 
 
 def parallel_calls(reply: Reply) -> Decision:
+    unjudged = unjudged_tool_reply(reply)
+    if unjudged is not None:
+        return info("openai.tools.parallel", actual=unjudged)
     calls = message_of(reply.body).get("tool_calls") or []
     cities = [(arguments_of(c) or {}).get("city") for c in calls]
     return check(
@@ -106,22 +131,28 @@ def unknown_call_id(reply: Reply, *, strict: bool) -> Decision:
     )
 
 
-def truncated_call(reply: Reply, uncapped: Any = None) -> Decision:
+def truncated_call(reply: Reply, uncapped: Any = None, *, called: bool = False) -> Decision:
     """A tool call with max_tokens 3: either finish_reason length, or complete valid arguments.
 
     `uncapped`: the call the same request gets without the cap, when the target was shown to
-    give it twice; a tool_calls reply whose calls differ from it was cut and dressed up."""
+    give it twice; a tool_calls reply whose calls differ from it was cut and dressed up.
+    `called`: the uncapped request was answered with a usable call. Where no call was made
+    (a refusal, a stop without calls, a length cut of a target never shown to call) nothing
+    says how the target reports a cut call."""
     clause_id = "openai.tools.truncated-call"
+    if refused_as_json(reply):
+        return info(clause_id, actual=refused_note(reply))
     if reply.status != 200:
-        return check(refused_as_json(reply), clause_id, expected="200, or a 4xx JSON error", actual=reply.describe())
+        return missed(clause_id, expected="200, or a 4xx JSON error", actual=reply.describe())
     reason = first_choice(reply.body).get("finish_reason")
     calls = message_of(reply.body).get("tool_calls") or []
+    shown = f"finish_reason {reason!r}, calls {calls}"
+    if not calls and (reason == "stop" or (reason == "length" and not called)):
+        return info(clause_id, actual=f"not judged: no tool call was made ({shown})")
     complete = bool(calls) and all(isinstance(arguments_of(c), dict) for c in calls)
     altered = reason == "tool_calls" and uncapped is not None and comparable(reply.body) != uncapped
-    shown = f"finish_reason {reason!r}, calls {calls}"
     return check(
-        (reason == "length" or (reason == "tool_calls" and complete) or (reason == "stop" and not calls))
-        and not altered,
+        (reason == "length" or (reason == "tool_calls" and complete)) and not altered,
         clause_id,
         expected="finish_reason length when max_tokens 3 cut the call; tool_calls only with complete JSON arguments"
         + (f", the uncapped call {uncapped['tool_calls']}" if uncapped is not None else ""),

@@ -17,7 +17,10 @@ import pydantic
 from checks.core import PhaseContext, SuiteOptions
 from checks.http_options import HttpOptions
 
+# The presets a session server may take (it is no inference engine itself), and every preset of an
+# OpenAI-compatible endpoint: those plus the engines RL rollouts run on.
 Preset = Literal["strict-openai", "llmock", "miles-session"]
+ChatPreset = Literal["strict-openai", "llmock", "miles-session", "vllm", "litellm", "llama-cpp"]
 Offered = Literal["preset", "yes", "no"]
 ErrorShape = Literal["openai", "miles"]
 # The profile's yes/no capabilities, each an option that overrides its preset.
@@ -28,6 +31,8 @@ OFFERED_FIELDS = (
     "tools",
     "parallel_tool_calls",
     "streaming",
+    "stream_usage",
+    "n_choices",
     "deterministic",
 )
 
@@ -42,6 +47,8 @@ class Profile:
     tools: bool = True
     parallel_tool_calls: bool = True
     streaming: bool = True
+    stream_usage: bool = True
+    n_choices: bool = True
     deterministic: bool = True
     error_shape: ErrorShape = "openai"
     context_window: int | None = None
@@ -54,6 +61,27 @@ PRESETS: dict[str, Profile] = {
     # miles' session server: logprobs forced on, fake single-chunk streaming, `{"error": "<string>"}` errors,
     # validation left to the backend behind it.
     "miles-session": Profile(strict_validation=False, parallel_tool_calls=False, error_shape="miles"),
+    # vLLM's OpenAI server: logprobs (top_logprobs up to its max_logprobs, 20), n > 1, seed, tools (auto
+    # choice only when served with --enable-auto-tool-choice and a parser), include_usage. Sampling
+    # parameters are checked only where vLLM needs them (a temperature above 2 is served), and its
+    # documentation says online serving is not reproducible without GPU-only batch invariance.
+    "vllm": Profile(strict_validation=False, deterministic=False),
+    # The LiteLLM proxy forwards each request to the model behind it: what it offers is that model's
+    # (this profile: an OpenAI-like one); it validates no parameter itself, and its seed reaches a
+    # backend that may not honour it.
+    "litellm": Profile(strict_validation=False, deterministic=False),
+    # llama-cpp-python's server: logprobs only when the model is loaded with logits_all (off by
+    # default), n ignored ("ignored or currently unsupported" in its request type), no stream_options,
+    # tool calls only with a function-calling chat format, no bound on temperature or top_logprobs; one
+    # model behind a lock, so a seeded temperature-0 request repeats.
+    "llama-cpp": Profile(
+        logprobs=False,
+        strict_validation=False,
+        tools=False,
+        parallel_tool_calls=False,
+        stream_usage=False,
+        n_choices=False,
+    ),
 }
 
 
@@ -61,7 +89,7 @@ class OpenAIChatOptions(SuiteOptions, HttpOptions):
     model: str | None = pydantic.Field(
         None, description="Model id sent in every request. Default: the first id GET /models lists."
     )
-    preset: Preset = pydantic.Field(
+    preset: ChatPreset = pydantic.Field(
         "strict-openai", description="Capability profile to start from; the fields below override it."
     )
     logprobs: Offered = pydantic.Field("preset", description="The target returns logprobs when asked.")
@@ -76,6 +104,10 @@ class OpenAIChatOptions(SuiteOptions, HttpOptions):
         "preset", description="The target makes several tool calls in one reply when the prompt needs them."
     )
     streaming: Offered = pydantic.Field("preset", description="The target streams (stream: true) as SSE.")
+    stream_usage: Offered = pydantic.Field(
+        "preset", description="A stream with stream_options.include_usage ends with a usage chunk."
+    )
+    n_choices: Offered = pydantic.Field("preset", description="The target gives n choices when n > 1 is asked.")
     deterministic: Offered = pydantic.Field(
         "preset", description="Temperature 0 with a seed gives the same reply every time."
     )

@@ -36,8 +36,11 @@ async def chat_phase(ctx: Ctx) -> None:
         check_reply(ctx, http, again, max_tokens=cap)
         record(report, judging.prompt_stable(first, again), http.transcript)
         await _max_tokens_one(ctx, http, model)
-        reply = await http.chat(chat_body(model, "Name a colour.", 8, n=2))
-        record(report, judging.two_choices(reply), http.transcript)
+        if ctx.options.profile().n_choices:
+            reply = await http.chat(chat_body(model, "Name a colour.", 8, n=2))
+            record(report, judging.two_choices(reply), http.transcript)
+        else:
+            report.unsupported("openai.chat.n-choices", "the profile says the target gives one choice whatever n is")
         echoing = await echoes(ctx, http)
         reply = await http.chat(chat_body(model, f"Repeat exactly: {UNICODE_TEXT}", cap))
         record(report, judging.unicode_round_trip(reply, echoing), http.transcript)

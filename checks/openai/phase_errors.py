@@ -68,4 +68,4 @@ async def _auth(ctx: Ctx, model: str, user: list[dict[str, str]]) -> None:
     ):
         async with client(ctx, f"auth: {what}", authorized=authorized, headers=headers) as http:
             reply = await http.chat(body)
-        record(report, judging.auth_refused(reply, what), http.transcript)
+        record(report, judging.auth_refused(reply, what, ctx.options.profile().error_shape), http.transcript)

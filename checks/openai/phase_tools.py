@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from checks.decision import record
 from checks.http_client import Reply
 from checks.openai import judging_tools as judging
 from checks.openai.facts import ChatClient, client, model_of
+from checks.openai.judging import refusal_shape
 from checks.openai.options import Ctx
 from checks.openai.phase_chat import REPLY_CLAUSES, check_reply
+from checks.openai.recording import PhaseRecord
 from checks.openai.requests import TOOLS, WEATHER_TOOL, parallel_tool_body, single_tool_body
 from checks.openai.shapes import arguments_of, comparable, message_of
 
@@ -22,8 +23,9 @@ TOOL_CLAUSES = (
     "openai.tools.result-by-id",
     "openai.tools.unknown-call-id",
 )
-# The tools phase also decides what every chat reply must hold, on its tool-call replies.
-TOOLS_PHASE_CLAUSES = (*TOOL_CLAUSES, *REPLY_CLAUSES)
+# The tools phase also decides what every chat reply must hold, on its tool-call replies, and the
+# error body shape of any refusal it meets.
+TOOLS_PHASE_CLAUSES = (*TOOL_CLAUSES, *REPLY_CLAUSES, "openai.errors.shape")
 
 
 async def tools_phase(ctx: Ctx) -> None:
@@ -35,46 +37,51 @@ async def tools_phase(ctx: Ctx) -> None:
         return
     model = await model_of(ctx)
     cap = ctx.options.max_tokens_cap
+    phase = PhaseRecord(report)
     async with client(ctx, "tool calls") as http:
         body = single_tool_body(model, cap)
         reply = await http.chat(body)
-        usable = record(report, judging.tool_call_shape(reply, TOOLS), http.transcript)
+        shape = judging.tool_call_shape(reply, TOOLS)
+        phase.record([shape, *refusal_shape(reply, "a tool request", profile.error_shape)], http.transcript)
         if reply.status == 200:
             check_reply(ctx, http, reply, max_tokens=cap)
+        usable = shape.outcome == "pass"
         if usable:
-            await round_trip(ctx, http, body, reply.body, reorder=False)
-            await _unknown_call_id(ctx, http, body, reply.body)
+            await round_trip(phase, http, body, reply.body, reorder=False)
+            await _unknown_call_id(ctx, phase, http, body, reply.body)
         else:
-            report.error_undecided(
-                ("openai.tools.round-trip", "openai.tools.unknown-call-id", "openai.tools.result-by-id"),
-                "not exercised: the single tool call was not usable",
-                http.transcript,
-            )
-        await _parallel(ctx, http, model)
-        await _truncated(ctx, http, model, reply if usable else None)
+            why = f"not judged: no usable call to go on from ({shape.actual[:200]})"
+            for clause_id in ("openai.tools.round-trip", "openai.tools.unknown-call-id"):
+                phase.note(clause_id, why)
+        await _parallel(ctx, phase, http, model)
+        await _truncated(ctx, phase, http, model, reply if usable else None)
+    phase.close()
 
 
-async def _parallel(ctx: Ctx, http: ChatClient, model: str) -> None:
-    report = ctx.report
+async def _parallel(ctx: Ctx, phase: PhaseRecord, http: ChatClient, model: str) -> None:
     if not ctx.options.profile().parallel_tool_calls:
         for clause_id in ("openai.tools.parallel", "openai.tools.result-by-id"):
-            report.unsupported(clause_id, "the profile says the target makes one tool call at a time")
+            ctx.report.unsupported(clause_id, "the profile says the target makes one tool call at a time")
         return
     body = parallel_tool_body(model, ctx.options.max_tokens_cap)
     reply = await http.chat(body)
-    well_formed = record(report, judging.tool_call_shape(reply, [WEATHER_TOOL], parallel=True), http.transcript)
-    record(report, judging.parallel_calls(reply), http.transcript)
+    shape = judging.tool_call_shape(reply, [WEATHER_TOOL], parallel=True)
+    pair = judging.parallel_calls(reply)
+    refused = refusal_shape(reply, "a parallel tool request", ctx.options.profile().error_shape)
+    phase.record([shape, pair, *refused], http.transcript)
     calls = message_of(reply.body).get("tool_calls") or []
-    if not (well_formed and len(calls) == 2):
-        report.error_undecided(("openai.tools.result-by-id",), "not exercised: no two usable calls", http.transcript)
+    if not (shape.outcome == "pass" and len(calls) == 2):
+        phase.note("openai.tools.result-by-id", f"not judged: no two usable calls ({pair.actual[:200]})")
         return
-    in_order = await round_trip(ctx, http, body, reply.body, reorder=False)
-    reordered = await round_trip(ctx, http, body, reply.body, reorder=True)
+    in_order = await round_trip(phase, http, body, reply.body, reorder=False)
+    reordered = await round_trip(phase, http, body, reply.body, reorder=True)
     cities = [str((arguments_of(call) or {}).get("city")) for call in calls]
-    record(report, judging.result_pairing(in_order, reordered, cities), http.transcript)
+    phase.record(judging.result_pairing(in_order, reordered, cities), http.transcript)
 
 
-async def round_trip(ctx: Ctx, http: ChatClient, body: dict[str, Any], answer: Any, *, reorder: bool) -> Reply:
+async def round_trip(
+    phase: PhaseRecord, http: ChatClient, body: dict[str, Any], answer: Any, *, reorder: bool
+) -> Reply:
     """Echo the assistant message as received, answer each call by tool_call_id, expect an assistant reply."""
     assistant = message_of(answer)
     calls = list(assistant.get("tool_calls") or [])
@@ -92,21 +99,23 @@ async def round_trip(ctx: Ctx, http: ChatClient, body: dict[str, Any], answer: A
     follow = {**body, "messages": [*body["messages"], assistant, *results]}
     follow.pop("tool_choice", None)
     reply = await http.chat(follow)
-    record(ctx.report, judging.round_trip(reply, reorder=reorder), http.transcript)
+    phase.record(judging.round_trip(reply, reorder=reorder), http.transcript)
     return reply
 
 
-async def _unknown_call_id(ctx: Ctx, http: ChatClient, body: dict[str, Any], answer: Any) -> None:
+async def _unknown_call_id(ctx: Ctx, phase: PhaseRecord, http: ChatClient, body: dict[str, Any], answer: Any) -> None:
     assistant = message_of(answer)
     stray = {"role": "tool", "tool_call_id": "call_matches_nothing_0000", "content": "{}"}
     follow = {**body, "messages": [*body["messages"], assistant, stray]}
     follow.pop("tool_choice", None)
     reply = await http.chat(follow)
-    strict = ctx.options.profile().strict_validation
-    record(ctx.report, judging.unknown_call_id(reply, strict=strict), http.transcript)
+    profile = ctx.options.profile()
+    decisions = [judging.unknown_call_id(reply, strict=profile.strict_validation)]
+    decisions += refusal_shape(reply, "a stray tool_call_id", profile.error_shape)
+    phase.record(decisions, http.transcript)
 
 
-async def _truncated(ctx: Ctx, http: ChatClient, model: str, uncapped: Reply | None) -> None:
+async def _truncated(ctx: Ctx, phase: PhaseRecord, http: ChatClient, model: str, uncapped: Reply | None) -> None:
     """A tool call with a tiny max_tokens: either finish_reason length, or the complete call made without it.
 
     The uncapped call is held against the capped one only if a second uncapped request
@@ -121,4 +130,6 @@ async def _truncated(ctx: Ctx, http: ChatClient, model: str, uncapped: Reply | N
         if again.status == 200 and comparable(again.body) == comparable(uncapped.body):
             known = comparable(uncapped.body)
     reply = await http.chat(single_tool_body(model, 3))
-    record(report, judging.truncated_call(reply, known), http.transcript)
+    decisions = [judging.truncated_call(reply, known, called=uncapped is not None)]
+    decisions += refusal_shape(reply, "a tool request with max_tokens 3", ctx.options.profile().error_shape)
+    phase.record(decisions, http.transcript)

@@ -194,12 +194,18 @@ def token_logprobs(body: Any) -> list[Any]:
     return [e.get("logprob") for e in content if isinstance(e, dict)] if isinstance(content, list) else []
 
 
+# What a serializer writes for a missing value: text, but no kind of error.
+NULL_WORDS = frozenset({"", "None", "null", "undefined"})
+
+
 def error_shape_problem(body: Any, shape: str) -> str:
     """'' when `body` is an acceptable error body for the profile's error shape."""
     error = body.get("error") if isinstance(body, dict) else None
     if shape == "miles" and isinstance(error, str):
         return ""
     if isinstance(error, dict) and isinstance(error.get("message"), str) and isinstance(error.get("type"), str):
+        if error["type"].strip() in NULL_WORDS:
+            return f"error.type {error['type']!r} names no kind of error (a null written as text)"
         if "param" in error and "code" in error:
             return ""
         return "error lacks param or code"

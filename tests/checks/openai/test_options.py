@@ -21,10 +21,19 @@ def test_presets_fill_the_profile_and_fields_override_them():
         OpenAIChatOptions.model_validate({"preset": "nonesuch"})
 
 
+def test_the_engine_presets_say_what_each_engine_offers():
+    vllm, litellm, llama = (OpenAIChatOptions(preset=name).profile() for name in ("vllm", "litellm", "llama-cpp"))
+    assert vllm.logprobs and vllm.tools and vllm.n_choices and vllm.stream_usage
+    assert not vllm.deterministic and not vllm.strict_validation
+    assert litellm.tools and not litellm.strict_validation and litellm.error_shape == "openai"
+    assert not (llama.logprobs or llama.tools or llama.n_choices or llama.stream_usage) and llama.deterministic
+    assert OpenAIChatOptions(preset="llama-cpp", n_choices="yes").profile().n_choices
+
+
 def test_the_form_offers_presets_and_profile_fields_as_selects_and_the_key_as_a_password():
     fields = {f.name: f for f in fields_from_schema(OpenAIChatOptions.model_json_schema())}
     assert fields["preset"].widget == "select"
-    assert fields["preset"].choices == ["strict-openai", "llmock", "miles-session"]
+    assert fields["preset"].choices == ["strict-openai", "llmock", "miles-session", "vllm", "litellm", "llama-cpp"]
     assert fields["logprobs"].widget == "select" and fields["logprobs"].choices == ["preset", "yes", "no"]
     assert fields["api_key"].widget == "password"
     assert fields["verify_tls"].widget == "checkbox" and fields["verify_tls"].default is True

@@ -11,12 +11,14 @@ from checks.core import Verdict
 from tests.zoo.entry import ZooEntry
 from tests.zoo.openai_chat import (
     any_model_accepted,
+    auth_detail_body,
     auth_ignored,
     bad_json_500,
     chat_without_created,
     context_unbounded,
     duplicate_call_ids,
     error_shape_string,
+    error_type_none,
     finish_reason_eos,
     logprobs_ignored,
     logprobs_unasked,
@@ -61,6 +63,8 @@ ZOO: dict[str, OpenAIEntry] = {
         knock_on=frozenset({"openai.tools.round-trip", "openai.tools.result-by-id"}),
     ),
     "error-shape-string": OpenAIEntry(error_shape_string.make_app, "openai.errors.shape"),
+    "error-type-none": OpenAIEntry(error_type_none.make_app, "openai.errors.shape"),
+    "auth-detail-body": OpenAIEntry(auth_detail_body.make_app, "openai.errors.shape", options={"api_key": "sk-zoo"}),
     "finish-reason-eos": OpenAIEntry(
         finish_reason_eos.make_app, "openai.chat.finish-reason", knock_on=frozenset({"openai.stream.format"})
     ),
