@@ -106,4 +106,5 @@ def compatibility(session: Session) -> list[CompatibilityRow]:
         )
         by_target[(target.name, deployment.version)] = [drift]
         rows[(target.kind, f"\0{target.name}", deployment.version)] = drift
-    return sorted(rows.values(), key=lambda r: (r.kind, r.implementation, r.drift, r.version, r.targets))
+    # Drift first (it wants attention), then the newest checked version first.
+    return sorted(rows.values(), key=lambda r: (r.kind, r.implementation, not r.drift, -(r.run_id or 0), r.version))

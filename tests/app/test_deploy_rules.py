@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from app.can_i_deploy import counterpart_kinds
@@ -24,10 +25,19 @@ SPEC = find_suite("plugrl-server").spec_version  # type: ignore[union-attr]
 
 
 def add_run(
-    client: TestClient, target: str, version: str | None, outcome: str = "pass", *, spec: str = SPEC, **fields: Any
+    where: TestClient | Engine,
+    target: str,
+    version: str | None,
+    outcome: str = "pass",
+    *,
+    spec: str = SPEC,
+    **fields: Any,
 ) -> int:
-    """A finished run of `target` naming `version` (None: no identity); a failing one fails `plugrl.5.3.time-major`."""
-    with Session(client.app.state.engine) as session:  # type: ignore[attr-defined]
+    """A finished run of `target` naming `version` (None: no identity); a failing one fails `plugrl.5.3.time-major`.
+
+    `where` is the service's TestClient, or the engine of a database a live service uses."""
+    engine = where if isinstance(where, Engine) else where.app.state.engine  # type: ignore[attr-defined]
+    with Session(engine) as session:
         stored = session.exec(select(Target).where(Target.name == target)).one()
         run = Run(
             target_id=stored.id or 0,
