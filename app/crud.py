@@ -167,7 +167,7 @@ def effective_expected_failures(suite: Suite, *lists: Sequence[str]) -> list[str
 # ---------------------------------------------------------------- targets
 
 
-def _validate_target(
+def validate_target(
     session: Session, data: TargetCreate, allowed_networks: Sequence[str], existing_id: int | None = None
 ) -> tuple[str, dict[str, Any]]:
     """Every rule a target must meet; returns the normalised URL and options to store."""
@@ -232,7 +232,7 @@ def _checked_url(suite: Suite, url: str, allowed_networks: Sequence[str], errors
 def create_target(session: Session, data: TargetCreate, allowed_networks: Sequence[str]) -> Target:
     """Validate and store a new target; its URL must lie in `allowed_networks` (empty allows any)."""
     require_storable(data.model_dump())
-    url, options = _validate_target(session, data, allowed_networks)
+    url, options = validate_target(session, data, allowed_networks)
     target = Target(
         name=data.name,
         kind=data.kind,
@@ -298,13 +298,13 @@ def update_target(session: Session, target: Target, data: TargetUpdate, allowed_
     kept = {name: value for name, value in changes.items() if name == "schedule_minutes" or value not in (None, "")}
     if isinstance(kept.get("url"), str):
         kept["url"] = unmask_url(kept["url"], target.url)  # a masked password sent back keeps the stored one
-    # Not validated by pydantic here: `_validate_target` reports every broken rule with its field path.
+    # Not validated by pydantic here: `validate_target` reports every broken rule with its field path.
     merged = TargetCreate.model_construct(**(target.model_dump(include=set(TargetCreate.model_fields)) | kept))
     if "options" in kept and merged.kind == target.kind:
         suite = find_suite(merged.kind)
         if suite is not None:
             merged.options = _keep_masked_secrets(suite, merged.options, target.options)
-    url, stored_options = _validate_target(session, merged, allowed_networks, existing_id=target.id)
+    url, stored_options = validate_target(session, merged, allowed_networks, existing_id=target.id)
     target.kind, target.url, target.gate = merged.kind, url, merged.gate
     target.options = stored_options
     target.expected_failures = list(dict.fromkeys(merged.expected_failures))

@@ -11,14 +11,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request, status
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlmodel import Session
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app import webhooks
 from app.api import deploy as deploy_api
@@ -40,6 +42,7 @@ from app.settings import Settings, get_settings
 from app.textsafe import storable
 from app.web import deploy_pages
 from app.web import router as web_router
+from app.web.pages import error_page, not_a_page, wants_page
 from app.web.reference_client import ReferenceClients
 from checks.core import HARNESS_VERSION
 
@@ -101,9 +104,18 @@ def capped_inputs(errors: list[Any]) -> list[Any]:
 
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
-    async def _request_invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _request_invalid(request: Request, exc: RequestValidationError) -> Response:
+        missing = not_a_page(request, exc)
+        if missing is not None:  # /runs/abc in a browser: no such run, as a page
+            return error_page(request, HTTPException(status.HTTP_404_NOT_FOUND, missing))
         # As FastAPI's own handler, but an echoed input holding a lone surrogate must not break the JSON.
         return JSONResponse({"detail": storable(capped_inputs(jsonable_encoder(exc.errors())))}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _no_route(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == status.HTTP_404_NOT_FOUND and wants_page(request):  # a path no route serves
+            return error_page(request, HTTPException(exc.status_code, f"no page at {request.url.path[:200]}"))
+        return await http_exception_handler(request, exc)
 
     @app.exception_handler(SQLAlchemyError)
     async def _database_error(_request: Request, exc: SQLAlchemyError) -> JSONResponse:

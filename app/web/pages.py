@@ -8,6 +8,7 @@ from http import HTTPStatus
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.routing import APIRoute
 
@@ -50,6 +51,20 @@ def sentence(detail: str) -> str:
         detail = f"There is {detail}"
     detail = detail[:1].upper() + detail[1:]
     return detail if detail.endswith((".", "?", "!")) else detail + "."
+
+
+def wants_page(request: Request) -> bool:
+    """A browser asking for a page (not the API): an error is shown to it as a page too."""
+    return not request.url.path.startswith("/api/") and "text/html" in request.headers.get("accept", "")
+
+
+def not_a_page(request: Request, exc: RequestValidationError) -> str | None:
+    """For a browser, a path id that is not one (`/runs/abc`) as what is missing ("no run 'abc'"); else None."""
+    errors = exc.errors()
+    if not wants_page(request) or not errors or any(error.get("loc", ("",))[0] != "path" for error in errors):
+        return None
+    loc, value = errors[0]["loc"], errors[0].get("input")
+    return f"no {str(loc[-1]).removesuffix('_id').replace('_', ' ')} {value!r}"
 
 
 def page_router() -> APIRouter:

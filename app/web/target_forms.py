@@ -181,17 +181,33 @@ def suite_errors(kind: str, values: dict[str, Any]) -> FieldErrors:
     return errors
 
 
-def _save(save: Callable[[], Any], kind: str, values: dict[str, Any], errors: FieldErrors) -> None:
-    """Run `save`, or raise TargetInvalid with every problem found."""
+def _save(
+    save: Callable[[], Any], kind: str, values: dict[str, Any], errors: FieldErrors, check: Callable[[], Any]
+) -> None:
+    """Run `save`, or raise TargetInvalid with every problem found.
+
+    `errors` are fields that did not even parse (an option's bad JSON): nothing is saved, and `check`
+    (validation without saving) and the suite still look at every other field, so the form shows all
+    problems at once rather than one round at a time.
+    """
     if errors:
-        raise crud.TargetInvalid(errors)
+        found = list(errors)
+        try:
+            check()
+        except crud.TargetInvalid as exc:
+            found = _merged(found, exc.errors)
+        raise crud.TargetInvalid(_merged(found, suite_errors(kind, values)))
     try:
         save()
     except crud.TargetInvalid as exc:
-        seen = {tuple(map(str, e["loc"])) for e in exc.errors}
-        if not any(loc[:1] in (("url",), ("options",)) for loc in seen):
-            exc.errors.extend(e for e in suite_errors(kind, values) if tuple(map(str, e["loc"])) not in seen)
+        exc.errors[:] = _merged(exc.errors, suite_errors(kind, values))
         raise
+
+
+def _merged(errors: FieldErrors, more: FieldErrors) -> FieldErrors:
+    """`errors` and those of `more` about a field `errors` says nothing about."""
+    seen = {tuple(map(str, e["loc"])) for e in errors}
+    return list(errors) + [e for e in more if tuple(map(str, e["loc"])) not in seen]
 
 
 def _switching_kind(form: FormData) -> bool:
@@ -218,12 +234,14 @@ def create_target(request: Request, session: SessionDep, settings: SettingsDep, 
         message = f"A name has at most {NAME_LIMIT} characters; this one has {len(values['name'])}."
         too_long = [{"loc": ["name"], "msg": message}]
         return render_form(request, kind=kind, values=values_from_form(form, fields), errors=too_long, status_code=422)
+    networks = settings.allowed_networks
     try:
         _save(
-            lambda: crud.create_target(session, crud.target_create_from(values), settings.allowed_networks),
+            lambda: crud.create_target(session, crud.target_create_from(values), networks),
             kind,
             values,
             errors,
+            lambda: crud.validate_target(session, crud.target_create_from(values), networks),
         )
     except crud.TargetInvalid as exc:
         return render_form(
@@ -254,7 +272,7 @@ def update_target(
         crud.update_target(session, target, crud.target_update_from(values), settings.allowed_networks)
 
     try:
-        _save(save, kind, values, errors)
+        _save(save, kind, values, errors, lambda: None)  # only the URL and options can be wrong beside them
     except crud.TargetInvalid as exc:
         session.rollback()
         return render_form(

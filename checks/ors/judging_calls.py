@@ -200,8 +200,9 @@ def judge_failing_tools(calls: Sequence[ToolCall]) -> Decision:
     """error-event from listed tools called with inputs their schemas allow, none named as raising.
 
     A tool that ends with an error event is the evidence of a pass. A 5xx is a failure reported as no
-    stream; a stream cut right after its task_id is a failure not reported, once the same run has seen
-    this server end a result with `end` (so a missing terminal event is not simply how it ends them all)."""
+    stream; a stream cut right after its task_id, or a connection the server broke, is a failure not
+    reported, once the same run has seen this server end a result with `end` (so a missing terminal
+    event is not simply how it ends them all). A call with no answer in time decides nothing."""
     clause = "ors.call.error-event"
     expected = "a failing tool ends its stream with an error event, not a cut stream or a 5xx"
     ends = any(call.stream.first("end") is not None for call in calls)
@@ -209,12 +210,14 @@ def judge_failing_tools(calls: Sequence[ToolCall]) -> Decision:
         outcome = call.outcome()
         if outcome == "server error" and not _starting(call.reply):
             return missed(clause, expected=expected, actual=f"{call.describe()}: a 5xx from a listed tool")
-        if outcome == "cut" and ends:
-            return missed(clause, expected=expected, actual=f"{call.describe()}: cut after task_id, no error event")
+        if outcome in ("cut", "broken") and ends:
+            return missed(
+                clause, expected=expected, actual=f"{call.describe()}: the stream ended without an error event"
+            )
     raised = [call for call in calls if call.outcome() == "raised"]
     if raised:
         return passed(clause, actual=f"{raised[0].describe()}: {truncate(raised[0].stream.first('error') or '', 60)!r}")
-    tried = ", ".join(call.name for call in calls) or "none"
+    tried = ", ".join(f"{call.name}: {call.outcome()}" for call in calls) or "none"
     return info(clause, actual=f"not judged: no listed tool failed with the inputs its schema allows (tried {tried})")
 
 

@@ -50,10 +50,13 @@ class OrsClient(HttpClient):
         return await self.post("/delete", headers=self.session(sid))
 
     async def call(
-        self, sid: str | None, body: Any, until: Callable[[bytes], bool] | None = None
+        self, sid: str | None, body: Any, until: Callable[[bytes], bool] | None = None, *, raising: bool = False
     ) -> tuple[Reply, OrsStream]:
+        """The answer and its events; with `raising`, no usable answer raises (the error family says why)
+        instead of coming back as a status-0 reply."""
         headers = {**self.session(sid), "Accept": "application/json"}
-        reply = await self.request("POST", f"/{self.env}/call", body, headers=headers, until=until)
+        send = self.exchange if raising else self.request
+        reply = await send("POST", f"/{self.env}/call", body, headers=headers, until=until)
         return reply, parse_stream(reply.text)
 
     async def episode(self, ctx: Ctx) -> str:

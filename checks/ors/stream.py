@@ -124,17 +124,19 @@ def server_error(reply: Reply) -> bool:
     return reply.status >= 500 or reply.status == 0
 
 
-CallOutcome = Literal["ok", "refused", "raised", "cut", "server error", "no answer", "other"]
+CallOutcome = Literal["ok", "refused", "raised", "cut", "broken", "server error", "no answer", "other"]
 
 
 @dataclass
 class ToolCall:
-    """One /call as observed: the body sent, the reply (None: no usable answer, `failure` says why), its stream."""
+    """One /call as observed: the body sent, the reply (None: no usable answer, `failure` says why, and
+    `broken` whether the server broke the connection rather than stayed silent), its stream."""
 
     body: dict[str, Any]
     reply: Reply | None
     stream: OrsStream = field(default_factory=OrsStream)
     failure: str = ""
+    broken: bool = False
 
     @property
     def name(self) -> str:
@@ -143,7 +145,7 @@ class ToolCall:
     def outcome(self) -> CallOutcome:
         """What the call came to: a result (ok or refused), an error event, a stream cut after its task_id, ..."""
         if self.reply is None:
-            return "no answer"
+            return "broken" if self.broken else "no answer"
         if server_error(self.reply):
             return "server error"
         result, problem = result_of(self.stream)
@@ -157,6 +159,6 @@ class ToolCall:
 
     def describe(self) -> str:
         if self.reply is None:
-            return f"{self.name}: no answer ({self.failure})"
+            return f"{self.name}: {self.outcome()} ({self.failure})"
         shown = self.stream.describe() if self.stream.events else self.reply.describe(80)
         return f"{self.name}: {self.reply.status} {shown}"

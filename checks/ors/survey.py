@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.errors import CheckError, PhaseStopped, TargetUnreachable
+from checks.errors import CheckError, Malformed, PeerClosed, PhaseStopped, TargetUnreachable
 from checks.http_client import reason_of
 from checks.ors.inputs import breaking_input, plain_input, sized_input
 from checks.ors.options import Ctx
@@ -26,12 +26,12 @@ async def call_once(ctx: Ctx, http: OrsClient, body: dict[str, Any]) -> ToolCall
     """`body` called in a new session (deleted after); a call with no usable answer says why instead."""
     sid = await http.episode(ctx)
     try:
-        reply, stream = await http.call(sid, body)
+        reply, stream = await http.call(sid, body, raising=True)
         return ToolCall(body, reply, stream)
     except TargetUnreachable:
         raise
     except CheckError as exc:
-        return ToolCall(body, None, failure=reason_of(exc))
+        return ToolCall(body, None, failure=reason_of(exc), broken=isinstance(exc, (Malformed, PeerClosed)))
     finally:
         await http.delete(sid)
 

@@ -185,6 +185,10 @@ def test_failing_tools_end_with_an_error_event():
     assert held(judge_failing_tools([ok, raised])) is True
     assert held(judge_failing_tools([ok, cut])) is False
     assert held(judge_failing_tools([ok, call_of("fail", status=500)])) is False
+    broken = ToolCall({"name": "fail", "input": {}}, None, failure="peer closed", broken=True)
+    assert held(judge_failing_tools([ok, broken])) is False
+    silent = ToolCall({"name": "slow", "input": {}}, None, failure="took longer than 5s")
+    assert judge_failing_tools([ok, silent]).actual.startswith("not judged")  # a slow tool is not a failing one
     # A server that ends no result with `end` cuts every stream: a cut is not read as a failure there.
     assert held(judge_failing_tools([call_of("step", ("task_id", "a")), raised])) is True
     assert judge_failing_tools([ok]).actual.startswith("not judged")

@@ -79,6 +79,7 @@ _ZOO = {
     "one-task-id-for-all-calls": entry("ors.call.resume"),
     "raising-tool-cut": entry("ors.call.error-event", "ors.call.terminal-event"),
     "raising-tool-500": entry("ors.call.error-event"),
+    "raising-tool-drops-connection": entry("ors.call.error-event"),
     "reward-after-finished": entry("ors.finished.after-finished"),
     "errors-without-detail": entry("ors.errors.json-detail"),
     "500-on-bad-body": entry("ors.errors.malformed-body"),

@@ -239,6 +239,8 @@ class BrokenOrsServer(OrsServer):
     def error_event(self, message: str) -> bytes:
         if self.fault == "raising-tool-cut":
             return b""
+        if self.fault == "raising-tool-drops-connection" and message != "unknown task_id":
+            raise ConnectionAbortedError(message)  # the stream breaks off mid-body
         return super().error_event(message)
 
     def encode_result(self, text: str) -> list[bytes]:
