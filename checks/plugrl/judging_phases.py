@@ -9,7 +9,40 @@ from __future__ import annotations
 from checks.decision import Decision, Judged, check, missed, passed, unsupported
 from checks.errors import NoReply, PeerClosed, Refused
 from checks.plugrl.judging import describe_close, is_close, seconds
-from checks.plugrl.protocol import FEEDBACK_TIMEOUT_REASON, RESYNC_REASON, STOP_REASON
+from checks.plugrl.protocol import FEEDBACK_TIMEOUT_REASON, RESYNC_REASON, REUSE_FEATURE, STOP_REASON
+
+ACCEPTS_AFTER_ERROR = "plugrl.7.2.accepts-after-error"
+# What the feature makes a server do; unsupported when it is not listed.
+REUSE_CLAUSES = (
+    "plugrl.10.1.reuse-answered",
+    "plugrl.10.1.reuse-all-rows",
+    "plugrl.10.1.reuse-rows",
+    "plugrl.10.1.reuse-connection-scoped",
+    "plugrl.10.1.reuse-unknown-env",
+    "plugrl.10.1.reuse-after-terminal",
+    "plugrl.10.1.reuse-malformed",
+    "plugrl.10.1.reuse-integer-mask",
+    "plugrl.10.1.reuse-integer-mask-handled",
+)
+OFFERED, UNOFFERED = "plugrl.10.1.reuse-offered", "plugrl.10.1.reuse-unoffered"
+
+
+def no_connection_after_error(what: str, problem: str) -> Decision:
+    """A new connection after a malformed input on another did not get its metadata."""
+    return missed(
+        ACCEPTS_AFTER_ERROR, expected=f"a new connection after {what}, with metadata", actual=f"it failed: {problem}"
+    )
+
+
+def reuse_offer(offered: bool) -> list[Decision]:
+    """Whether the metadata lists reuse-feedback-obs: what the feature's clauses are, before any reuse."""
+    if not offered:
+        why = f"the metadata does not list {REUSE_FEATURE}"
+        return [unsupported(clause, why) for clause in (OFFERED, *REUSE_CLAUSES)]
+    return [
+        passed(OFFERED, actual=f"features lists {REUSE_FEATURE}"),
+        unsupported(UNOFFERED, f"the metadata lists {REUSE_FEATURE}"),
+    ]
 
 
 def compression(extensions: list[str] | Refused) -> Decision:

@@ -12,6 +12,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from checks.errors import PhaseStopped
+from checks.plugrl import judging_phases
 from checks.plugrl.messages import FAULTS
 from checks.plugrl.options import Ctx
 from checks.plugrl.probe import Probe, together
@@ -61,14 +62,9 @@ async def _went_through(step: Awaitable[Any]) -> bool:
 async def _new_connection_after(ctx: Ctx, what: str) -> None:
     fresh = Probe(ctx, f"new connection after {what}")
     try:
-        await fresh.open(at_stake="plugrl.7.2.accepts-after-error")
+        await fresh.open(at_stake=judging_phases.ACCEPTS_AFTER_ERROR)
     except PhaseStopped as exc:  # an unreachable target too: it stops this phase, not the run
-        ctx.report.failed(
-            "plugrl.7.2.accepts-after-error",
-            expected=f"a new connection after {what}, with metadata",
-            actual=f"it failed: {exc}",
-            evidence=fresh.transcript,
-        )
+        fresh.record([judging_phases.no_connection_after_error(what, str(exc))])
         raise PhaseStopped("the server takes no new connections", fresh.transcript) from None
     finally:
         await fresh.close()

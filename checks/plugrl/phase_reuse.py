@@ -15,29 +15,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from checks.decision import passed, unsupported
 from checks.errors import NoReply, PeerClosed
 from checks.plugrl import judging, judging_phases
 from checks.plugrl.codec import pack
+from checks.plugrl.judging_phases import OFFERED, REUSE_CLAUSES, UNOFFERED
 from checks.plugrl.messages import MALFORMED_REUSES, infer_message, reuse_as_ints
 from checks.plugrl.options import Ctx
 from checks.plugrl.probe import Probe, together
 from checks.plugrl.protocol import REUSE_FEATURE
 from checks.plugrl.rows import reused_rows
 
-# What the feature makes a server do; unsupported when it is not listed.
-REUSE_CLAUSES = (
-    "plugrl.10.1.reuse-answered",
-    "plugrl.10.1.reuse-all-rows",
-    "plugrl.10.1.reuse-rows",
-    "plugrl.10.1.reuse-connection-scoped",
-    "plugrl.10.1.reuse-unknown-env",
-    "plugrl.10.1.reuse-after-terminal",
-    "plugrl.10.1.reuse-malformed",
-    "plugrl.10.1.reuse-integer-mask",
-    "plugrl.10.1.reuse-integer-mask-handled",
-)
-OFFERED, UNOFFERED = "plugrl.10.1.reuse-offered", "plugrl.10.1.reuse-unoffered"
 # Every clause the phase decides, as the suite lists it.
 PHASE_CLAUSES = (OFFERED, UNOFFERED, *REUSE_CLAUSES, judging.ALONGSIDE)
 
@@ -47,8 +34,7 @@ async def reuse_phase(ctx: Ctx) -> None:
     try:
         await holder.open()
         if not holder.offers(REUSE_FEATURE):
-            why = f"the metadata does not list {REUSE_FEATURE}"
-            holder.record([unsupported(clause, why) for clause in (OFFERED, *REUSE_CLAUSES)])
+            holder.record(judging_phases.reuse_offer(offered=False))
             await holder.cycle([0, 1])
             # Env 0 was fed back, so only the missing feature makes this reuse wrong.
             await holder.fault(
@@ -57,12 +43,7 @@ async def reuse_phase(ctx: Ctx) -> None:
                 f"reusing env 0 though the server does not list {REUSE_FEATURE}",
             )
             return
-        holder.record(
-            [
-                passed(OFFERED, actual=f"features lists {REUSE_FEATURE}"),
-                unsupported(UNOFFERED, f"the metadata lists {REUSE_FEATURE}"),
-            ]
-        )
+        holder.record(judging_phases.reuse_offer(offered=True))
         await _valid_and_impossible_reuses(ctx, holder)
     finally:
         await holder.close()

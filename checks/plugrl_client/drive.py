@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from checks.decision import record
 from checks.errors import NoReply, PeerClosed, PhaseStopped
 from checks.listen import Accepted
 from checks.plugrl.protocol import STOP_REASON
+from checks.plugrl_client import judging
 from checks.plugrl_client.options import Ctx
 from checks.plugrl_client.session import Session
 
@@ -46,14 +48,7 @@ async def judge_no_reconnect(ctx: Ctx) -> None:
     try:
         late = await ctx.listener.accept(ctx.options.reconnect_window)
     except NoReply:
-        ctx.report.passed(
-            "plugrl-client.7.1.no-reconnect-after-stop",
-            actual=f"no connection within {ctx.options.reconnect_window:g}s of the stop",
-        )
+        record(ctx.report, judging.reconnect_after_stop(None, ctx.options.reconnect_window))
         return
-    ctx.report.failed(
-        "plugrl-client.7.1.no-reconnect-after-stop",
-        expected="no reconnect after plugrl-server-stop",
-        actual=f"reconnected from {late.peer} within {ctx.options.reconnect_window:g}s of the stop",
-    )
+    record(ctx.report, judging.reconnect_after_stop(late.peer, ctx.options.reconnect_window))
     await refuse_late(late)

@@ -373,3 +373,81 @@ def feedback_row(
         )
     )
     return decisions
+
+
+def feedback_env(env: int, held: bool, stale: bool) -> Decision:
+    """A feedback row's env: holding an action (`held`), or not; `stale` when its action came on the last
+    connection."""
+    if held:
+        return passed("plugrl-client.4.3.feedback-envs-held")
+    return unheld(env, stale)
+
+
+# ---------------------------------------------------------------- what a scenario's turns show
+
+LARGE_FRAME, UNKNOWN_KEYS = "plugrl-client.1.1.large-frame", "plugrl-client.5.1.unknown-keys"
+FRAME_TOO_BIG = 1009
+
+
+def after_padded_metadata(close_code: int | None) -> list[Decision]:
+    """After a metadata of 2 MiB with an unknown key: an infer came (None), or the client closed with `close_code`."""
+    if close_code is None:
+        return [
+            passed(LARGE_FRAME, actual="an infer after the 2 MiB metadata"),
+            passed(UNKNOWN_KEYS, actual="an infer after the metadata with conformance_padding"),
+        ]
+    if close_code == FRAME_TOO_BIG:
+        return [
+            missed(LARGE_FRAME, expected="the 2 MiB metadata accepted", actual="closed with 1009 (message too big)")
+        ]
+    return [
+        missed(
+            UNKNOWN_KEYS,
+            expected="an infer after a metadata with an unknown key",
+            actual=f"closed (code {close_code}) after the metadata",
+        )
+    ]
+
+
+def env_ids_not_judged() -> Decision:
+    return info(
+        "plugrl-client.5.3.reads-env-ids",
+        actual="not judged: a conforming server echoes env_indices and lets the client pick its feedback set",
+    )
+
+
+def reconnect_after_stop(late_peer: str | None, window: float) -> Decision:
+    """After a stop: the peer a connection came from within `window` seconds (None: none came)."""
+    clause = "plugrl-client.7.1.no-reconnect-after-stop"
+    if late_peer is None:
+        return passed(clause, actual=f"no connection within {window:g}s of the stop")
+    return missed(
+        clause,
+        expected="no reconnect after plugrl-server-stop",
+        actual=f"reconnected from {late_peer} within {window:g}s of the stop",
+    )
+
+
+def reconnect_after_resync(peer: str | None, wait: float) -> Decision:
+    """After a resync: the peer the new connection came from (None: none within `wait` seconds)."""
+    clause = "plugrl-client.7.2.reconnects-after-resync"
+    if peer is None:
+        return missed(clause, expected="a new connection after plugrl-server-resync", actual=f"none within {wait:g}s")
+    return passed(clause, actual=f"reconnected from {peer}")
+
+
+def reuse_used(reused_rows: int) -> Decision:
+    """A run whose server offered reuse-feedback-obs: how many rows the client reused."""
+    if reused_rows:
+        return passed("plugrl-client.10.1.reuse-used", actual=f"{reused_rows} rows reused")
+    return info("plugrl-client.10.1.reuse-used", actual="offered, never used")
+
+
+def after_text_frame(closed: bool, what: str) -> Decision:
+    """What the client did after a text frame: closed (`closed`), or `what` else it did."""
+    return check(
+        closed,
+        "plugrl-client.7.4.text-fatal",
+        expected="the connection closed, nothing sent after the text frame",
+        actual=what,
+    )

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
+from checks.plugrl_client import judging
 from checks.plugrl_client.drive import ended_early, exchange_until, judge_no_reconnect
 from checks.plugrl_client.options import Ctx
 from checks.plugrl_client.session import Session
-
-FRAME_TOO_BIG = 1009
 
 
 async def basic_phase(ctx: Ctx) -> None:
@@ -16,25 +15,11 @@ async def basic_phase(ctx: Ctx) -> None:
         await session.open(padded=True)
         envs = await session.infer()
     except PeerClosed as closed:
-        if closed.code == FRAME_TOO_BIG:
-            ctx.report.failed(
-                "plugrl-client.1.1.large-frame",
-                expected="the 2 MiB metadata accepted",
-                actual="closed with 1009 (message too big)",
-                evidence=session.transcript,
-            )
-        else:
-            ctx.report.failed(
-                "plugrl-client.5.1.unknown-keys",
-                expected="an infer after a metadata with an unknown key",
-                actual=f"closed (code {closed.code}) after the metadata",
-                evidence=session.transcript,
-            )
+        session.record(judging.after_padded_metadata(closed.code))
         raise ended_early(session, closed) from None
     except NoReply as silent:
         raise ended_early(session, silent) from None
-    ctx.report.passed("plugrl-client.1.1.large-frame", actual="an infer after the 2 MiB metadata")
-    ctx.report.passed("plugrl-client.5.1.unknown-keys", actual="an infer after the metadata with conformance_padding")
+    session.record(judging.after_padded_metadata(None))
     try:
         await session.answer(envs)
         await session.feedback()
@@ -42,8 +27,5 @@ async def basic_phase(ctx: Ctx) -> None:
     except (PeerClosed, NoReply) as problem:
         raise ended_early(session, problem) from None
     await session.stop()
-    ctx.report.info(
-        "plugrl-client.5.3.reads-env-ids",
-        actual="not judged: a conforming server echoes env_indices and lets the client pick its feedback set",
-    )
+    session.record([judging.env_ids_not_judged()])
     await judge_no_reconnect(ctx)

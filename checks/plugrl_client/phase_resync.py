@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from checks.decision import record
 from checks.errors import NoReply, PeerClosed, PhaseStopped
 from checks.listen import accept_client
 from checks.plugrl.protocol import RESYNC_REASON
+from checks.plugrl_client import judging
 from checks.plugrl_client.drive import ended_early, exchange_until
 from checks.plugrl_client.options import Ctx
 from checks.plugrl_client.session import Session
@@ -25,14 +27,9 @@ async def resync_phase(ctx: Ctx) -> None:
     try:
         accepted = await ctx.listener.accept(wait)
     except NoReply:
-        ctx.report.failed(
-            "plugrl-client.7.2.reconnects-after-resync",
-            expected="a new connection after plugrl-server-resync",
-            actual=f"none within {wait:g}s",
-            evidence=first.transcript,
-        )
+        first.record([judging.reconnect_after_resync(None, wait)])
         raise PhaseStopped("the client did not reconnect after the resync", first.transcript) from None
-    ctx.report.passed("plugrl-client.7.2.reconnects-after-resync", actual=f"reconnected from {accepted.peer}")
+    record(ctx.report, judging.reconnect_after_resync(accepted.peer, wait))
     second = Session(ctx, accepted, reuse_offered=False, reconnected=True)
     try:
         await second.open(padded=False)

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from checks.decision import record
 from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
+from checks.plugrl_client import judging
 from checks.plugrl_client.drive import ended_early, exchange_until
 from checks.plugrl_client.options import Ctx
 from checks.plugrl_client.session import Session
@@ -16,7 +18,4 @@ async def reuse_phase(ctx: Ctx) -> None:
     except (PeerClosed, NoReply) as problem:
         raise ended_early(session, problem) from None
     await session.stop()
-    if session.reused_rows:
-        ctx.report.passed("plugrl-client.10.1.reuse-used", actual=f"{session.reused_rows} rows reused")
-    else:
-        ctx.report.info("plugrl-client.10.1.reuse-used", actual="offered, never used")
+    record(ctx.report, judging.reuse_used(session.reused_rows))

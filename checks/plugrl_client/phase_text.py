@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
+from checks.plugrl_client import judging
 from checks.plugrl_client.drive import ended_early
 from checks.plugrl_client.options import Ctx
 from checks.plugrl_client.session import Session
@@ -26,11 +27,5 @@ async def text_phase(ctx: Ctx) -> None:
         closed, what = False, f"still open {ctx.timeout:g}s after the text frame"
     else:
         closed, what = False, f"went on and sent a {len(data)}-byte frame"
-    ctx.report.check(
-        closed,
-        "plugrl-client.7.4.text-fatal",
-        expected="the connection closed, nothing sent after the text frame",
-        actual=what,
-        evidence=session.transcript,
-    )
+    session.record([judging.after_text_frame(closed, what)])
     await session.close("")

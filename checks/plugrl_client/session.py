@@ -17,7 +17,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from checks.core import Transcript
-from checks.decision import Decision, Judged, passed, record
+from checks.decision import Decision, Judged, record
 from checks.errors import NoReply, PeerClosed, PhaseStopped
 from checks.evidence import summarize
 from checks.listen import Accepted
@@ -203,8 +203,8 @@ class Session:
         state = self.ctx.state
         for row, env in enumerate(reading.envs):
             held = self.holding.pop(env, None)
+            self.record([judging.feedback_env(env, held is not None, stale=self.reconnected and env in state.lost)])
             if held is None:
-                self.record([judging.unheld(env, stale=self.reconnected and env in state.lost)])
                 continue
             terminated, truncated = bool(reading.terminated[row]), bool(reading.truncated[row])
             t = probe.t[row]
@@ -212,7 +212,7 @@ class Session:
             decisions = judging.feedback_row(
                 env, held, t, float(reading.rewards[row]), probe.applied[row], flags, self.options.horizon
             )
-            self.record([passed("plugrl-client.4.3.feedback-envs-held"), *decisions])
+            self.record(decisions)
             state.last_t[env] = t
             state.ended[env] = terminated or truncated
             self.held_obs[env] = (t, terminated or truncated)

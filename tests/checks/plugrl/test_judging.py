@@ -239,3 +239,13 @@ def test_recorded_decisions_take_the_clause_level_from_the_catalogue():
     assert not kept
     (result,) = report.results.values()
     assert result.verdict == "warn"  # a should clause: missed is a warning
+
+
+def test_whether_reuse_is_offered_decides_the_feature_clauses_before_any_reuse():
+    offered = {d.clause_id: d.outcome for d in judging_phases.reuse_offer(offered=True)}
+    assert offered == {"plugrl.10.1.reuse-offered": "pass", "plugrl.10.1.reuse-unoffered": "unsupported"}
+    unoffered = {d.clause_id: d.outcome for d in judging_phases.reuse_offer(offered=False)}
+    assert unoffered["plugrl.10.1.reuse-offered"] == "unsupported"
+    assert set(unoffered) == {"plugrl.10.1.reuse-offered", *judging_phases.REUSE_CLAUSES}
+    refused = judging_phases.no_connection_after_error("a text frame", "no metadata within 2s")
+    assert refused.clause_id == judging_phases.ACCEPTS_AFTER_ERROR and refused.missed

@@ -145,3 +145,23 @@ def test_a_feedback_form_and_its_rewards_dtype():
     }
     del feedback["data"]["info"]
     assert outcomes(judging.feedback_message(feedback).decisions) == {"plugrl-client.5.4.feedback-form": "miss"}
+
+
+def test_what_the_scenarios_turns_show():
+    assert outcomes(judging.after_padded_metadata(None)) == {
+        "plugrl-client.1.1.large-frame": "pass",
+        "plugrl-client.5.1.unknown-keys": "pass",
+    }
+    assert outcomes(judging.after_padded_metadata(1009)) == {"plugrl-client.1.1.large-frame": "miss"}
+    assert outcomes(judging.after_padded_metadata(1011)) == {"plugrl-client.5.1.unknown-keys": "miss"}
+    assert outcomes([judging.feedback_env(3, held=True, stale=False)]) == {
+        "plugrl-client.4.3.feedback-envs-held": "pass"
+    }
+    assert outcomes([judging.feedback_env(3, held=False, stale=True)]) == {
+        "plugrl-client.7.6.no-stale-feedback": "miss"
+    }
+    assert judging.reconnect_after_stop(None, 1.0).outcome == "pass"
+    assert judging.reconnect_after_stop("127.0.0.1:9", 1.0).missed
+    assert judging.reconnect_after_resync(None, 6.0).missed
+    assert judging.reuse_used(0).outcome == "info" and judging.reuse_used(2).outcome == "pass"
+    assert judging.after_text_frame(False, "went on").missed
