@@ -68,8 +68,22 @@ def reply_type(message: Mapping[str, Any], want: str, clause: str, overtaken: st
         ]
     form = passed("rllink.body.form", actual=f"a map of type {kind}")
     if kind != want:
-        return [form, missed(overtaken or clause, expected=want, actual=f"{kind} came instead")]
+        return [form, came_instead(overtaken or clause, want, kind)]
     return [form]
+
+
+def came_instead(clause: str, want: str, kind: str) -> Decision:
+    """A reply of type `kind` came where `want` was due (a reply overtaken by a later one, or the wrong one)."""
+    return missed(clause, expected=want, actual=f"{kind} came instead")
+
+
+def unasked(kind: str, after_bare_episodes: bool) -> Decision:
+    """A reply no request called for: one to a bare EPISODES, a second PONG, or any other extra reply."""
+    if after_bare_episodes:
+        return missed("rllink.episodes.no-reply", expected="no reply to a bare EPISODES", actual=f"{kind} came")
+    if kind == "PONG":
+        return missed("rllink.ping.pong", expected="one PONG per PING", actual="a PONG nobody asked for")
+    return missed("rllink.order.pipelined", expected="one reply per reply-bearing request", actual=f"{kind} unasked")
 
 
 def opening_reply(kind: str, dialect: Dialect) -> list[Decision]:
@@ -221,3 +235,69 @@ def second_client(seen: str, wait: float) -> Decision | None:
         expected="the second client refused or served",
         actual=f"its PING got no PONG within {wait:g}s: left {seen}",
     )
+
+
+def no_reply(clause: str, want: str, wait: float, closed: str | None) -> Decision:
+    """Where `want` was due within `wait` seconds: silence (`closed` None), or the connection ended (how)."""
+    if closed is None:
+        return missed(clause, expected=f"{want} within {wait:g}s", actual="nothing arrived")
+    return missed(clause, expected=want, actual=f"the connection ended ({closed})")
+
+
+def opening_unanswered(timeout: float, closed: str | None) -> Decision:
+    """Every opening PING: the port was open, but nothing answered it (`closed` None) or the server closed."""
+    if closed is None:
+        return missed(
+            "rllink.listen.accepts",
+            expected=f"a PONG within {timeout:g}s",
+            actual="connected, but nothing answered the PING",
+        )
+    return missed("rllink.listen.accepts", expected="a PONG", actual=f"the server closed the connection ({closed})")
+
+
+def replies_in_order(replies: str) -> Decision:
+    """Pipelined requests whose replies (`replies`) each came where it was due: in request order."""
+    return passed("rllink.order.pipelined", actual=f"{replies} in request order")
+
+
+def pong_after(what: str) -> Decision:
+    """A PING after `what` got its PONG."""
+    return passed("rllink.ping.pong", actual=f"a PING after {what} got its PONG")
+
+
+def episodes_unanswered(request: str, reply: str) -> Decision:
+    """A bare EPISODES met silence: the next frame was `reply`, answering the `request` sent after it."""
+    return passed("rllink.episodes.no-reply", actual=f"silence, then the {request}'s {reply}")
+
+
+def fragment_unknown() -> list[Decision]:
+    """The clauses that need the server's fragment length, when neither the server nor the options gave it."""
+    why = "not judged, because the server's fragment length is unknown: set the fragment_length option"
+    return [info("rllink.liveness.on-policy", actual=why), info("rllink.seq.strict", actual=why)]
+
+
+def batches_answered(batches: int, steps: int, source: str) -> Decision:
+    """Every on-policy batch of exactly the fragment length got its SET_STATE in time."""
+    return passed(
+        "rllink.liveness.on-policy",
+        actual=f"{batches} batches of exactly {steps} steps ({source}) each got SET_STATE",
+    )
+
+
+def served_after_first_left(seen: str, problem: str | None) -> Decision:
+    """After the first client left: a new client was served (`problem` None), or how it was not."""
+    if problem is not None:
+        return missed("rllink.client.second", expected="a new client served after the first left", actual=problem)
+    return passed("rllink.client.second", actual=f"second client {seen}; after the first left a new client was served")
+
+
+def types_ignored(after: str, recovery: str = "") -> Decision:
+    """What followed a PING sent after unhandled type names: `after` ("PONG", another type, or a failure)."""
+    if after == "PONG":
+        return info("rllink.types.ignored", actual="GET_ACTION, PONG, LOG_RETURNS ignored; the next PING got its PONG")
+    return info("rllink.types.ignored", actual=f"after unhandled types the PING got {after}; {recovery}")
+
+
+def headers_lenient(seen: Sequence[str]) -> Decision:
+    """How the server took headers only a lenient int() reads."""
+    return info("rllink.header.lenient", actual="; ".join(seen))

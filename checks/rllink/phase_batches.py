@@ -23,9 +23,7 @@ async def batches_phase(ctx: Ctx) -> None:
     assert dialect is not None
     steps = state.fragment_length
     if steps is None:
-        why = "not judged, because the server's fragment length is unknown: set the fragment_length option"
-        report.info("rllink.liveness.on-policy", actual=why)
-        report.info("rllink.seq.strict", actual=why)
+        record(report, judging.fragment_unknown())
     first = max(1, (steps or 2) // 2)
     await _bare_episodes(ctx, link, dialect, first)
     if steps is None:
@@ -49,7 +47,7 @@ async def _bare_episodes(ctx: Ctx, link: Link, dialect: Dialect, steps: int) -> 
         raise PhaseStopped("the server answered a bare EPISODES; the stream is out of step", link.transcript)
     await link.send({"type": "PING"}, dialect)
     await expect_reply(ctx, link, "PONG", "rllink.episodes.no-reply")
-    ctx.report.passed("rllink.episodes.no-reply", actual="silence, then the PING's PONG", evidence=link.transcript)
+    record(ctx.report, judging.episodes_unanswered("PING", "PONG"), link.transcript)
 
 
 async def _full_batches(ctx: Ctx, link: Link, dialect: Dialect, steps: int, first: int) -> None:
@@ -66,16 +64,12 @@ async def _full_batches(ctx: Ctx, link: Link, dialect: Dialect, steps: int, firs
     reply = await expect_reply(ctx, link, "SET_STATE", "rllink.liveness.on-policy", overtaken="rllink.order.pipelined")
     rises = [judge_state(ctx, reply, link, "a batch")]
     await expect_reply(ctx, link, "PONG", "rllink.order.pipelined")
-    report.passed("rllink.order.pipelined", actual="SET_STATE, then PONG", evidence=link.transcript)
+    record(report, judging.replies_in_order("SET_STATE, then PONG"), link.transcript)
 
     for round_number in range(1, options.batches):
         episodes = batch(options, dialect, steps, seed=10 + round_number)
         await link.send({"type": "EPISODES_AND_GET_STATE", "episodes": episodes, "timesteps": steps}, dialect)
         reply = await expect_reply(ctx, link, "SET_STATE", "rllink.liveness.on-policy")
         rises.append(judge_state(ctx, reply, link, f"batch {round_number + 1}"))
-    report.passed(
-        "rllink.liveness.on-policy",
-        actual=f"{options.batches} batches of exactly {steps} steps ({state.fragment_source}) each got SET_STATE",
-        evidence=link.transcript,
-    )
+    record(report, judging.batches_answered(options.batches, steps, state.fragment_source), link.transcript)
     record(report, judging.batch_rises(previous, rises), link.transcript)

@@ -52,11 +52,11 @@ async def handshake_phase(ctx: Ctx) -> None:
     judge_state(ctx, await expect_reply(ctx, link, "SET_STATE", order), link)
     await expect_reply(ctx, link, "PONG", order)
     await expect_reply(ctx, link, "SET_CONFIG", order)
-    report.passed(order, actual="SET_STATE, PONG, SET_CONFIG in request order", evidence=link.transcript)
+    record(report, judging.replies_in_order("SET_STATE, PONG, SET_CONFIG"), link.transcript)
 
     await link.send({"type": "PING"}, dialect)
     await expect_reply(ctx, link, "PONG", "rllink.ping.pong")
-    report.passed("rllink.ping.pong", actual="a PING after GET_STATE got its PONG", evidence=link.transcript)
+    record(report, judging.pong_after("GET_STATE"), link.transcript)
 
 
 def _frame(kind: str, dialect: Dialect) -> bytes:
@@ -86,12 +86,7 @@ async def _first_pong(ctx: Ctx) -> Link:
             # Reset from the old listener's backlog while the server recycles: try again.
             await asyncio.sleep(RETRY_PAUSE)
         else:
-            ctx.report.failed(
-                "rllink.listen.accepts",
-                expected="a PONG",
-                actual=f"the server closed the connection ({closed})",
-                evidence=link.transcript,
-            )
+            record(ctx.report, judging.opening_unanswered(ctx.timeout, closed), link.transcript)
             raise TargetUnreachable("every opening PING was answered by a close", link.transcript)
 
 
@@ -108,12 +103,7 @@ async def _ping_once(ctx: Ctx, dialect: Dialect, window: float | None) -> tuple[
     try:
         return link, await link.read_frame(), ""
     except NoReply:
-        ctx.report.failed(
-            "rllink.listen.accepts",
-            expected=f"a PONG within {ctx.timeout:g}s",
-            actual="connected, but nothing answered the PING",
-            evidence=link.transcript,
-        )
+        record(ctx.report, judging.opening_unanswered(ctx.timeout, None), link.transcript)
         await link.close()
         raise TargetUnreachable("the port is open but nothing answers", link.transcript) from None
     except PeerClosed as closed:

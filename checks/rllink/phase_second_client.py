@@ -17,7 +17,6 @@ async def second_client_phase(ctx: Ctx) -> None:
     dialect = ctx.state.dialect
     assert dialect is not None
     first = await shared_link(ctx, "first client")
-    clause = "rllink.client.second"
     try:
         second = await connect(ctx, "second client", window=0.0)
     except Refused:
@@ -40,10 +39,6 @@ async def second_client_phase(ctx: Ctx) -> None:
     try:
         ctx.state.link = await fresh_link(ctx, "after the first client left", dialect)
     except (Refused, NoReply, PeerClosed, Malformed) as exc:
-        report.failed(clause, expected="a new client served after the first left", actual=str(exc))
+        record(report, judging.served_after_first_left(seen, str(exc)))
         raise PhaseStopped("no client is served after the first left") from None
-    report.passed(
-        clause,
-        actual=f"second client {seen}; after the first left a new client was served",
-        evidence=ctx.state.link.transcript,
-    )
+    record(report, judging.served_after_first_left(seen, None), ctx.state.link.transcript)

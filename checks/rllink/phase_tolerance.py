@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from checks.core import PhaseStopped
+from checks.decision import record
 from checks.errors import Malformed, NoReply, PeerClosed
+from checks.rllink import judging
 from checks.rllink.codec import encode
 from checks.rllink.link import Link
 from checks.rllink.options import Ctx
@@ -40,19 +42,11 @@ async def tolerance_phase(ctx: Ctx) -> None:
         await link.send({"type": kind}, dialect)
     after = await _pong_next(link, ctx)
     if after == "PONG":
-        report.info(
-            "rllink.types.ignored",
-            actual="GET_ACTION, PONG, LOG_RETURNS ignored; the next PING got its PONG",
-            evidence=link.transcript,
-        )
+        record(report, judging.types_ignored(after), link.transcript)
     else:
         ctx.state.link = None
         detail = await _recover(ctx, link, "unhandled types")
-        report.info(
-            "rllink.types.ignored",
-            actual=f"after unhandled types the PING got {after}; {detail}",
-            evidence=link.transcript,
-        )
+        record(report, judging.types_ignored(after, detail), link.transcript)
 
     body = encode({"type": "PING"}, dialect)[8:]
     seen = []
@@ -71,4 +65,4 @@ async def tolerance_phase(ctx: Ctx) -> None:
             seen.append(f"{header!r} accepted")
         else:
             seen.append(f"{header!r} refused ({answered}; {await _recover(ctx, link, f'header {header!r}')})")
-    report.info("rllink.header.lenient", actual="; ".join(seen))
+    record(report, judging.headers_lenient(seen))

@@ -39,10 +39,10 @@ async def _expect(
     try:
         got, message = await link.read_message(dialect, wait)
     except NoReply:
-        report.failed(clause, expected=f"{want} within {wait:g}s", actual="nothing arrived", evidence=link.transcript)
+        record(report, judging.no_reply(clause, want, wait, None), link.transcript)
         raise PhaseStopped(f"no {want} arrived", link.transcript) from None
     except PeerClosed as closed:
-        report.failed(clause, expected=want, actual=f"the connection ended ({closed.reason})", evidence=link.transcript)
+        record(report, judging.no_reply(clause, want, wait, closed.reason), link.transcript)
         raise PhaseStopped(f"the server closed instead of sending {want}", link.transcript) from None
     except PickleRefused as exc:
         record(report, judging.pickled_array(exc), link.transcript)

@@ -1,26 +1,41 @@
-"""One client connection, served as RLlib's external-inference server would and judged on every frame.
+"""One client connection, served as RLlib's external-inference server would: its frames read, the replies sent.
 
-The frame clauses (header, body, type) are decided on each frame the client
-sends; a frame RLlib could not read ends the conversation, as it ends RLlib's.
+The conversation reads the client's frames and sends RLlib's replies; it returns
+what each frame held, or raises `FrameFault` for a frame RLlib could not read.
+The frame clauses are decided by `checks.rllink_client.judging` (see `drive`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, NamedTuple
 
 from checks.core import PhaseStopped, Transcript, truncate
-from checks.decision import Decision, missed, record
 from checks.errors import Malformed
 from checks.listen import Accepted, Stream
 from checks.rllink.codec import HEADER_SIZE, Dialect, NotAMessage, decode_body, encode, sniff_dialect, strict_length
 from checks.rllink.link import describe, eof, read_exactly, reset
-from checks.rllink_client import judging
 from checks.rllink_client.config_pickle import config_pickle
+from checks.rllink_client.judging import FramePart
 from checks.rllink_client.options import Ctx
 
 FRAME_CAP = 64 * 1024 * 1024
+
+
+class FrameFault(Exception):
+    """A frame RLlib could not read: the part at fault (header, body, type or dialect) and what was there."""
+
+    def __init__(self, part: FramePart, seen: str, *, length: int, dialect: str, settled: str | None) -> None:
+        super().__init__(seen)
+        self.part, self.seen, self.length, self.dialect, self.settled = part, seen, length, dialect, settled
+
+
+class Request(NamedTuple):
+    """A message the client sent; `settled`: the run's dialect and why, when this frame's body fixed it."""
+
+    message: dict[str, Any]
+    settled: str | None
 
 
 class Conversation:
@@ -32,6 +47,7 @@ class Conversation:
         self.transcript: Transcript = ctx.report.transcript(f"client from {accepted.peer}")
         self.messages = 0
         self.config_sent = self.state_sent = False
+        self.bare_episodes = 0  # EPISODES sent without a request for weights
 
     @property
     def dialect(self) -> Dialect:
@@ -46,58 +62,38 @@ class Conversation:
     async def _read(self, size: int, timeout: float) -> bytes:
         return await read_exactly(self.reader, size, timeout, self.transcript)
 
-    def _bad_frame(self, clause_id: str, expected: str, actual: str) -> PhaseStopped:
-        return self._closes_on(missed(clause_id, expected=expected, actual=actual))
-
-    def _closes_on(self, miss: Decision) -> PhaseStopped:
-        record(self.report, miss, self.transcript)
-        return self.stopped(f"RLlib would close the connection on this frame: {truncate(miss.actual, 200)}")
-
-    async def read(self, timeout: float | None = None) -> dict[str, Any]:
-        """The client's next message, its frame judged. NoReply / PeerClosed when none comes."""
+    async def read(self, timeout: float | None = None) -> Request:
+        """The client's next message and what its frame showed; `FrameFault` for a frame RLlib could not read,
+        NoReply / PeerClosed when none comes."""
         header = await self._read(HEADER_SIZE, timeout or self.ctx.timeout)
         try:
             length = strict_length(header, FRAME_CAP)
         except Malformed as exc:
             self.transcript.received("binary", len(header), f"header {header!r}")
-            raise self._bad_frame(
-                "rllink-client.frame.header", "8 ASCII digits, the body's byte length", str(exc)
-            ) from None
+            raise FrameFault("header", str(exc), length=0, dialect="", settled=None) from None
         body = await self._read(length, self.ctx.timeout)
-        self._settle_dialect(body)
+        settled = self._settle_dialect(body)
+        sniffed = sniff_dialect(body)
+        if sniffed is not None and sniffed != self.dialect:
+            raise FrameFault("dialect", f"a {sniffed} body", length=length, dialect=self.dialect, settled=settled)
         try:
             message = decode_body(body, self.dialect)
         except NotAMessage as exc:
             self.transcript.received("binary", len(body) + HEADER_SIZE, f"<{exc}>")
-            raise self._bad_frame("rllink-client.frame.type", "a map with a str `type`", str(exc)) from None
+            raise FrameFault("type", str(exc), length=length, dialect=self.dialect, settled=settled) from None
         except Malformed as exc:
             self.transcript.received("binary", len(body) + HEADER_SIZE, f"<undecodable: {truncate(str(exc), 120)}>")
-            raise self._bad_frame(
-                "rllink-client.frame.header",
-                f"the header's {length} bytes holding one {self.dialect} map, nothing more",
-                str(exc),
-            ) from None
+            raise FrameFault("body", str(exc), length=length, dialect=self.dialect, settled=settled) from None
         self.transcript.received("binary", len(body) + HEADER_SIZE, describe(message))
-        self.report.passed("rllink-client.frame.header", actual="8-digit byte-length headers, one map per body")
-        kind = judging.request_type(message["type"])
-        if kind.outcome != "pass":
-            raise self._closes_on(kind)
-        record(self.report, kind)
-        self.messages += 1
-        return message
+        return Request(message, settled)
 
-    def _settle_dialect(self, body: bytes) -> None:
-        sniffed = sniff_dialect(body)
-        if self.ctx.state.dialect is None:
-            wanted = self.ctx.options.dialect
-            self.ctx.state.dialect = (sniffed or "msgpack") if wanted == "auto" else wanted
-            self.report.info("rllink-client.dialect", actual=f"{self.ctx.state.dialect} (first body byte {body[:1]!r})")
-        if sniffed is not None and sniffed != self.ctx.state.dialect:
-            raise self._bad_frame(
-                "rllink-client.frame.header",
-                f"a {self.ctx.state.dialect} body, the dialect this run serves",
-                f"a {sniffed} body",
-            )
+    def _settle_dialect(self, body: bytes) -> str | None:
+        """Fix the run's dialect on its first body: what it is and why; None when it was fixed already."""
+        if self.ctx.state.dialect is not None:
+            return None
+        wanted = self.ctx.options.dialect
+        self.ctx.state.dialect = (sniff_dialect(body) or "msgpack") if wanted == "auto" else wanted
+        return f"{self.ctx.state.dialect} (first body byte {body[:1]!r})"
 
     async def pipelined(self) -> bool:
         """Whether the client sends anything during the reply delay (it must wait for the reply)."""
@@ -111,15 +107,6 @@ class Conversation:
             raise eof()
         self.transcript.received("binary", len(data), f"bytes before the reply: {truncate(repr(data), 60)}")
         return True
-
-    async def before_reply(self, request: str) -> None:
-        if await self.pipelined():
-            raise self._bad_frame(
-                "rllink-client.req-resp.waits",
-                f"nothing until the reply to {request}",
-                f"more bytes within {self.ctx.options.reply_delay:g}s of {request}, before its reply",
-            )
-        self.report.passed("rllink-client.req-resp.waits", actual="waited for each reply")
 
     # -- replies
 
@@ -150,10 +137,9 @@ class Conversation:
             return {"type": "SET_STATE", "onnx_file": policy.onnx(), "weights_seq_no": policy.seq}
         return {"type": "SET_STATE", "state": {"rl_module": policy.module_state(), "weights_seq_no": policy.seq}}
 
-    async def answer(self, message: dict[str, Any]) -> None:
-        """The reply to a reply-bearing request, after the pipelining watch."""
+    async def reply(self, message: dict[str, Any]) -> None:
+        """The reply to a reply-bearing request, as RLlib's server sends it."""
         kind = message["type"]
-        await self.before_reply(kind)
         if kind == "PING":
             await self.send({"type": "PONG"})
         elif kind == "GET_CONFIG":

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.core import PhaseStopped
-from checks.decision import record
+from checks.core import PhaseStopped, truncate
+from checks.decision import Decision, record
 from checks.errors import NoReply, PeerClosed
 from checks.listen import accept_client
 from checks.rllink_client import judging
 from checks.rllink_client.chunks import ChunkProblem, read_chunk
-from checks.rllink_client.conversation import Conversation
+from checks.rllink_client.conversation import Conversation, FrameFault
 from checks.rllink_client.judging import EpisodeJudge
 from checks.rllink_client.options import Ctx
 from checks.rllink_client.policy import Policy
@@ -22,21 +22,53 @@ def policy_of(ctx: Ctx) -> Policy:
     return ctx.state.policy
 
 
+def closes_on(conv: Conversation, decisions: list[Decision]) -> PhaseStopped:
+    """Record the decisions on a frame RLlib would close the connection on; the stop to raise."""
+    record(conv.report, decisions, conv.transcript)
+    why = next((d.actual for d in decisions if d.missed), "")
+    return conv.stopped(f"RLlib would close the connection on this frame: {truncate(why, 200)}")
+
+
+async def read_request(conv: Conversation, timeout: float | None = None) -> dict[str, Any]:
+    """The client's next message, its frame judged; a frame RLlib could not read stops the phase, as it ends
+    RLlib's conversation. NoReply / PeerClosed when none comes."""
+    try:
+        request = await conv.read(timeout)
+    except FrameFault as fault:
+        unread = judging.frame_unread(
+            fault.part, fault.seen, length=fault.length, dialect=fault.dialect, settled=fault.settled
+        )
+        raise closes_on(conv, unread) from None
+    decisions = judging.frame_read(request.message["type"], request.settled)
+    if any(decision.missed for decision in decisions):
+        raise closes_on(conv, decisions)
+    record(conv.report, decisions)
+    conv.messages += 1
+    return request.message
+
+
+async def answer(conv: Conversation, message: dict[str, Any]) -> None:
+    """The reply to a reply-bearing request, once the client has been watched for the reply delay."""
+    kind = message["type"]
+    waits = judging.waited(await conv.pipelined(), kind, conv.ctx.options.reply_delay)
+    if waits.missed:
+        raise closes_on(conv, [waits])
+    record(conv.report, waits)
+    await conv.reply(message)
+
+
 async def open_conversation(conv: Conversation) -> dict[str, Any]:
     """The connection's first message: it must come unprompted, and should be a PING."""
-    report = conv.report
+    report, peer, timeout = conv.report, conv.accepted.peer, conv.ctx.timeout
     try:
-        first = await conv.read()
-    except (NoReply, PeerClosed) as exc:
-        silent = isinstance(exc, NoReply)
-        report.failed(
-            "rllink-client.connect.speaks",
-            expected="a first frame from the client (the server speaks only when asked)",
-            actual=f"nothing within {conv.ctx.timeout:g}s" if silent else f"the client closed ({exc}) without a frame",
-            evidence=conv.transcript,
-        )
+        first = await read_request(conv)
+    except NoReply:
+        record(report, judging.spoke_first(peer, None, timeout), conv.transcript)
         raise conv.stopped("the client sent nothing after connecting") from None
-    report.passed("rllink-client.connect.speaks", actual=f"connected from {conv.accepted.peer}, sent {first['type']}")
+    except PeerClosed as exc:
+        record(report, judging.spoke_first(peer, None, timeout, closed=str(exc)), conv.transcript)
+        raise conv.stopped("the client sent nothing after connecting") from None
+    record(report, judging.spoke_first(peer, first["type"], timeout), conv.transcript)
     record(report, judging.ping_first(first["type"]), conv.transcript)
     return first
 
@@ -83,6 +115,7 @@ async def serve(conv: Conversation, message: dict[str, Any], batches: int) -> No
         while True:
             kind = message["type"]
             if kind == "EPISODES":
+                conv.bare_episodes += 1
                 take_episodes(conv, judge, message)
                 message = await next_after_episodes(conv)
                 continue
@@ -91,12 +124,12 @@ async def serve(conv: Conversation, message: dict[str, Any], batches: int) -> No
                 judge_batch(conv, judge, message)
                 policy.train()
                 done += 1
-            await conv.answer(message)
+            await answer(conv, message)
             if kind in ("GET_STATE", "EPISODES_AND_GET_STATE"):
                 judge.version, judge.steps_since_state = policy.seq, 0
             if done >= batches:
                 return
-            message = await conv.read()
+            message = await read_request(conv)
     except NoReply as silent:
         raise conv.stopped(f"the client sent nothing for {silent.timeout:g}s after {done} batches") from None
     except PeerClosed as gone:
@@ -107,14 +140,9 @@ async def serve(conv: Conversation, message: dict[str, Any], batches: int) -> No
 
 async def next_after_episodes(conv: Conversation) -> dict[str, Any]:
     try:
-        message = await conv.read()
+        message = await read_request(conv)
     except NoReply:
-        conv.report.failed(
-            "rllink-client.req-resp.episodes-no-reply",
-            expected="the client goes on after EPISODES (no reply comes)",
-            actual=f"silent for {conv.ctx.timeout:g}s after EPISODES: waiting for a reply?",
-            evidence=conv.transcript,
-        )
+        record(conv.report, judging.after_episodes(None, conv.ctx.timeout), conv.transcript)
         raise PhaseStopped("the client waits for a reply to EPISODES", conv.transcript) from None
-    conv.report.passed("rllink-client.req-resp.episodes-no-reply", actual=f"{message['type']} after EPISODES")
+    record(conv.report, judging.after_episodes(message["type"], conv.ctx.timeout), conv.transcript)
     return message

@@ -9,11 +9,11 @@ follow a recorded transcript's messages.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from checks.decision import Decision, check, missed, passed
+from checks.decision import Decision, check, info, missed, passed
 from checks.rllink.codec import Dialect
 from checks.rllink_client.chunks import Chunk, ChunkProblem
 from checks.rllink_client.options import RLlinkClientOptions
@@ -219,3 +219,111 @@ def batch(message: dict[str, Any], steps: int, want: int, number: int) -> list[D
             actual=f"timesteps {timesteps!r}" if "timesteps" in message else f"no timesteps (keys {sorted(message)})",
         ),
     ]
+
+
+# ---------------------------------------------------------------- frames and the conversation's turns
+
+HEADER = "rllink-client.frame.header"
+FramePart = Literal["header", "body", "type", "dialect"]
+
+
+def dialect_settled(settled: str | None) -> list[Decision]:
+    """The dialect the run serves, once the first body fixed it (`settled` names it and why; None: known already)."""
+    return [] if settled is None else [info("rllink-client.dialect", actual=settled)]
+
+
+def frame_read(kind: str, settled: str | None) -> list[Decision]:
+    """A frame RLlib reads: an 8-digit header and one map of the run's dialect, of request type `kind`."""
+    header = passed(HEADER, actual="8-digit byte-length headers, one map per body")
+    return [*dialect_settled(settled), header, request_type(kind)]
+
+
+def frame_unread(part: FramePart, seen: str, *, length: int, dialect: str, settled: str | None) -> list[Decision]:
+    """A frame RLlib could not read: its `part` at fault (a header of `length`, a body of `dialect`), and why."""
+    if part == "type":
+        miss = missed("rllink-client.frame.type", expected="a map with a str `type`", actual=seen)
+    elif part == "header":
+        miss = missed(HEADER, expected="8 ASCII digits, the body's byte length", actual=seen)
+    elif part == "body":
+        miss = missed(
+            HEADER, expected=f"the header's {length} bytes holding one {dialect} map, nothing more", actual=seen
+        )
+    else:
+        miss = missed(HEADER, expected=f"a {dialect} body, the dialect this run serves", actual=seen)
+    return [*dialect_settled(settled), miss]
+
+
+def waited(pipelined: bool, request: str, delay: float) -> Decision:
+    """Whether the client sent more during the `delay` seconds before the reply to `request`."""
+    if pipelined:
+        return missed(
+            "rllink-client.req-resp.waits",
+            expected=f"nothing until the reply to {request}",
+            actual=f"more bytes within {delay:g}s of {request}, before its reply",
+        )
+    return passed("rllink-client.req-resp.waits", actual="waited for each reply")
+
+
+def spoke_first(peer: str, first: str | None, timeout: float, closed: str | None = None) -> Decision:
+    """A connection's first frame: its type `first`, or None when the client stayed silent or closed (`closed`)."""
+    if first is not None:
+        return passed("rllink-client.connect.speaks", actual=f"connected from {peer}, sent {first}")
+    return missed(
+        "rllink-client.connect.speaks",
+        expected="a first frame from the client (the server speaks only when asked)",
+        actual=f"nothing within {timeout:g}s" if closed is None else f"the client closed ({closed}) without a frame",
+    )
+
+
+def after_episodes(kind: str | None, timeout: float) -> Decision:
+    """What the client sent after a bare EPISODES (None: nothing for `timeout` seconds)."""
+    if kind is not None:
+        return passed("rllink-client.req-resp.episodes-no-reply", actual=f"{kind} after EPISODES")
+    return missed(
+        "rllink-client.req-resp.episodes-no-reply",
+        expected="the client goes on after EPISODES (no reply comes)",
+        actual=f"silent for {timeout:g}s after EPISODES: waiting for a reply?",
+    )
+
+
+def session_ended(bare_episodes_seen: bool, dialect: Dialect) -> list[Decision]:
+    """The clauses a session's traffic could not judge: no bare EPISODES came, or json chunks."""
+    decisions = []
+    if not bare_episodes_seen:
+        decisions.append(
+            info(
+                "rllink-client.req-resp.episodes-no-reply",
+                actual="not judged, because the client sent every episode with EPISODES_AND_GET_STATE",
+            )
+        )
+    if dialect == "json":
+        decisions.append(
+            info(
+                "rllink-client.chunk.continuity",
+                actual="not judged, because json-dialect chunks carry no episode id or step counter",
+            )
+        )
+    return decisions
+
+
+def reconnect(peer: str | None, window: float, recycle: float) -> list[Decision]:
+    """After the listener closed for `recycle` s: the peer that connected again (None: none within `window` s)."""
+    if peer is None:
+        why = f"the client did not connect within {window:g}s of listening again"
+        return [
+            info("rllink-client.connect.retries", actual=f"not judged, because {why}"),
+            info("rllink-client.disconnect.handles-close", actual=f"{why}: it exited (or gave up)"),
+        ]
+    return [
+        passed(
+            "rllink-client.connect.retries",
+            actual=f"connected again from {peer} after the listener was closed for {recycle:g}s",
+        )
+    ]
+
+
+def served_again() -> Decision:
+    return info(
+        "rllink-client.disconnect.handles-close",
+        actual="reconnected; its handshake and first batch on the new connection are judged like the first",
+    )

@@ -3,7 +3,9 @@ from __future__ import annotations
 import asyncio
 
 from checks.core import NoReply
+from checks.decision import record
 from checks.listen import TcpListener
+from checks.rllink_client import judging
 from checks.rllink_client.conversation import Conversation
 from checks.rllink_client.drive import open_conversation, serve, start_session
 from checks.rllink_client.options import Ctx
@@ -25,18 +27,10 @@ async def reconnect_phase(ctx: Ctx) -> None:
     try:
         accepted = await listener.accept(ctx.options.reconnect_window)
     except NoReply:
-        why = f"the client did not connect within {ctx.options.reconnect_window:g}s of listening again"
-        ctx.report.info("rllink-client.connect.retries", actual=f"not judged, because {why}")
-        ctx.report.info("rllink-client.disconnect.handles-close", actual=f"{why}: it exited (or gave up)")
+        record(ctx.report, judging.reconnect(None, ctx.options.reconnect_window, ctx.options.recycle))
         return
-    ctx.report.passed(
-        "rllink-client.connect.retries",
-        actual=f"connected again from {accepted.peer} after the listener was closed for {ctx.options.recycle:g}s",
-    )
+    record(ctx.report, judging.reconnect(accepted.peer, ctx.options.reconnect_window, ctx.options.recycle))
     again = Conversation(ctx, accepted)
     ctx.state.held.append(again)
     await serve(again, await open_conversation(again), 1)
-    ctx.report.info(
-        "rllink-client.disconnect.handles-close",
-        actual="reconnected; its handshake and first batch on the new connection are judged like the first",
-    )
+    record(ctx.report, judging.served_again())

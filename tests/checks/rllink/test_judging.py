@@ -118,3 +118,18 @@ def test_exchanges():
 def test_the_malformed_error_keeps_the_offending_bytes():
     body = json.dumps(["PING"]).encode()
     assert _fault(body, "json").data == body
+
+
+def test_replies_nobody_asked_for_and_replies_that_never_came():
+    assert judging.unasked("SET_STATE", after_bare_episodes=True).clause_id == "rllink.episodes.no-reply"
+    assert judging.unasked("PONG", after_bare_episodes=False).clause_id == "rllink.ping.pong"
+    assert judging.unasked("SET_CONFIG", after_bare_episodes=False).clause_id == "rllink.order.pipelined"
+    overtaken = judging.came_instead("rllink.order.pipelined", "SET_STATE", "PONG")
+    assert held(overtaken) is False and overtaken.actual == "PONG came instead"
+    silent = judging.no_reply("rllink.ping.pong", "PONG", 2.0, None)
+    assert held(silent) is False and silent.expected == "PONG within 2s"
+    assert "the connection ended (EOF)" in judging.no_reply("rllink.ping.pong", "PONG", 2.0, "EOF").actual
+    assert held(judging.opening_unanswered(1.0, None)) is False
+    assert [held(d) for d in judging.fragment_unknown()] == [None, None]
+    assert held(judging.served_after_first_left("refused", None)) is True
+    assert held(judging.served_after_first_left("refused", "connection refused")) is False

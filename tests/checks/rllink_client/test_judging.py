@@ -88,3 +88,39 @@ def test_an_unreadable_episode_names_the_clause_it_breaks():
     decision = judging.unreadable(caught.value, "EPISODES #2, episode 0")
     assert (decision.clause_id, held(decision)) == ("rllink-client.episode.fields", False)
     assert decision.actual.startswith("EPISODES #2, episode 0: ")
+
+
+def test_a_frame_rllib_reads_and_one_it_cannot():
+    read = judging.frame_read("PING", "json (first body byte b'{')")
+    assert _held(read) == {
+        "rllink-client.dialect": None,
+        "rllink-client.frame.header": True,
+        "rllink-client.frame.type": True,
+    }
+    assert _held(judging.frame_read("SET_STATE", None)) == {
+        "rllink-client.frame.header": True,
+        "rllink-client.frame.type": False,
+    }
+    unread = judging.frame_unread("dialect", "a json body", length=12, dialect="msgpack", settled=None)
+    assert _held(unread) == {"rllink-client.frame.header": False}
+    assert "a msgpack body" in unread[0].expected
+    untyped = judging.frame_unread("type", "no type", length=12, dialect="json", settled="json (first byte)")
+    assert _held(untyped) == {"rllink-client.dialect": None, "rllink-client.frame.type": False}
+
+
+def test_the_turns_of_a_conversation():
+    assert held(judging.waited(False, "PING", 0.2)) is True
+    assert held(judging.waited(True, "PING", 0.2)) is False
+    assert held(judging.spoke_first("127.0.0.1:5", "PING", 1.0)) is True
+    silent = judging.spoke_first("127.0.0.1:5", None, 1.0)
+    assert held(silent) is False and "nothing within 1s" in silent.actual
+    assert "closed (EOF)" in judging.spoke_first("127.0.0.1:5", None, 1.0, closed="EOF").actual
+    assert held(judging.after_episodes("EPISODES", 1.0)) is True
+    assert held(judging.after_episodes(None, 1.0)) is False
+    assert _held(judging.session_ended(True, "msgpack")) == {}
+    assert _held(judging.session_ended(False, "json")) == {
+        "rllink-client.req-resp.episodes-no-reply": None,
+        "rllink-client.chunk.continuity": None,
+    }
+    assert _held(judging.reconnect("127.0.0.1:6", 2.0, 1.0)) == {"rllink-client.connect.retries": True}
+    assert set(_held(judging.reconnect(None, 2.0, 1.0)).values()) == {None}
