@@ -1,11 +1,20 @@
-"""What records, replies and trees must look like: each function returns the problems it finds, [] when none."""
+"""What records, replies and trees must look like, as pure functions of what was observed.
+
+The `*_problems` functions return the problems they find ([] when none). The judges of one exchange
+(a /health, a POST /sessions, a DELETE, a GET of the records, a streamed chat) return `Decision`s; the tap
+calls them on each exchange it copies, and `checks.session.judging_phases` decides a phase's clauses from
+several exchanges with the same problem finders.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from checks.core import summarize
+from checks.decision import Decision, check
+from checks.http_client import Reply
 from checks.session.agent import Step
 from checks.session.facts import input_ids, message_of, metadata_of, output_ids, records_of
 from checks.session.trajectory import same_message
@@ -143,3 +152,85 @@ def tree_problems(
     if recorded != path_ids:
         problems.append(f"records are not the active path {active}: {len(recorded)} records")
     return problems
+
+
+def not_found(reply: Reply) -> bool:
+    message = reply.error_message()
+    return reply.status == 404 and message is not None and message.startswith("session not found")
+
+
+# ---------------------------------------------------------------- one exchange at a time
+
+
+def health_reply(reply: Reply, instance_seen: str | None) -> Decision:
+    """SS-01: one GET /health, after the instance id earlier ones gave (`instance_seen`, None: none yet)."""
+    body = reply.body if isinstance(reply.body, dict) else {}
+    instance = body.get("session_server_instance_id")
+    problem = "" if reply.status == 200 and body.get("status") == "ok" else f"answered {reply.describe(120)}"
+    if instance is not None and not (isinstance(instance, str) and HEX32.fullmatch(instance)):
+        problem = problem or f"session_server_instance_id {instance!r} is not 32 hex characters"
+    elif instance is not None and instance_seen not in (None, instance):
+        problem = problem or f"session_server_instance_id changed from {instance_seen} to {instance}"
+    expected = '200 {"status": "ok"}, the same 32-hex session_server_instance_id if any'
+    return check(not problem, "session.ss01.health", expected=expected, actual=problem or reply.describe(120))
+
+
+def create_reply(reply: Reply, created: Collection[str]) -> Decision:
+    """SS-02: one POST /sessions, after the ids given out before (`created`)."""
+    sid = reply.body.get("session_id") if isinstance(reply.body, dict) else None
+    problem = "" if reply.status == 200 else f"answered {reply.describe(120)}"
+    if not problem and not (isinstance(sid, str) and HEX32.fullmatch(sid)):
+        problem = f"session_id {sid!r} is not 32 hex characters"
+    elif not problem and sid in created:
+        problem = f"session_id {sid} was given out before"
+    expected = '200 {"session_id": <32 hex>}, a new id each time'
+    return check(not problem, "session.ss02.create", expected=expected, actual=problem or f"session {sid}")
+
+
+def new_session_records(snapshot: Reply) -> Decision:
+    """SS-02: a GET of a session nobody has chatted in yet lists no records."""
+    held = isinstance(snapshot.body, dict) and snapshot.body.get("records") == []
+    actual = f"{len(records_of(snapshot))} records" if not held else "no records"
+    return check(held, "session.ss02.create", expected="a new session lists no records", actual=actual)
+
+
+def delete_reply(reply: Reply) -> Decision:
+    """SS-03: a DELETE of a session answers 204 with an empty body."""
+    held = reply.status == 204 and not reply.raw
+    return check(held, "session.ss03.lifecycle", expected="204 with an empty body", actual=reply.describe(120))
+
+
+def gone_reply(method: str, path: str, reply: Reply) -> Decision:
+    """SS-03: a request on a session asked after its DELETE was answered."""
+    expected = f'{method} {path} after its DELETE: 404 {{"error": "session not found: ..."}}'
+    return check(not_found(reply), "session.ss03.lifecycle", expected=expected, actual=reply.describe(120))
+
+
+def _problems(clause_id: str, problems: list[str], expected: str, fine: str) -> Decision:
+    return check(not problems, clause_id, expected=expected, actual="; ".join(problems[:3]) or fine)
+
+
+def records_held(records: list[dict[str, Any]], metadata: dict[str, Any]) -> list[Decision]:
+    """SS-04, SS-06, SS-07 and SS-14 on one GET of a session's records, whatever calls made them."""
+    return [
+        _problems(
+            "session.ss04.one-record-per-call",
+            envelope_problems(records),
+            "records of /v1/chat/completions, 200, in time order",
+            "in order",
+        ),
+        _problems("session.ss06.tito", tito_problems(records, metadata), "TITO from records alone", "held"),
+        _problems("session.ss07.forced-fields", forced_field_problems(records), "input_ids, logprobs, meta", "set"),
+        _problems("session.ss14.tool-call-ids", tool_id_problems(records), "tool_call_ids name calls", "named"),
+    ]
+
+
+def records_match_replies(matched: list[tuple[Step, dict[str, Any]]]) -> Decision:
+    """SS-05: records of calls whose replies were seen (each call beside its record)."""
+    problems = [p for step, record in matched for p in record_reply_problems(step, record)]
+    return _problems("session.ss05.record-matches-reply", problems, "records hold what the agent saw", "they do")
+
+
+def stream_done(done: bool) -> Decision:
+    """SS-07: a streamed chat's SSE ends in [DONE]."""
+    return check(done, "session.ss07.forced-fields", expected="SSE ending in [DONE]", actual=f"[DONE]: {done}")

@@ -9,10 +9,11 @@ transcript's per-frame limit needs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from checks.core import Report, Transcript, summarize, truncate
+from checks.decision import Decision, record
 from checks.evidence import SUMMARY_LIMIT
 from checks.http_client import Reply
 
@@ -98,23 +99,14 @@ def frames(title: str, text: str) -> list[str]:
     return [f"{title} [{n}/{len(parts)}]: {part}" for n, part in enumerate(parts, 1)]
 
 
-def check_witnessed(
-    report: Report,
-    condition: bool,
-    clause_id: str,
-    *,
-    expected: str,
-    actual: str,
-    evidence: Transcript,
-    witness: Witness | None,
-) -> bool:
-    """report.check, with the witness side by side in expected/actual and its own transcript when it fails."""
-    if condition or witness is None:
-        return report.check(condition, clause_id, expected=expected, actual=actual, evidence=evidence)
-    return report.check(
-        condition,
-        clause_id,
-        expected=f"{truncate(expected, 300)} | {witness.expected_text()}",
-        actual=f"{truncate(actual, 220)} | {witness.actual_text()}",
-        evidence=[evidence, witness.transcript(report, clause_id)],
+def record_witnessed(report: Report, decision: Decision, evidence: Transcript, witness: Witness | None) -> bool:
+    """Record a judge's decision; a miss shows the witness side by side in expected/actual, with its own
+    transcript. Whether the clause held."""
+    if not decision.missed or witness is None:
+        return record(report, decision, evidence)
+    shown = replace(
+        decision,
+        expected=f"{truncate(decision.expected, 300)} | {witness.expected_text()}",
+        actual=f"{truncate(decision.actual, 220)} | {witness.actual_text()}",
     )
+    return record(report, shown, [evidence, witness.transcript(report, decision.clause_id)])

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 import json
 
-from checks.session.judging import envelope_problems, forced_field_problems, tool_id_problems
+from checks.http_client import Reply
+from checks.session import judging_phases
+from checks.session.judging import (
+    create_reply,
+    delete_reply,
+    envelope_problems,
+    forced_field_problems,
+    gone_reply,
+    health_reply,
+    new_session_records,
+    tool_id_problems,
+)
 from checks.session.stream import assembled_completion, sse_payloads
+from tests.checks.decisions import held
 
 
 def record(stamp: float, **extra) -> dict:
@@ -52,3 +64,33 @@ def test_a_fake_stream_reads_back_into_one_completion():
     completion = assembled_completion(raw)
     assert completion["id"] == "r1" and completion["choices"][0]["message"]["content"] == "Hi there"
     assert completion["stream"] == {"chunks": 2, "done": True}
+
+
+def reply(status: int, body: object = None, raw: bytes = b"") -> Reply:
+    return Reply(status, content_type="application/json", body=body, is_json=body is not None, raw=raw)
+
+
+def test_one_exchange_at_a_time():
+    instance = "a" * 32
+    assert held(health_reply(reply(200, {"status": "ok", "session_server_instance_id": instance}), None)) is True
+    changed = health_reply(reply(200, {"status": "ok", "session_server_instance_id": "b" * 32}), instance)
+    assert held(changed) is False and "changed from" in changed.actual
+    assert held(health_reply(reply(503, {"status": "starting"}), None)) is False
+    sid = "c" * 32
+    assert held(create_reply(reply(200, {"session_id": sid}), set())) is True
+    assert "given out before" in create_reply(reply(200, {"session_id": sid}), {sid}).actual
+    assert held(create_reply(reply(200, {"session_id": "short"}), set())) is False
+    assert held(delete_reply(reply(204))) is True
+    assert held(delete_reply(reply(200, raw=b"{}"))) is False
+    assert held(gone_reply("GET", "/sessions/x", reply(404, {"error": "session not found: x"}))) is True
+    assert held(gone_reply("GET", "/sessions/x", reply(404, {"detail": "Not Found"}))) is False
+    assert held(new_session_records(reply(200, {"records": []}))) is True
+    assert held(new_session_records(reply(200, {"records": [record(1.0)]}))) is False
+
+
+def test_a_phase_judge_decides_from_several_calls():
+    assert held(judging_phases.truncation(reply(409), reply(200), "v2")) is True
+    assert held(judging_phases.truncation(reply(200), reply(200), "v2")) is False
+    assert held(judging_phases.truncation(reply(200), reply(200), "v1")) is True
+    assert judging_phases.truncated(reply(200, {"choices": [{"finish_reason": "length"}]})) is None
+    assert held(judging_phases.truncated(reply(200, {"choices": [{"finish_reason": "stop"}]}))) is None
