@@ -49,7 +49,6 @@ TRANSFORMERS_SERVE = PeerTable(
         "openai.chat.n-choices": "warn",
         "openai.stream.format": "fail",
         "openai.stream.usage-chunk": "warn",
-        "openai.stream.equivalent": "info",
         "openai.errors.rejects-invalid": "fail",
         "openai.errors.status-400": "warn",
         "openai.errors.shape": "fail",

@@ -21,7 +21,7 @@ from checks.openai.requests import TOOLS
 from checks.openai.shapes import error_shape_problem
 from tests.checks.decisions import held
 from tests.checks.openai.helpers import check, serving, verdicts
-from tests.checks.openai.test_judging import completion, reply, tool_reply
+from tests.checks.openai.test_judging import chunk, completion, reply, stream_of, tool_reply
 
 OPENAI_ERROR: dict[str, Any] = {
     "error": {"message": "tools need the auto tool choice flags", "type": "BadRequestError", "param": None, "code": 400}
@@ -184,3 +184,13 @@ async def test_a_profile_without_n_or_stream_usage_leaves_those_clauses_unsuppor
     # The half without include_usage is still judged.
     assert report.results[("stream", "openai.stream.usage-chunk")].verdict is Verdict.PASS
     assert verdicts(report, Verdict.FAIL, Verdict.WARN, Verdict.ERROR) == {}
+
+
+def test_bytes_that_are_no_text_are_no_stream_difference():
+    """transformers serve's stream holds back half a character at a cut that its JSON reply shows as U+FFFD."""
+    json_reply = reply(completion("a\ufffdD\ufffd"))
+    json_reply.body["choices"][0]["finish_reason"] = "length"
+    held_back = stream_of(chunk({"role": "assistant", "content": "a\ufffd"}), chunk({"content": "D"}, "length"))
+    assert held(judging.stream_equivalent(json_reply, held_back, json_reply, "a text reply"))
+    other = stream_of(chunk({"role": "assistant", "content": "a\ufffd"}), chunk({"content": "E"}, "length"))
+    assert held(judging.stream_equivalent(json_reply, other, json_reply, "a text reply")) is False
