@@ -242,8 +242,8 @@ def _parity_mode(args: argparse.Namespace) -> Callable[[argparse.Namespace, http
         if args.golden:
             raise UsageError("--golden needs --parity TARGET_A")
         return None
-    if args.target or args.phase or args.expected_failures:
-        raise UsageError("--parity takes no --target, --phase or --expected-failures")
+    if args.target or args.phase or args.expected_failures or args.version:
+        raise UsageError("--parity takes no --target, --phase, --expected-failures or --version")
     if len(args.parity) > 2 or (len(args.parity) == 2) == bool(args.golden):
         raise UsageError("give --parity TARGET_A TARGET_B, or --parity TARGET_A --golden NAME")
     return _start_and_follow_parity

@@ -163,6 +163,11 @@ def test_bad_deployments_and_versions_are_refused(client: Any) -> None:
     assert client.get("/api/v1/runs/999/identity").status_code == 404
 
 
+def test_a_parity_run_takes_no_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(capsys, "ci", "--server", "http://127.0.0.1:9", "--parity", "a", "b", "--version", "v1")
+    assert code == 2 and "--parity takes no" in err and "--version" in err
+
+
 def test_the_cli_says_why_when_the_service_refuses(live_service: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, "can-i-deploy", "nobody", "--version", "v1", "--to", "prod", "--server", live_service)
     assert code == 2 and "HTTP 404: no target named 'nobody'" in err

@@ -46,7 +46,8 @@ def test_the_same_env_under_openenv_0_10_and_0_3(client: TestClient) -> None:
     for identity, version in zip(identities, ("0.10.0", "0.3.0"), strict=True):
         assert (identity["version"], identity["source"]) == (version, "given")
         assert identity["implementation"] and "version '1.0.0'" in identity["evidence"], identity
-    assert client.post("/api/v1/deployments", json={"target": "guess", "version": "0.10.0", "environment": "prod"})
+    deployed = client.post("/api/v1/deployments", json={"target": "guess", "version": "0.10.0", "environment": "prod"})
+    assert deployed.status_code == 201, deployed.text
     yes = client.get("/api/v1/can-i-deploy", params={"target": "guess", "version": "0.10.0", "to": "prod"}).json()
     assert yes["answer"] == "yes", yes
     no = client.get("/api/v1/can-i-deploy", params={"target": "guess", "version": "0.3.0", "to": "prod"}).json()
