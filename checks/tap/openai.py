@@ -2,8 +2,8 @@
 own judges (`checks.openai.judging`), and token fidelity across turns (`checks.tap.fidelity`).
 
 A copy can decide the shape of each answer, its finish reasons, usage and headers, a stream's
-format and usage chunk, logprobs where the request asked, and the token fields a router may
-drop. What needs requests of the checker's own making (invalid input, auth, determinism,
+format and usage chunk, logprobs where the request asked, the body of every refusal, and the
+token fields a router may drop. What needs requests of the checker's own making (invalid input, auth, determinism,
 concurrency, limits, tools round trips) is `skip` "needs an active run".
 """
 
@@ -43,7 +43,8 @@ REPLY_CLAUSES = (
     "openai.logprobs.content",
 )
 STREAM_CLAUSES = ("openai.stream.format", "openai.stream.usage-chunk")
-PASSIVE = frozenset({*REPLY_CLAUSES, *STREAM_CLAUSES, "openai.models.list", *fidelity.CLAUSES})
+REFUSAL_CLAUSES = ("openai.errors.shape",)
+PASSIVE = frozenset({*REPLY_CLAUSES, *STREAM_CLAUSES, *REFUSAL_CLAUSES, "openai.models.list", *fidelity.CLAUSES})
 
 
 def tap_catalogue() -> Catalogue:
@@ -76,6 +77,9 @@ class OpenAIWatcher(ExchangeWatcher):
         elif reply.status == 200:
             ledger.judge(connection, REPLY_CLAUSES, lambda: self._reply(sent, reply))
             ledger.judge(connection, fidelity.CLAUSES, lambda: self._tokens(sent, reply))
+        else:  # any refusal the client met, whatever it asked, holds the error body shape
+            shape = self.profile.error_shape
+            ledger.judge(connection, REFUSAL_CLAUSES, lambda: judging.refusal_shape(reply, "a refused chat", shape))
 
     def _stream(self, sent: dict[str, Any], stream: StreamReply) -> list[Decision]:
         options = sent.get("stream_options")

@@ -101,3 +101,21 @@ async def test_a_router_dropping_token_ids_between_two_hops_is_flagged(preset, v
     assert near_engine.verdicts()["tap.openai.token-ids-kept"] is Verdict.PASS
     assert near_client.verdicts()["tap.openai.token-ids-kept"] is verdict
     assert near_client.flagged() == {"tap.openai.token-ids-kept"}
+
+
+async def test_every_refusal_the_client_meets_is_held_to_the_error_shape():
+    """Issue 30: a 401 `{"detail": ...}` a client meets is judged by openai.errors.shape, a well-shaped one passes."""
+    from checks.openai.reference import ReferenceModel, make_app
+    from tests.checks.openai.test_independence import DetailOn401
+
+    for model, verdict in ((ReferenceModel(), Verdict.PASS), (DetailOn401(), Verdict.FAIL)):
+        model.api_key = "sk-right"
+        upstream = await serve_asgi(make_app(model))
+        try:
+            async with tapping(tap_openai.spec(), upstream.url, "http") as tapped:
+                async with openai.AsyncOpenAI(base_url=f"{tapped.url}/v1", api_key=SECRET, max_retries=0) as client:
+                    with pytest.raises(openai.AuthenticationError):
+                        await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        finally:
+            await upstream.close()
+        assert tapped.verdicts().get("openai.errors.shape") is verdict, tapped.verdicts()
