@@ -88,7 +88,14 @@ def _ask(http: httpx.Client, args: argparse.Namespace) -> dict[str, Any] | None:
     if response.status_code != 200:
         _say(f"rlconform can-i-deploy: {refusal(response)}")
         return None
-    answer: dict[str, Any] = response.json()
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = None
+    if not (isinstance(answer, dict) and {"answer", "rows", "exit_code"} <= answer.keys()):
+        said = response.text[:200]
+        _say(f"rlconform can-i-deploy: {response.url} answered {said!r}, not an rlconform service's answer")
+        return None
     return answer
 
 

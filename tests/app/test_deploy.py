@@ -6,6 +6,8 @@ broken version, unknown (exit 2) for a version never checked."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -168,6 +170,31 @@ def test_a_parity_run_takes_no_version(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 2 and "--parity takes no" in err and "--version" in err
 
 
+@contextlib.contextmanager
+def not_a_service() -> Iterator[str]:
+    """An HTTP server answering 200 `hello` to every GET; its base URL."""
+
+    class Hello(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("content-length", "5")
+            self.end_headers()
+            self.wfile.write(b"hello")
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
 def test_the_cli_says_why_when_the_service_refuses(live_service: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, "can-i-deploy", "nobody", "--version", "v1", "--to", "prod", "--server", live_service)
     assert code == 2 and "HTTP 404: no target named 'nobody'" in err
@@ -177,3 +204,6 @@ def test_the_cli_says_why_when_the_service_refuses(live_service: str, capsys: py
     assert code == 2 and "HTTP 404" in err
     code, _, err = cli(capsys, "can-i-deploy", "x", "--version", "v1", "--to", "prod", "--server", "http://127.0.0.1:9")
     assert code == 2 and "cannot reach the service" in err
+    with not_a_service() as other:
+        code, _, err = cli(capsys, "can-i-deploy", "x", "--version", "v1", "--to", "prod", "--server", other)
+    assert code == 2 and "not an rlconform service's answer" in err, err
