@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import os
 import signal
 import socket
 
@@ -46,6 +47,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     problem = startup_problem(settings.database_url)  # one line, not the lifespan's traceback
     if problem:
         raise UsageError(problem)
+    # gRPC's fork handlers (the rlmesh demo server runs gRPC threads) print "skipping fork() handlers" each
+    # time the service forks to start a reference client; the child execs at once and needs none of them.
+    os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
     # Bound before anything starts: a taken port is one line, with no demo servers started and stopped again.
     sock = bind(settings.host, settings.port)
     level = getattr(args, "log_level", "info")

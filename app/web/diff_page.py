@@ -23,14 +23,18 @@ CATEGORY_TITLES = {
 }
 
 
+# What the page calls each keyword of `against`: its buttons say "previous" and "last passing".
+BASE_NAMES = {"previous": "previous", "baseline": "last passing"}
+
+
 def resolve_against(session: Session, run: Run, against: str) -> tuple[Run | None, str]:
     """The run to compare with, and a sentence saying why it is missing when it is."""
     try:
         base = comparison_run(session, run, against or "previous")
     except ValueError:
-        return None, "Compare with a run id, `previous` or `baseline`."
+        return None, "Compare with a run id, or press previous or last passing."
     missing = {
-        "baseline": "This target has no passing run before this one to compare with.",
+        "baseline": "This target has no passing run before this one: there is no last passing run to compare with.",
         "previous": "This is the target's first run; there is nothing before it.",
     }
     return base, "" if base else missing.get(against or "previous", f"There is no run #{against}.")
@@ -44,6 +48,8 @@ def diff_page(request: Request, session: SessionDep, run: RunDep, against: str =
         "run": run,
         "base": base,
         "against": against,
+        # The base as the buttons name it; the box shows the run id it resolved to, never the keyword.
+        "base_name": BASE_NAMES.get(against.strip(), ""),
         "missing": missing,
         "diff": diff,
         "target": session.get(Target, run.target_id),

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import sys
 
 from fastapi import Request
@@ -38,9 +37,6 @@ CLIENT_LIFETIME = 900.0
 # How often a client's run is looked up, and how long a terminated client has to exit before it is killed.
 RUN_POLL = 0.2
 STOP_GRACE = 3.0
-# gRPC's fork handlers print a warning when a process holding gRPC threads forks (the rlmesh demo server
-# does); a reference client is a fresh interpreter (fork + exec), so those handlers have nothing to protect.
-CHILD_ENV = {"GRPC_ENABLE_FORK_SUPPORT": "false"}
 
 
 class ReferenceClients:
@@ -80,7 +76,6 @@ class ReferenceClients:
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
-            env={**os.environ, **CHILD_ENV},
         )
         self.running[run_id] = process
         watcher = asyncio.create_task(self._watch(run_id, process))

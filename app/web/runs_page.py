@@ -1,8 +1,9 @@
 """`/runs`: every run across targets, newest first, queued and running ones on top with Cancel;
-and `/matrix/{kind}`: clauses x the latest run of each target of one kind."""
+and `/matrix/{kind}`: clauses x the latest run of each target of one kind (`/matrix`: the first kind)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import HTTPException, Query, Request
@@ -104,8 +105,10 @@ def runs_page(
 
 @router.get("/matrix", response_class=HTMLResponse, include_in_schema=False)
 def matrix_index(request: Request, session: SessionDep) -> HTMLResponse:
+    """The first kind's matrix: a page that shows a matrix at once, not only the buttons choosing one."""
     kinds = session.exec(select(Target.kind).distinct().order_by(Target.kind)).all()
-    return templates.TemplateResponse(request, "matrix.html", {"kinds": kinds, "kind": None, "nav": "matrix"})
+    context = matrix_context(session, kinds[0], kinds) if kinds else {"kinds": kinds, "kind": None, "nav": "matrix"}
+    return templates.TemplateResponse(request, "matrix.html", context)
 
 
 @router.get("/matrix/{kind}", response_class=HTMLResponse, include_in_schema=False)
@@ -113,10 +116,14 @@ def matrix_page(request: Request, session: SessionDep, kind: str) -> HTMLRespons
     kinds = session.exec(select(Target.kind).distinct().order_by(Target.kind)).all()
     if kind not in kind_names() and kind not in kinds:
         raise HTTPException(404, f"no target kind {kind!r}")
+    return templates.TemplateResponse(request, "matrix.html", matrix_context(session, kind, kinds))
+
+
+def matrix_context(session: Session, kind: str, kinds: Sequence[str]) -> dict[str, Any]:
     columns, clause_ids, cells = kind_matrix(session, kind)
     suite = find_suite(kind)
     levels = {c.id: str(c.level) for c in suite.catalogue} if suite is not None else {}
-    context = {
+    return {
         "kind": kind,
         "kinds": kinds,
         "columns": columns,
@@ -125,4 +132,3 @@ def matrix_page(request: Request, session: SessionDep, kind: str) -> HTMLRespons
         "levels": levels,
         "nav": "matrix",
     }
-    return templates.TemplateResponse(request, "matrix.html", context)

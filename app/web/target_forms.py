@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 import pydantic
 from annotated_types import MaxLen
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import func
+from sqlmodel import select
 from starlette.datastructures import FormData
 
 from app import crud, redaction
 from app.deps import RunnerDep, SessionDep, SettingsDep, TargetDep
-from app.models import Target
+from app.models import Run, Target
 from app.web.guard import WriteGuard
 from app.web.options_form import (
     FieldErrors,
@@ -286,6 +289,14 @@ def update_target(
     return RedirectResponse(f"/targets/{target.name}", status_code=303)
 
 
+@router.get("/targets/{name}/delete", response_class=HTMLResponse, include_in_schema=False)
+def confirm_delete(request: Request, session: SessionDep, target: TargetDep) -> HTMLResponse:
+    """Asks before deleting, saying what goes with the target (its runs), with the button that deletes."""
+    runs = session.exec(select(func.count()).select_from(Run).where(Run.target_id == target.id)).one()
+    context = {"target": target, "runs": runs, "nav": "targets"}
+    return templates.TemplateResponse(request, "target_delete.html", context)
+
+
 @router.post("/targets/{name}/delete", include_in_schema=False, dependencies=[WriteGuard])
 async def delete_target(
     request: Request, session: SessionDep, runner: RunnerDep, target: TargetDep, form: FormDep
@@ -301,5 +312,6 @@ async def delete_target(
             errors=errors,
             status_code=400,
         )
+    name = target.name
     await runner.delete_target(session, target)
-    return RedirectResponse("/", status_code=303)
+    return RedirectResponse(f"/?{urlencode({'deleted': name})}", status_code=303)  # the list says it is gone

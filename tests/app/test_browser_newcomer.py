@@ -1,8 +1,10 @@
 """What a new user hit (issue 32), in a real browser: unknown paths and bad ids as pages, every form error at
-once."""
+once, the diff page's wording, /matrix with a kind shown, tap targets marked, the targets list searched
+without JavaScript, and a delete that asks first and says it happened."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,12 +12,16 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app.helpers import make_target, wait_for_run
+
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api")
+
+URL = "ws://127.0.0.1:9"
 
 
 @pytest.fixture
@@ -83,3 +89,62 @@ def test_the_add_target_form_shows_every_fields_error_at_once(live_service: str,
     ):
         expect(page.locator(".field.invalid", has=page.locator(f"#{field}"))).to_contain_text(message)
     assert httpx.get(live_service + "/api/v1/targets").json() == []  # nothing was saved
+
+
+def test_diff_matrix_tap_mark_search_and_delete_as_a_newcomer_meets_them(
+    live_service: str, page: Any, fake_kind: str
+) -> None:
+    expect = sync_api.expect
+    with httpx.Client(base_url=live_service, timeout=30) as http:
+        make_target(http, "alpha", fake_kind, URL, description="the first trainer")
+        make_target(http, "beta", fake_kind, URL)
+        body = {"name": "watched", "kind": "plugrl", "upstream": URL, "tap": {}}
+        assert http.post("/api/v1/taps", json=body).status_code == 201, body
+        passing = http.post("/api/v1/targets/alpha/runs", json={}).json()["id"]
+        wait_for_run(http, passing)
+        failing = http.post("/api/v1/targets/alpha/runs", json={"options": {"fail": ["fake.1.greets"]}}).json()["id"]
+        wait_for_run(http, failing)
+
+    # The diff against the last passing run says so, as its button does, and shows no markup.
+    page.goto(f"{live_service}/runs/{failing}")
+    page.get_by_role("link", name=f"Diff vs last passing (#{passing})").click()
+    expect(page.locator("h2", has_text="Last passing: run #")).to_be_visible()
+    expect(page.locator("#against")).to_have_value(str(passing))
+    assert "baseline" not in page.locator("main").inner_text().lower()
+    page.goto(f"{live_service}/runs/{passing}/diff?against=baseline")
+    expect(page.locator(".card.empty")).to_contain_text("no last passing run")
+    page.goto(f"{live_service}/runs/{passing}/diff?against=nonsense")
+    text = page.locator("main").inner_text()
+    assert "`" not in text and "last passing" in text
+
+    # /matrix shows the first kind's matrix at once.
+    page.goto(live_service + "/matrix")
+    expect(page.locator("h1 .tag")).to_have_text(fake_kind)
+    expect(page.locator("table.cross th.target-col", has_text="alpha")).to_be_visible()
+
+    # The overview marks the tap, and its search filters on the server (works without JavaScript).
+    page.goto(live_service + "/")
+    expect(page.locator("tr", has_text="watched").locator(".tap-mark")).to_have_text("tap")
+    expect(page.locator("tr", has_text="alpha").locator(".tap-mark")).to_have_count(0)
+    page.fill("#q", "FIRST trainer")
+    page.get_by_role("button", name="Filter").click()
+    expect(page).to_have_url(re.compile(r"/\?q=FIRST\+trainer&kind=$"))
+    expect(page.locator("table.targets tbody tr")).to_have_count(1)
+    expect(page.locator("#match-count")).to_have_text("1 of 3 targets")
+    page.select_option("#kind-filter", "plugrl-server")
+    page.fill("#q", "")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("table.targets tbody tr")).to_have_count(1)
+    expect(page.locator("table.targets tbody tr")).to_contain_text("watched")
+    page.goto(live_service + "/?q=100%25_")  # LIKE's wildcards are searched as text
+    expect(page.locator("#no-match")).to_contain_text("No target matches")
+
+    # Delete is on the target's page; it asks first, then the list says it is gone.
+    page.goto(live_service + "/targets/alpha")
+    page.get_by_role("link", name="Delete…").click()
+    expect(page.locator("h1")).to_have_text("Delete alpha?")
+    expect(page.locator("#delete-what")).to_contain_text("its 2 runs")
+    page.get_by_role("button", name="Delete alpha").click()
+    expect(page).to_have_url(live_service + "/?deleted=alpha")
+    expect(page.locator("#deleted-notice")).to_contain_text("Target alpha was deleted")
+    expect(page.locator("table.targets tbody tr")).to_have_count(2)

@@ -161,3 +161,41 @@ def _spawned_judges() -> list[int]:
         return False
 
     return [pid for pid in spawned if below_us(pid)]
+
+
+def test_starting_a_reference_client_prints_no_grpc_fork_warning(tmp_path: Path) -> None:
+    """With the demo's gRPC server running, each "Run the reference client" printed gRPC's fork warning."""
+    from tests.app.helpers import wait_until
+
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RLCONFORM_DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}"}
+    env.pop("GRPC_ENABLE_FORK_SUPPORT", None)
+    command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _answers(base + "/healthz"), timeout=60, what="serve answering")
+        with httpx.Client(base_url=base, timeout=30) as client:
+            assert "demo-rlmesh" in {t["name"] for t in client.get("/api/v1/targets").json()}
+            body = {"name": "env-client", "kind": "plugrl-client", "options": {"connect_deadline": 30}}
+            assert client.post("/api/v1/targets", json=body).status_code == 201
+            run_id = client.post("/api/v1/targets/env-client/runs", json={}).json()["id"]
+            wait_until(lambda: bool(client.get(f"/api/v1/runs/{run_id}").json()["announcement"]), timeout=30)
+            assert client.post(f"/runs/{run_id}/reference-client").status_code == 303
+            wait_until(lambda: bool(client.get(f"/api/v1/runs/{run_id}").json()["announcement"]["clients"]), timeout=30)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, output
+    assert "fork" not in output.lower(), output
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
