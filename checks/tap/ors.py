@@ -1,5 +1,5 @@
 """The ORS tap: discovery, sessions and every tool call's SSE stream a real client gets, judged by the ors
-suite's own judges (`checks.ors.judging`).
+suite's own judges (`checks.ors.judging`, `checks.ors.judging_calls`).
 
 A copy can decide discovery's shapes, what /create_session and /create answer, prompts, pings on live
 sessions, what answers after a /delete, each call stream's content type, events and result, a second
