@@ -16,10 +16,11 @@ from app.deployments import give_version, record_wire_identity
 from app.models import ClauseResultRow, ParityRun, Run, RunStatus, Target
 from app.models_clause import message_id
 from app.models_deploy import RunIdentity, VersionGiven
+from app.settings import Settings
 from checks.core import HARNESS_VERSION
 from checks.identity import Identity
 from checks.registry import find_suite
-from tests.app.helpers import make_target
+from tests.app.helpers import make_target, service_settings
 
 SPEC = find_suite("plugrl-server").spec_version  # type: ignore[union-attr]
 
@@ -78,6 +79,12 @@ def ask(client: TestClient, target: str, version: str, to: str = "prod") -> dict
 def deploy(client: TestClient, target: str, version: str, to: str = "prod", released: bool = False) -> None:
     body = {"target": target, "version": version, "environment": to, "released": released}
     assert client.post("/api/v1/deployments", json=body).status_code == 201
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    """SQLite, and PostgreSQL when RLCONFORM_TEST_POSTGRES_URL is set."""
+    return service_settings(database_url)
 
 
 @pytest.fixture
