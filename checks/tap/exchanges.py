@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any
 
 from checks.http_client import Reply
@@ -16,7 +17,7 @@ from checks.tap.arena import Arena
 from checks.tap.copies import Copy
 from checks.tap.http1 import Head, HttpMessage, MessageReader, scrubbed
 from checks.tap.ledger import Ledger
-from checks.tap.relay import Ended, Opened
+from checks.tap.watcher import Connection, ConnectionWatcher
 from checks.tap.wsframes import FrameReader, WsMessage
 
 
@@ -87,15 +88,24 @@ def reply_of(request: HttpMessage, response: HttpMessage) -> Reply:
     )
 
 
-class ExchangeWatcher:
+@dataclass
+class HttpConnection(Connection):
+    """Requests not answered yet, in order, each with when it reached the tap (`ExchangeWatcher.copies`)."""
+
+    pending: deque[tuple[int, HttpMessage]] = field(default_factory=deque)
+
+
+class ExchangeWatcher(ConnectionWatcher[HttpConnection]):
     """Pairs each response with the request it answers; subclasses judge the pairs (and any frames)."""
 
     upgrades = False  # True: a connection may switch to WebSocket frames (OpenEnv's /ws)
 
     def __init__(self) -> None:
-        self.requests: dict[int, deque[tuple[int, HttpMessage]]] = {}
-        self.copies = 0  # copies judged so far: an order over every connection's messages
+        super().__init__()
         self.asked_at = 0  # when the request `exchange` is judging reached the tap, in that order
+
+    def new_connection(self) -> HttpConnection:
+        return HttpConnection()
 
     def readers(self) -> tuple[Any, Any]:
         responses = MessageReader(responses=True, upgrades=self.upgrades)
@@ -104,20 +114,9 @@ class ExchangeWatcher:
             return UpgradingReader(requests), UpgradingReader(responses)
         return requests, responses
 
-    def judge(self, copy: Copy, ledger: Ledger) -> None:
-        pending = self.requests.setdefault(copy.connection, deque())
-        self.copies += 1
-        item = copy.item
-        if isinstance(item, Opened):
-            ledger.note(copy.connection, f"connection from {item.source}")
-        elif isinstance(item, Ended):
-            ledger.note(copy.connection, f"{item.by} {item.how} the stream")
-            self.ended(copy, ledger)
-            if item.by == "server":
-                self.requests.pop(copy.connection, None)
-                self.forget(copy.connection)
-                ledger.forget(copy.connection)
-        elif isinstance(item, HttpMessage) and copy.sender == "client":
+    def copied(self, copy: Copy, state: HttpConnection, ledger: Ledger) -> None:
+        item, pending = copy.item, state.pending
+        if isinstance(item, HttpMessage) and copy.sender == "client":
             pending.append((self.copies, item))
             headers = ", ".join(f"{key}: {value}" for key, value in scrubbed(item.head.headers))
             ledger.note(copy.connection, f"client: {item.head.start} ({len(item.body)} bytes) {headers}")
@@ -133,9 +132,3 @@ class ExchangeWatcher:
 
     def frame(self, copy: Copy, message: WsMessage, ledger: Ledger) -> None:
         """Judge one WebSocket message (only where `upgrades`)."""
-
-    def ended(self, copy: Copy, ledger: Ledger) -> None:
-        """One side of a connection ended."""
-
-    def forget(self, connection: int) -> None:
-        """The connection is over: drop what was kept for it."""

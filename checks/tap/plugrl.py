@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from checks.decision import Decision, check, passed
+from checks.decision import Decision
 from checks.errors import Refused
 from checks.plugrl import judging as server_judging
+from checks.plugrl import judging_phases
 from checks.plugrl.clauses import CATALOGUE as SERVER_CATALOGUE
 from checks.plugrl.codec import CodecError, unpack
 from checks.plugrl_client import judging as client_judging
@@ -27,8 +28,8 @@ from checks.report import Catalogue
 from checks.tap.copies import Copy
 from checks.tap.http1 import Head
 from checks.tap.ledger import Ledger
-from checks.tap.relay import Ended, Opened
 from checks.tap.run import TapSpec
+from checks.tap.watcher import Connection, ConnectionWatcher
 from checks.tap.wsframes import BINARY, CLOSE, TEXT, FrameReader, WsMessage
 
 FRAME_CAP = 64 * 1024 * 1024
@@ -69,7 +70,7 @@ def both_catalogues() -> Catalogue:
 
 
 @dataclass
-class PlugrlConnection:
+class PlugrlConnection(Connection):
     """What one connection has shown so far, as the judges need it."""
 
     offered: list[str] = field(default_factory=list)  # Sec-WebSocket-Extensions the client offered
@@ -80,7 +81,6 @@ class PlugrlConnection:
     holding: dict[int, Any] = field(default_factory=dict)  # envs holding an action
     held: dict[int, bool] = field(default_factory=dict)  # envs fed back: whether that ended the episode
     form: server_judging.ActionForm | None = None
-    order_lost: bool = False  # a copy was dropped: order-dependent clauses are no longer judged here
 
 
 def _decoded(data: bytes | str) -> dict[str, Any] | CodecError | None:
@@ -97,25 +97,16 @@ def _shown(message: WsMessage, data: bytes | str) -> str:
     return f"{kind} {message.size} bytes"
 
 
-class PlugrlWatcher:
-    def __init__(self) -> None:
-        self.connections: dict[int, PlugrlConnection] = {}
+class PlugrlWatcher(ConnectionWatcher[PlugrlConnection]):
+    def new_connection(self) -> PlugrlConnection:
+        return PlugrlConnection()
 
     def readers(self) -> tuple[FrameReader, FrameReader]:
         return FrameReader(), FrameReader()
 
-    def judge(self, copy: Copy, ledger: Ledger) -> None:
-        state = self.connections.setdefault(copy.connection, PlugrlConnection())
-        state.order_lost = state.order_lost or copy.after_gap
+    def copied(self, copy: Copy, state: PlugrlConnection, ledger: Ledger) -> None:
         item = copy.item
-        if isinstance(item, Opened):
-            ledger.note(copy.connection, f"connection from {item.source}")
-        elif isinstance(item, Ended):
-            ledger.note(copy.connection, f"{item.by} {item.how} the stream")
-            if item.by == "server":
-                self.connections.pop(copy.connection, None)
-                ledger.forget(copy.connection)
-        elif isinstance(item, Head):
+        if isinstance(item, Head):
             self._head(copy, state, item, ledger)
         elif isinstance(item, WsMessage):
             self._message(copy, state, item, ledger)
@@ -130,15 +121,8 @@ class PlugrlWatcher:
         upgraded = head.status() == 101
         handshake = server_judging.handshake(None if upgraded else _refusal(head))
         ledger.decide(copy.connection, handshake.decisions)
-        if upgraded and any("permessage-deflate" in value for value in state.offered):
-            deflate = any("permessage-deflate" in value for value in extensions)
-            decision = check(
-                not deflate,
-                "plugrl.1.1.no-compression",
-                expected="permessage-deflate declined",
-                actual=f"accepted: {', '.join(extensions)}" if deflate else "declined",
-            )
-            ledger.decide(copy.connection, [decision])
+        if upgraded and "permessage-deflate" in _extension_names(state.offered):
+            ledger.decide(copy.connection, [judging_phases.compression(_extension_names(extensions))])
 
     def _message(self, copy: Copy, state: PlugrlConnection, message: WsMessage, ledger: Ledger) -> None:
         if message.opcode == CLOSE:
@@ -237,11 +221,9 @@ class PlugrlWatcher:
         if reading is None:
             return decisions
         for row, env in enumerate(reading.envs):
-            if env not in state.holding and not state.order_lost:
-                decisions.append(client_judging.unheld(env, stale=False))
-            elif env in state.holding:
-                decisions.append(passed("plugrl-client.4.3.feedback-envs-held"))
-            state.holding.pop(env, None)
+            held = state.holding.pop(env, None) is not None
+            if held or not state.order_lost:
+                decisions.append(client_judging.feedback_env(env, held, stale=False))
             state.held[env] = bool(np.asarray(reading.terminated)[row] or np.asarray(reading.truncated)[row])
         return decisions
 
@@ -258,6 +240,11 @@ FEEDBACK_CLAUSES = (
     "plugrl-client.5.4.rewards-float32",
     "plugrl-client.4.3.feedback-envs-held",
 )
+
+
+def _extension_names(values: list[str]) -> list[str]:
+    """The extensions a Sec-WebSocket-Extensions header names, without their parameters."""
+    return [name for value in values for offer in value.split(",") if (name := offer.split(";")[0].strip())]
 
 
 def _refusal(head: Head) -> Refused:

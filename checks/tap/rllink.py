@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.decision import Decision, missed, passed
+from checks.decision import Decision
 from checks.errors import Malformed
 from checks.rllink import judging
 from checks.rllink.clauses import CATALOGUE
@@ -22,8 +22,8 @@ from checks.rllink.codec import HEADER_SIZE, Dialect, PickleRefused, decode_body
 from checks.rllink.options import RLlinkOptions
 from checks.tap.copies import Copy
 from checks.tap.ledger import Ledger
-from checks.tap.relay import Ended, Opened
 from checks.tap.run import TapSpec
+from checks.tap.watcher import Connection, ConnectionWatcher
 
 # The reply each reply-bearing request calls for, and the clause a wrong one misses.
 ANSWERS = {
@@ -96,38 +96,31 @@ class FrameReader:
 
 
 @dataclass
-class Link:
+class Link(Connection):
     """One connection as its frames show it."""
 
     # Reply-bearing requests not answered yet, in order, each with whether a bare EPISODES came just before it.
     pending: deque[tuple[str, bool]] = field(default_factory=deque)
     bare_episodes: bool = False  # a bare EPISODES came after the last reply-bearing request
     replies: int = 0
-    order_lost: bool = False
 
 
-class RllinkWatcher:
+class RllinkWatcher(ConnectionWatcher[Link]):
     def __init__(self, options: RLlinkOptions) -> None:
+        super().__init__()
         self.options = options
         self.dialect: Dialect | None = None if options.dialect == "auto" else options.dialect
-        self.links: dict[int, Link] = {}
         self.seqs: list[int] = []  # weights_seq_no in the order the traffic showed them, across connections
 
     def readers(self) -> tuple[FrameReader, FrameReader]:
         return FrameReader(self.options.frame_cap), FrameReader(self.options.frame_cap)
 
-    def judge(self, copy: Copy, ledger: Ledger) -> None:
-        link = self.links.setdefault(copy.connection, Link())
-        link.order_lost = link.order_lost or copy.after_gap
+    def new_connection(self) -> Link:
+        return Link()
+
+    def copied(self, copy: Copy, link: Link, ledger: Ledger) -> None:
         item = copy.item
-        if isinstance(item, Opened):
-            ledger.note(copy.connection, f"connection from {item.source}")
-        elif isinstance(item, Ended):
-            ledger.note(copy.connection, f"{item.by} {item.how} the stream")
-            if item.by == "server":
-                self.links.pop(copy.connection, None)
-                ledger.forget(copy.connection)
-        elif copy.sender == "client":
+        if copy.sender == "client":
             self._request(copy.connection, link, item, ledger)
         elif isinstance(item, BrokenHeader):
             ledger.note(copy.connection, f"server: {item.fault}")
@@ -172,7 +165,8 @@ class RllinkWatcher:
             return decisions + judging.reply_type(message, kind, "rllink.body.form") + self._content(message, dialect)
         wants = [ANSWERS[request][0] for request, _ in link.pending]
         if kind not in wants:
-            return [*decisions, self._unasked(link, kind)]
+            after_bare_episodes = link.bare_episodes or bool(link.pending and link.pending[0][1])
+            return [*decisions, judging.unasked(kind, after_bare_episodes)]
         at = wants.index(kind)
         request, after_episodes = link.pending[at]
         del link.pending[at]
@@ -180,25 +174,16 @@ class RllinkWatcher:
         decisions += judging.reply_type(message, kind, "rllink.body.form")
         if at:  # it overtook the replies due before it
             due = ANSWERS[link.pending[0][0]][0]
-            decisions.append(missed("rllink.order.pipelined", expected=due, actual=f"{kind} came first"))
+            decisions.append(judging.came_instead("rllink.order.pipelined", due, kind))
         elif len(wants) > 1:
-            decisions.append(passed("rllink.order.pipelined", actual=f"{kind} answering {request} in order"))
+            decisions.append(judging.replies_in_order(f"{kind} answering {request}"))
         if after_episodes:
-            decisions.append(passed("rllink.episodes.no-reply", actual=f"the EPISODES before {request} got no reply"))
+            decisions.append(judging.episodes_unanswered(request, kind))
         if link.replies == 1 and request == "PING":
             decisions += judging.opening_reply(kind, dialect)
         elif kind == "PONG":
-            decisions.append(passed("rllink.ping.pong", actual="PING answered with PONG"))
+            decisions.append(judging.pong_after("the first reply"))
         return decisions + self._content(message, dialect)
-
-    def _unasked(self, link: Link, kind: str) -> Decision:
-        if link.bare_episodes or (link.pending and link.pending[0][1]):
-            return missed("rllink.episodes.no-reply", expected="no reply to a bare EPISODES", actual=f"{kind} came")
-        if kind == "PONG":
-            return missed("rllink.ping.pong", expected="one PONG per PING", actual="a PONG nobody asked for")
-        return missed(
-            "rllink.order.pipelined", expected="one reply per reply-bearing request", actual=f"{kind} unasked"
-        )
 
     def _content(self, message: dict[str, Any], dialect: Dialect) -> list[Decision]:
         kind = message["type"]

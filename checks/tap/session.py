@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.decision import Decision, check
+from checks.decision import Decision
 from checks.http_client import Reply
 from checks.openai.options import PRESETS
 from checks.session import judging
@@ -48,10 +48,6 @@ PASSIVE = frozenset(
 )
 
 
-def _problems(clause_id: str, problems: list[str], expected: str, fine: str) -> Decision:
-    return check(not problems, clause_id, expected=expected, actual="; ".join(problems[:3]) or fine)
-
-
 @dataclass
 class Seen:
     """What the traffic showed of the sessions: ids created and deleted, and the replies agents got."""
@@ -79,7 +75,7 @@ class SessionWatcher(tap_openai.OpenAIWatcher):
             ledger.judge(connection, ("session.ss02.create",), lambda: [self._created(reply)])
         elif routed is not None and self.asked_at > self.seen.deleted.get(routed.group(1), self.copies):
             # Asked after the DELETE was answered: a request already in flight may still be served.
-            ledger.decide(connection, [self._gone(method, path, reply)])
+            ledger.decide(connection, [judging.gone_reply(method, path, reply)])
         elif routed is not None:
             sid, rest = routed.group(1), routed.group(2) or ""
             if method == "DELETE" and not rest:
@@ -94,66 +90,39 @@ class SessionWatcher(tap_openai.OpenAIWatcher):
                 super().exchange(connection, request, response, ledger)
 
     def _health(self, reply: Reply) -> Decision:
-        body = reply.body if isinstance(reply.body, dict) else {}
-        instance = body.get("session_server_instance_id")
-        problem = "" if reply.status == 200 and body.get("status") == "ok" else f"answered {reply.describe(120)}"
-        if instance is not None and not (isinstance(instance, str) and judging.HEX32.fullmatch(instance)):
-            problem = problem or f"session_server_instance_id {instance!r} is not 32 hex characters"
-        elif instance is not None and self.seen.instance_id not in (None, instance):
-            problem = problem or f"session_server_instance_id changed from {self.seen.instance_id} to {instance}"
+        decision = judging.health_reply(reply, self.seen.instance_id)
+        instance = reply.body.get("session_server_instance_id") if isinstance(reply.body, dict) else None
         self.seen.instance_id = self.seen.instance_id or instance
-        expected = '200 {"status": "ok"}, the same 32-hex session_server_instance_id if any'
-        return check(not problem, "session.ss01.health", expected=expected, actual=problem or reply.describe(120))
+        return decision
 
     def _created(self, reply: Reply) -> Decision:
+        decision = judging.create_reply(reply, self.seen.created)
         sid = reply.body.get("session_id") if isinstance(reply.body, dict) else None
-        problem = "" if reply.status == 200 else f"answered {reply.describe(120)}"
-        if not problem and not (isinstance(sid, str) and judging.HEX32.fullmatch(sid)):
-            problem = f"session_id {sid!r} is not 32 hex characters"
-        elif not problem and sid in self.seen.created:
-            problem = f"session_id {sid} was given out before"
-        if not problem and isinstance(sid, str):
+        if not decision.missed and isinstance(sid, str):
             self.seen.created.add(sid)
             self.seen.unchatted.add(sid)
-        expected = '200 {"session_id": <32 hex>}, a new id each time'
-        return check(not problem, "session.ss02.create", expected=expected, actual=problem or f"session {sid}")
+        return decision
 
     def _deleted(self, sid: str, reply: Reply) -> Decision:
-        held = reply.status == 204 and not reply.raw
-        if held:
+        decision = judging.delete_reply(reply)
+        if not decision.missed:
             self.seen.deleted[sid] = self.copies
-        return check(held, "session.ss03.lifecycle", expected="204 with an empty body", actual=reply.describe(120))
-
-    def _gone(self, method: str, path: str, reply: Reply) -> Decision:
-        message = reply.error_message()
-        held = reply.status == 404 and message is not None and message.startswith("session not found")
-        expected = f'{method} {path} after its DELETE: 404 {{"error": "session not found: ..."}}'
-        return check(held, "session.ss03.lifecycle", expected=expected, actual=reply.describe(120))
+        return decision
 
     def _records(self, sid: str, snapshot: Reply) -> list[Decision]:
-        records, metadata = records_of(snapshot), metadata_of(snapshot)
-        decisions = []
-        if sid in self.seen.unchatted:
-            held = isinstance(snapshot.body, dict) and snapshot.body.get("records") == []
-            actual = f"{len(records)} records" if not held else "no records"
-            decisions.append(
-                check(held, "session.ss02.create", expected="a new session lists no records", actual=actual)
-            )
+        records = records_of(snapshot)
+        decisions = [judging.new_session_records(snapshot)] if sid in self.seen.unchatted else []
         if not records:
             return decisions
-        envelope = judging.envelope_problems(records)
-        decisions += [
-            _problems(RECORD_CLAUSES[0], envelope, "records of /v1/chat/completions, 200, in time order", "in order"),
-            _problems(RECORD_CLAUSES[2], judging.tito_problems(records, metadata), "TITO from records alone", "held"),
-            _problems(RECORD_CLAUSES[3], judging.forced_field_problems(records), "input_ids, logprobs, meta", "set"),
-            _problems(RECORD_CLAUSES[4], judging.tool_id_problems(records), "tool_call_ids name calls", "named"),
-        ]
+        decisions += judging.records_held(records, metadata_of(snapshot))
         seen = self.seen.replies.get(sid, {})
-        matched = [(seen[rid], r) for r in records if (rid := (r.get("response") or {}).get("id")) in seen]
-        problems = [p for (sent, reply), record in matched for p in judging.record_reply_problems(
-            Step("tap", sent, reply, snapshot), record)]  # fmt: skip
+        matched = [
+            (Step("tap", *seen[rid], snapshot), r)
+            for r in records
+            if (rid := (r.get("response") or {}).get("id")) in seen
+        ]
         if matched:
-            decisions.append(_problems(RECORD_CLAUSES[1], problems, "records hold what the agent saw", "they do"))
+            decisions.append(judging.records_match_replies(matched))
         return decisions
 
     def _chat(self, sid: str, reply: Reply) -> list[Decision]:
@@ -163,9 +132,7 @@ class SessionWatcher(tap_openai.OpenAIWatcher):
         decisions = []
         if "text/event-stream" in reply.content_type:
             done = sse_payloads(reply.raw)[1]
-            decisions.append(
-                check(done, "session.ss07.forced-fields", expected="SSE ending in [DONE]", actual=f"[DONE]: {done}")
-            )
+            decisions.append(judging.stream_done(done))
             body: Any = assembled_completion(reply.raw)
             reply = Reply(200, content_type="application/json", body=body, is_json=True, raw=reply.raw)
         if isinstance(reply.body, dict) and isinstance(reply.body.get("id"), str):
