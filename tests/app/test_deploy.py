@@ -14,11 +14,13 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from app.cli import main
+from app.main import create_app
 from checks.plugrl_client.reference import main as reference_client
 from tests.app.conftest import QUICK_PLUGRL, BackgroundLoop
-from tests.app.helpers import make_target, wait_for_run, wait_until
+from tests.app.helpers import make_target, service_settings, wait_for_run, wait_until
 from tests.zoo.plugrl_server.faults_content import EnvMajor
 
 CLIENT_OPTIONS = {"steps": 6, "reconnect_window": 0.4, "timeout": 3.0, "connect_deadline": 20.0}
@@ -207,3 +209,23 @@ def test_the_cli_says_why_when_the_service_refuses(live_service: str, capsys: py
     with not_a_service() as other:
         code, _, err = cli(capsys, "can-i-deploy", "x", "--version", "v1", "--to", "prod", "--server", other)
     assert code == 2 and "not an rlconform service's answer" in err, err
+
+
+def test_writes_need_the_api_token_when_one_is_set(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    token = "a-token-of-sixteen-chars"
+    settings = service_settings(f"sqlite:///{tmp_path / 'token.db'}", api_token=token)
+    with TestClient(create_app(settings)) as client:
+        auth = {"Authorization": f"Bearer {token}"}
+        assert (
+            client.post(
+                "/api/v1/targets", json={"name": "t", "kind": "openenv", "url": "http://127.0.0.1:9"}, headers=auth
+            ).status_code
+            == 201
+        )
+        body = {"target": "t", "version": "1", "environment": "prod"}
+        assert client.post("/api/v1/deployments", json=body).status_code == 401
+        assert client.post("/api/v1/deployments", json=body, headers=auth).status_code == 201
+        assert client.put("/api/v1/runs/1/version", json={"version": "1"}).status_code == 401
+        assert (
+            client.get("/api/v1/can-i-deploy", params={"target": "t", "version": "1", "to": "prod"}).status_code == 200
+        )
