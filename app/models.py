@@ -21,20 +21,21 @@ from sqlmodel.main import SQLModelConfig
 
 from app.models_clause import ClauseMessage
 from app.models_clause import ClauseResultPublic as ClauseResultPublic
+from app.models_history import ClauseHistory as ClauseHistory
+from app.models_history import DiffCounts as DiffCounts
+from app.models_history import DiffEntry as DiffEntry
+from app.models_history import HistoryCell as HistoryCell
+from app.models_history import RunDiff as RunDiff
+from app.models_history import RunSummary as RunSummary
+from app.models_history import TargetHistory as TargetHistory
+from app.models_history import TrendPoint as TrendPoint
 from app.names import LABEL_PATTERN as LABEL_PATTERN
+from app.run_status import RunStatus as RunStatus
 from checks.core import Gate, Outcome
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-class RunStatus(enum.StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    FINISHED = "finished"
-    CANCELLED = "cancelled"
-    INTERRUPTED = "interrupted"
 
 
 # Ids and numbers are 32-bit INTEGER columns on PostgreSQL; a larger one can name no row, and
@@ -414,14 +415,3 @@ class Golden(SQLModel, table=True):
     script_version: str = Field(default="", max_length=32)
     document: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow)
-
-
-# The history and diff shapes live in their own module; importers keep naming them from here.
-from app.models_history import ClauseHistory as ClauseHistory  # noqa: E402
-from app.models_history import DiffCounts as DiffCounts  # noqa: E402
-from app.models_history import DiffEntry as DiffEntry  # noqa: E402
-from app.models_history import HistoryCell as HistoryCell  # noqa: E402
-from app.models_history import RunDiff as RunDiff  # noqa: E402
-from app.models_history import RunSummary as RunSummary  # noqa: E402
-from app.models_history import TargetHistory as TargetHistory  # noqa: E402
-from app.models_history import TrendPoint as TrendPoint  # noqa: E402

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from sqlmodel import SQLModel
 
-from app.models import RunStatus
+from app.run_status import RunStatus
 from checks.core import Outcome, Verdict
 
 
