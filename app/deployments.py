@@ -27,6 +27,7 @@ from app.models_deploy import (
     RunIdentityPublic,
     VersionGiven,
 )
+from app.textsafe import storable
 from checks.identity import Identity, identify, readable
 
 log = logging.getLogger("rlconform.deploy")
@@ -72,7 +73,11 @@ def give_version(session: Session, run_id: int, given: VersionGiven) -> RunIdent
 
 
 def record_wire_identity(engine: Engine, run_id: int, seen: Identity) -> None:
-    """What the wire showed for the run; a version CI already gave stays."""
+    """What the wire showed for the run; a version CI already gave stays.
+
+    The texts are the target's: NUL and lone surrogates are escaped before they are stored or shown."""
+    implementation, version, evidence = storable([seen.implementation, seen.version, seen.evidence[:500]])
+    seen = Identity(implementation, version, evidence)
     with Session(engine) as session:
 
         def write() -> None:
@@ -82,7 +87,7 @@ def record_wire_identity(engine: Engine, run_id: int, seen: Identity) -> None:
             elif identity.source == "wire":
                 identity.version = seen.version
             identity.implementation = seen.implementation or identity.implementation
-            identity.evidence = seen.evidence[:500]
+            identity.evidence = seen.evidence[:500]  # escaping may have lengthened it
             identity.read_at = utcnow()
             session.add(identity)
             session.flush()

@@ -200,3 +200,14 @@ def test_retry_while_unknown_asks_again_until_the_answer_is_known(monkeypatch: p
     assert main([*argv, "--retry-while-unknown", "3600", "--retry-interval", "1"]) == 0 and len(asked) == 3
     asked.clear()
     assert main(argv) == 2 and len(asked) == 1  # no retries asked for: the first answer stands
+
+
+def test_what_the_wire_said_is_stored_and_shown_whatever_its_characters(client: TestClient) -> None:
+    make_target(client, "env", "openenv", "http://127.0.0.1:7")
+    run_id = add_run(client, "env", None)
+    hostile = "<b>\ud800\x00</b>"
+    record_wire_identity(client.app.state.engine, run_id, Identity(hostile, "1\x00", f"name {hostile!r}"))  # type: ignore[attr-defined]
+    identity = client.get(f"/api/v1/runs/{run_id}/identity").json()
+    assert identity["implementation"].startswith("<b>") and "\x00" not in identity["version"]
+    page = client.get(f"/runs/{run_id}")
+    assert page.status_code == 200 and "&lt;b&gt;" in page.text and "<b>\\" not in page.text
