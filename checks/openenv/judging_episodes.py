@@ -94,8 +94,8 @@ def group(runs: Sequence[EpisodeRun], why_not: str | None) -> Decision:
     """openenv.determinism.group on an identical parallel group."""
     odd_one = next((run for run in runs if run.frames() != runs[0].frames()), None)
     decision = _identical(GROUP, runs, odd_one, why_not, f"{len(runs)} identical sessions give identical frames")
-    rewards = f"final rewards {[run.final_reward for run in runs]}; "
-    return Decision(decision.clause_id, decision.outcome, decision.expected, rewards + decision.actual)
+    rewards = f"; final rewards {[run.final_reward for run in runs]}"
+    return Decision(decision.clause_id, decision.outcome, decision.expected, decision.actual + rewards)
 
 
 def group_unsupported() -> list[Decision]:

@@ -67,3 +67,39 @@ async def test_a_null_step_reward_is_legal_with_default_options():
         report = await check(url, {**QUICK, "actions": [{"text": "hello"}]}, ["session", "actions"])
     assert verdict_of(report, "openenv.ws.reward") is Verdict.PASS
     assert verdicts(report, Verdict.FAIL, Verdict.WARN, Verdict.ERROR) == {}
+
+
+class SideTakingQuizEnv(envs.QuizEnv):
+    """Legal: with no seed sent, each episode takes the other side (as an env drawing one at random may)."""
+
+    episodes = 0
+
+    def reset(self, seed=None, episode_id=None, task_id="t1", **kwargs):
+        observation = super().reset(seed, episode_id, task_id, **kwargs)
+        type(self).episodes += 1
+        observation.prompt = f"{observation.prompt} (you play {'xo'[type(self).episodes % 2]})"
+        return observation
+
+
+async def test_an_env_taking_a_side_per_episode_fails_no_comparison_without_a_seed():
+    unseeded = {**envs.QUIZ_OPTIONS, "reset": {"task_id": "t1"}, "reward_range": None, "group_size": 3}
+    with serve_in_thread(envs.quiz_app(SideTakingQuizEnv)) as url:
+        report = await check(url, unseeded, ["group"])
+    assert verdicts(report, Verdict.FAIL, Verdict.WARN, Verdict.ERROR) == {}
+    for clause_id in ("openenv.determinism.sequential", "openenv.determinism.group", "openenv.isolation.sessions"):
+        result = report.results[("group", clause_id)]
+        assert result.verdict is Verdict.INFO and result.actual.startswith("not judged"), result.actual
+    declared = {**unseeded, "deterministic": True}
+    with serve_in_thread(envs.quiz_app(SideTakingQuizEnv)) as url:
+        report = await check(url, declared, ["group"])
+    assert verdict_of(report, "openenv.determinism.sequential") is Verdict.FAIL
+
+
+async def test_negative_rewards_are_recorded_not_warned_without_a_declared_range():
+    from tests.zoo.openenv import late_out_of_range
+
+    undeclared = {**late_out_of_range.OPTIONS, "reward_range": None, "timeout": 5.0}
+    with serve_in_thread(late_out_of_range.make_app()) as url:
+        report = await check(url, undeclared, ["termination"])
+    result = report.results[("termination", "openenv.ws.reward-range")]
+    assert result.verdict is Verdict.INFO and "-1.0" in result.actual, result.actual
