@@ -159,11 +159,46 @@ def rllink_client_reference(dialect: str) -> Run:
     return run
 
 
+def openenv_reference(app: str, phases: list[str] | None = None, **overrides: Any) -> Run:
+    """A conforming server of tests/checks/openenv/test_conforming.py: `app` names its factory in
+    tests/checks/openenv/envs.py, or is "handmade" (the hand-made server, its quirks in `overrides["quirks"]`).
+    It gets the options test_conforming gives it (ECHO_OPTIONS for the echo env, else QUIZ_OPTIONS), with
+    the other `overrides` declaring what the tests there leave undeclared."""
+
+    async def run() -> Report:
+        from tests.checks.openenv import envs
+        from tests.checks.openenv.helpers import check
+        from tests.checks.openenv.serving import serve_in_thread
+        from tests.zoo.openenv.handmade import Quirks, build_app
+
+        options = {**overrides}
+        quirks = options.pop("quirks", {})
+        made = build_app(Quirks(**quirks)) if app == "handmade" else getattr(envs, app)()
+        base = envs.ECHO_OPTIONS if app == "echo_app" else envs.QUIZ_OPTIONS
+        with serve_in_thread(made) as url:
+            return await check(url, {**base, **options}, phases)
+
+    run.__name__ = f"openenv_reference_{app}"
+    return run
+
+
 # Conforming servers and clients run by the pass-side test, by kind.
 REFERENCE_RUNS: dict[str, list[Run]] = {
     "openai-chat": [openai_reference],
     "session-server": [session_reference],
     "ors": [ors_reference, ors_reference_keepalive],
+    "openenv": [
+        openenv_reference("quiz_app", reward_range=[0.0, 1.0], latency_bound_ms=60_000),
+        openenv_reference("echo_app", ["capacity"]),
+        openenv_reference("production_quiz_app", ["production"]),
+        openenv_reference("slow_quiz_app", ["overlap"]),
+        # What only OpenEnv 0.10 shows (the test venv has openenv-core 0.3): the hand-made server showing it.
+        openenv_reference(
+            "handmade",
+            ["session", "mcp", "attach", "tasks", "http"],
+            quirks={"tasks": "consistent", "mcp": "jsonrpc", "attach": "attaches", "mirror_metadata": True},
+        ),
+    ],
     "plugrl-server": [plugrl_until_stop, plugrl_feedback_timeout, plugrl_without_features],
     "rlmesh": [rlmesh_reference, rlmesh_declared_step_limit],
     "rllink": [rllink_reference("msgpack"), rllink_reference("json")],

@@ -27,39 +27,11 @@ from tests.realpeers.verdicts import LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE
 from tests.zoo.entry import ZooEntry
 
 JUDGED = (Level.MUST, Level.SHOULD)
-UNCOVERED_KIND = "no zoo entry flags it yet: {kind}'s zoo is outside issue 19's openai/rlmesh/session work"
 
 # Clauses no zoo entry flags on its own, and why.
 NO_FAILING_ENTRY: dict[str, str] = {
     "openai.determinism.repeat": "judged from the same replies as openai.determinism.declared, a MUST; the "
     "nondeterministic entry flags both (repeat as its knock-on), so no entry can flag repeat alone",
-    **dict.fromkeys(
-        [
-            "openenv.discover.schema",
-            "openenv.discover.openapi",
-            "openenv.mode.consistent",
-            "openenv.ws.order",
-            "openenv.state.shape",
-            "openenv.action.session-usable",
-            "openenv.schema.observation-valid",
-            "openenv.replay.expected-reward",
-            "openenv.errors.invalid-json",
-            "openenv.errors.execution",
-            "openenv.errors.codes",
-            "openenv.survive.clean-end",
-            "openenv.http.reset",
-            "openenv.http.step",
-            "openenv.http.invalid-action",
-            "openenv.latency.bound",
-        ],
-        UNCOVERED_KIND.format(kind="openenv"),
-    ),
-    **dict.fromkeys(
-        ["openenv.attach.session", "openenv.attach.single", "openenv.attach.close"],
-        "no zoo entry breaks the attached session, the one-socket rule or the close on its own yet (the "
-        "hand-made server cannot attach; attach-ignores-id flags single only as a knock-on); they pass on "
-        "every openenv 0.10 real peer",
-    ),
 }
 
 
@@ -103,11 +75,7 @@ def test_a_clause_that_passes_everywhere_is_caught():
 
 REAL_PEERS: list[PeerTable] = [TRANSFORMERS_SERVE, LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE]
 # Kinds whose pass side this test does not compute yet.
-PASS_SIDE_ELSEWHERE = {
-    "openenv": "its clauses are decided pass by the conforming envs of tests/checks/openenv/test_conforming.py "
-    "and the openenv 0.10 real peers (test_real_peers.py), which hold only their non-pass verdicts to tables; "
-    "the in-package quiz reference lacks seeds, tasks, capacity and MCP sessions, so it cannot stand in here",
-}
+PASS_SIDE_ELSEWHERE: dict[str, str] = {}
 # Clauses no conforming server or real peer decides `pass` on its own, and why.
 NO_PASSING_SERVER: dict[str, str] = {}
 

@@ -1,8 +1,9 @@
 """The OpenEnv zoo: servers that conform except for ONE fault each.
 
 Each module serves one: most are openenv-core's own server over a broken env
-(`tests/checks/openenv/envs.py`), the rest the hand-written server in
-`handmade.py` with one quirk. `start` is the module's `make_app`.
+(`tests/checks/openenv/envs.py`) or with one answer changed (`rerouted.py`: an HTTP
+route, or what /ws sends), the rest the hand-written server in `handmade.py` with
+one quirk. `start` is the module's `make_app`.
 """
 
 from __future__ import annotations
@@ -15,20 +16,29 @@ from tests.zoo.openenv import (
     advertises_style,
     app_heartbeat,
     attach_ignores_id,
+    attach_no_close,
+    attach_refuses_own,
+    attach_second_attach,
     bool_reward,
     capacity_one,
     close_reply,
     closes_on_unknown_type,
     counts_refused_steps,
     crashes_on_odd_action,
+    deaf_after_non_object,
     dies_on_binary,
+    ends_on_refused_action,
     flat_envelope,
     greets_on_connect,
     health_500,
+    http_invalid_400,
     http_no_metadata,
+    http_reset_flat,
+    http_step_no_done,
     ignores_episode_id,
     ignores_seed,
     ignores_task_id,
+    invalid_json_as_unknown,
     late_out_of_range,
     leaky_sessions,
     mcp_500,
@@ -38,11 +48,16 @@ from tests.zoo.openenv import (
     mcp_wrong_name_code,
     metadata_mismatch,
     miscounted_tasks,
+    negative_step_count,
     never_done,
     no_capacity_reached,
     nondeterministic,
+    openapi_mixed_mode,
+    openapi_no_version,
     production_serves_http,
     schema_drift,
+    schema_missing_state,
+    schema_requires_score,
     serial_sessions,
     session_elsewhere,
     shared_rng,
@@ -51,10 +66,15 @@ from tests.zoo.openenv import (
     slot_leak,
     slow_metadata,
     slow_reset,
+    slow_steps,
     stale_step_count,
+    state_jumps_queue,
     step_count_off,
     string_reward,
+    swallows_crash,
+    unknown_error_code,
     unresettable_task,
+    wrong_final_reward,
     wrong_validation_code,
 )
 
@@ -160,4 +180,37 @@ ZOO: dict[str, OpenEnvEntry] = {
     "step-count-off": OpenEnvEntry(step_count_off.make_app, "openenv.state.step-count"),
     "unresettable-task": OpenEnvEntry(unresettable_task.make_app, "openenv.tasks.reset", verdict=Verdict.WARN),
     "wrong-validation-code": OpenEnvEntry(wrong_validation_code.make_app, "openenv.action.rejected"),
+    "attach-refuses-own": OpenEnvEntry(attach_refuses_own.make_app, "openenv.attach.session", verdict=Verdict.WARN),
+    "attach-second-attach": OpenEnvEntry(attach_second_attach.make_app, "openenv.attach.single", verdict=Verdict.WARN),
+    "attach-no-close": OpenEnvEntry(attach_no_close.make_app, "openenv.attach.close", verdict=Verdict.WARN),
+    "deaf-after-non-object": OpenEnvEntry(
+        deaf_after_non_object.make_app,
+        "openenv.survive.clean-end",
+        options=deaf_after_non_object.OPTIONS,
+        verdict=Verdict.WARN,
+    ),
+    "ends-on-refused-action": OpenEnvEntry(
+        ends_on_refused_action.make_app,
+        "openenv.action.session-usable",
+        knock_on=frozenset({"openenv.ws.order", "openenv.state.step-count"}),
+        may_error=True,
+    ),
+    "http-invalid-400": OpenEnvEntry(http_invalid_400.make_app, "openenv.http.invalid-action"),
+    "http-reset-flat": OpenEnvEntry(http_reset_flat.make_app, "openenv.http.reset"),
+    "http-step-no-done": OpenEnvEntry(http_step_no_done.make_app, "openenv.http.step"),
+    "invalid-json-as-unknown": OpenEnvEntry(invalid_json_as_unknown.make_app, "openenv.errors.invalid-json"),
+    "negative-step-count": OpenEnvEntry(
+        negative_step_count.make_app, "openenv.state.shape", knock_on=frozenset({"openenv.state.step-count"})
+    ),
+    "openapi-mixed-mode": OpenEnvEntry(openapi_mixed_mode.make_app, "openenv.mode.consistent"),
+    "openapi-no-version": OpenEnvEntry(openapi_no_version.make_app, "openenv.discover.openapi", verdict=Verdict.WARN),
+    "schema-missing-state": OpenEnvEntry(schema_missing_state.make_app, "openenv.discover.schema", may_error=True),
+    "schema-requires-score": OpenEnvEntry(schema_requires_score.make_app, "openenv.schema.observation-valid"),
+    "slow-steps": OpenEnvEntry(slow_steps.make_app, "openenv.latency.bound", options=slow_steps.OPTIONS),
+    "swallows-crash": OpenEnvEntry(swallows_crash.make_app, "openenv.errors.execution"),
+    "unknown-error-code": OpenEnvEntry(
+        unknown_error_code.make_app, "openenv.errors.codes", knock_on=frozenset({"openenv.action.rejected"})
+    ),
+    "state-jumps-queue": OpenEnvEntry(state_jumps_queue.make_app, "openenv.ws.order"),
+    "wrong-final-reward": OpenEnvEntry(wrong_final_reward.make_app, "openenv.replay.expected-reward"),
 }

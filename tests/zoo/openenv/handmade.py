@@ -107,6 +107,11 @@ class Quirks:
     # and they answer 404, as 0.10 does) or "served-unlisted" (OpenAPI lists none, yet they still answer)
     production: str | None = None
     silent_harness: bool = False  # /harness accepts the handshake of this harness-less env, then says nothing
+    # /ws?session_id= for an HTTP MCP session: None (ignored, as 0.3 does), "attaches" (as 0.10 does),
+    # "second-attach" (a second socket attaches too), "refuses-own" (even the session's own id is refused)
+    # or "no-close" (openenv/session/close answers an error)
+    attach: str | None = None
+    mirror_metadata: bool = False  # step frames mirror the observation's metadata at the top of data (as 0.10)
 
 
 class Episode:
@@ -143,8 +148,9 @@ def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
         reward = int(reward)
     if quirks.flat_envelope:
         return {**fields, "reward": reward, "done": observation.done}
-    if quirks.metadata_mismatch and observation.done:
-        mirrored = {"observation": {**fields, "metadata": {"step": 1}}, "metadata": {"step": 2}}
+    if (quirks.metadata_mismatch or quirks.mirror_metadata) and observation.done:
+        top = {"step": 2 if quirks.metadata_mismatch else 1}
+        mirrored = {"observation": {**fields, "metadata": {"step": 1}}, "metadata": top}
         return {**mirrored, "reward": reward, "done": observation.done}
     return {"observation": fields, "reward": reward, "done": observation.done}
 
@@ -155,12 +161,13 @@ def error(code: str, message: str, **extra: Any) -> str:
 
 def build_app(quirks: Quirks = Quirks()) -> FastAPI:
     app = FastAPI(title="handmade quiz", version="1.0.0")
-    add_http_routes(app, quirks)
-    app.websocket(quirks.ws_path)(ws_endpoint(quirks))
+    http_sessions: dict[str, int] = {}  # HTTP MCP session id -> sockets attached to it
+    add_http_routes(app, quirks, http_sessions)
+    app.websocket(quirks.ws_path)(ws_endpoint(quirks, http_sessions))
     return app
 
 
-def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
+def add_http_routes(app: FastAPI, quirks: Quirks, http_sessions: dict[str, int]) -> None:
     @app.get("/health")
     def health(response: Response) -> dict[str, str]:
         response.status_code = quirks.health_status
@@ -180,7 +187,7 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
         published = {
             "action": (StyledQuizAction if quirks.advertise_style else advertised).model_json_schema(),
             "observation": (
-                QuizObservationWithMetadata if quirks.metadata_mismatch else QuizObservation
+                QuizObservationWithMetadata if quirks.metadata_mismatch or quirks.mirror_metadata else QuizObservation
             ).model_json_schema(),
             "state": QuizState.model_json_schema(),
         }
@@ -189,7 +196,7 @@ def add_http_routes(app: FastAPI, quirks: Quirks) -> None:
         return published
 
     if quirks.mcp is not None:
-        app.post("/mcp")(mcp_endpoint(quirks.mcp))
+        app.post("/mcp")(mcp_endpoint(quirks.mcp, quirks.attach, http_sessions))
     if quirks.tasks is not None:
         add_task_routes(app, miscounted=quirks.tasks == "miscounted")
 
@@ -270,11 +277,15 @@ class EndSession(Exception):
         self.close_code = close_code
 
 
-def ws_endpoint(quirks: Quirks) -> Any:
+def ws_endpoint(quirks: Quirks, http_sessions: dict[str, int]) -> Any:
     slots = {"active": 0}
 
     async def ws(websocket: WebSocket) -> None:
         await websocket.accept()
+        session_id = websocket.query_params.get("session_id")
+        if session_id is not None and quirks.attach is not None:
+            await serve_attached(websocket, quirks, http_sessions, session_id)
+            return
         if slots["active"] >= quirks.capacity:
             await refuse_at_capacity(websocket, quirks, slots["active"])
             return
@@ -300,6 +311,30 @@ def ws_endpoint(quirks: Quirks) -> Any:
                 slots["active"] -= 1
 
     return ws
+
+
+async def serve_attached(websocket: WebSocket, quirks: Quirks, http_sessions: dict[str, int], session_id: str) -> None:
+    """A socket attached to an HTTP MCP session (OpenEnv 0.10): one at a time, unknown ids refused."""
+    attached = http_sessions.get(session_id)
+    if quirks.attach == "refuses-own" or attached is None or (attached and quirks.attach != "second-attach"):
+        await websocket.send_text(error("SESSION_ERROR", f"cannot attach to session {session_id!r}"))
+        await websocket.close(1000)
+        return
+    http_sessions[session_id] = attached + 1
+    episode = Episode(quirks)
+    try:
+        while True:
+            reply = await answer_frame(websocket, episode, quirks)
+            if reply is not None:
+                await websocket.send_text(reply)
+    except EndSession as end:
+        if end.close_code is not None:
+            await websocket.close(end.close_code)
+    except Exception:  # the client went away
+        pass
+    finally:
+        if session_id in http_sessions:
+            http_sessions[session_id] -= 1
 
 
 async def refuse_at_capacity(websocket: WebSocket, quirks: Quirks, active: int) -> None:
@@ -361,7 +396,7 @@ async def answer_message(websocket: WebSocket, episode: Episode, quirks: Quirks,
     return reply if isinstance(reply, str) else json.dumps(reply)
 
 
-def mcp_endpoint(mode: str) -> Any:
+def mcp_endpoint(mode: str, attach: str | None, http_sessions: dict[str, int]) -> Any:
     """POST /mcp speaking no tools: "jsonrpc" answers bad input as JSON-RPC 2.0 requires, the others do not."""
 
     async def mcp(request: Request) -> Any:
@@ -378,7 +413,7 @@ def mcp_endpoint(mode: str) -> Any:
         else:
             code = -32600 if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" else -32601
         if code == -32601:
-            return mcp_method(mode, message)
+            return mcp_method(mode, message, attach, http_sessions)
         if mode == "other-code":
             code = -32603
         return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": "no such request"}}
@@ -386,16 +421,21 @@ def mcp_endpoint(mode: str) -> Any:
     return mcp
 
 
-def mcp_method(mode: str, message: dict[str, Any]) -> dict[str, Any]:
+def mcp_method(mode: str, message: dict[str, Any], attach: str | None, http_sessions: dict[str, int]) -> dict[str, Any]:
     """One tool, `add`: tools/list and tools/call as MCP spells them, unless `mode` breaks one."""
     method, params, rid = message.get("method"), message.get("params") or {}, message.get("id")
     if method == "tools/list":
         schema_key = "input_schema" if mode == "snake-schema" else "inputSchema"
         tool = {"name": "add", "description": "add two integers", schema_key: {"type": "object", "properties": {}}}
         return {"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}
-    if method == "openenv/session/create":  # the session is never attached: /ws here ignores ?session_id=
-        return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": "handmade-http-session"}}
+    if method == "openenv/session/create":  # attached to only under the `attach` quirk
+        session_id = f"handmade-http-session-{len(http_sessions) + 1}"
+        http_sessions[session_id] = 0
+        return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": session_id}}
     if method == "openenv/session/close":
+        if attach == "no-close":
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "close failed"}}
+        http_sessions.pop(str(params.get("session_id")), None)
         return {"jsonrpc": "2.0", "id": rid, "result": {"session_id": params.get("session_id"), "closed": True}}
     if method == "tools/call" and not params.get("name"):
         code = -32601 if mode == "missing-name-other-code" else -32602
