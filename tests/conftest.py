@@ -20,7 +20,7 @@ REAL_PEER_FILES = {
     "tests/realpeers/transformers/test_transformers_serve.py": "transformers serve (RLCONFORM_TRANSFORMERS_PYTHON)",
     "tests/realpeers/transformers/test_tap_transformers.py": "transformers serve and the openai client, tapped",
     "tests/realpeers/litellm/test_litellm_proxy.py": "the LiteLLM proxy (RLCONFORM_LITELLM_PYTHON)",
-    "tests/app/test_deploy_realpeers.py": "openenv 0.10.0's and openenv-core 0.3.0's servers",
+    "tests/app/test_deploy_realpeers.py": "openenv 0.10.0's, openenv-core 0.3.0's and the ORS servers",
 }
 # Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
 REAL_PEER_FIXTURES = {"serve_env", "cartpole", "lanes", "vector"}
@@ -40,6 +40,7 @@ SLOW_TESTS = {
     ("tests/checks/openenv/test_zoo.py", "test_broken_server_is_flagged_with_its_clause[slow-reset]"),
     ("tests/checks/ors/test_real_peers.py", "test_openreward_template_server"),
     ("tests/app/test_deploy_realpeers.py", "test_the_same_env_under_openenv_0_10_and_0_3"),
+    ("tests/app/test_deploy_realpeers.py", "test_openreward_names_its_version_and_ors_sdk_shows_none"),
     ("tests/app/test_deploy.py", "test_can_i_deploy_answers_yes_no_and_unknown_from_the_runs_of_each_version"),
     (
         "tests/checks/openenv/test_robustness.py",

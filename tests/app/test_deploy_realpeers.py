@@ -1,4 +1,5 @@
-"""Can I deploy with a real peer pair: one OpenEnv env (tests/realpeers/openenv, its own reset observation class)
+"""Can I deploy with real peers. The identities the ORS servers show: openreward's GET /version, nothing on
+ors-sdk. And a real peer pair: one OpenEnv env (tests/realpeers/openenv, its own reset observation class)
 served by openenv 0.10.0 and by openenv-core 0.3.0, checked as one target at each.
 
 What the wire shows is read into each run: `/metadata` names the env and its own version, the same "1.0.0"
@@ -9,11 +10,14 @@ observation's own fields; docs/real-peers.md, ## OpenEnv).
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from checks.identity import identify
 from tests.app.helpers import make_target, wait_for_run
 from tests.checks.openenv.serving import wait_until_up
 from tests.checks.openenv.test_real_peers import PEER_ENVS, VENVS, peer_python, serve
@@ -52,3 +56,18 @@ def test_the_same_env_under_openenv_0_10_and_0_3(client: TestClient) -> None:
     assert yes["answer"] == "yes", yes
     no = client.get("/api/v1/can-i-deploy", params={"target": "guess", "version": "0.3.0", "to": "prod"}).json()
     assert (no["answer"], no["rows"][0]["failing"]) == ("no", [FAULT]), no
+
+
+def test_openreward_names_its_version_and_ors_sdk_shows_none(tmp_path: Path) -> None:
+    """openreward answers GET /version with its SDK version; ors-sdk has no such route (docs: research, ORS 9)."""
+    from tests.checks.ors.peers import PEER_PYTHON, PEERS, scaffold_template, serving
+
+    if not PEER_PYTHON or not Path(PEER_PYTHON).exists():
+        pytest.skip("RLCONFORM_ORS_PYTHON is unset (scripts/test builds the openreward + ors-sdk venv)")
+    with serving(str(PEERS / "serve_template.py"), str(scaffold_template(tmp_path))) as url:
+        openreward = asyncio.run(identify("ors", url, None, 5.0))
+    with serving(str(PEERS / "sdk_env.py")) as url:
+        sdk = asyncio.run(identify("ors", url, None, 5.0))
+    assert openreward is not None and openreward.implementation == "openreward", openreward
+    assert openreward.version == "0.1.167" and openreward.evidence.startswith("GET /version")
+    assert sdk is None
