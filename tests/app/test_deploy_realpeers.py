@@ -4,8 +4,8 @@ served by openenv 0.10.0 and by openenv-core 0.3.0, checked as one target at eac
 
 What the wire shows is read into each run: `/metadata` names the env and its own version, the same "1.0.0"
 under both packages, since the package's version is not on the wire. So the versions CI gives tell them
-apart: 0.10.0 answers yes, 0.3.0 no with `openenv.schema.observation-valid` (0.3.0 drops the reset
-observation's own fields; docs/real-peers.md, ## OpenEnv).
+apart: 0.10.0 answers yes, 0.3.0 no with `openenv.schema.observation-valid` (0.3.0's /schema cannot publish
+the reset observation's class, so its reset frames contradict its own schema; docs/real-peers.md, ## OpenEnv).
 """
 
 from __future__ import annotations
