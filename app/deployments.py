@@ -160,6 +160,18 @@ def record_deployment(session: Session, target: Target, data: DeploymentCreate) 
     return deployment
 
 
+def remove_deployment(session: Session, target: Target, environment: str, version: str | None) -> int:
+    """`target` no longer runs in `environment` (only `version` of it, when given); how many rows went."""
+    statement = delete(Deployment).where(
+        col(Deployment.environment) == environment, col(Deployment.target_id) == target.id
+    )
+    if version is not None:
+        statement = statement.where(col(Deployment.version) == version)
+    removed = session.exec(statement).rowcount
+    session.commit()
+    return int(removed or 0)
+
+
 def deployed(session: Session, environment: str | None = None) -> list[tuple[Deployment, Target]]:
     """What is deployed (in `environment`, or everywhere): each target's current version, then released ones.
 

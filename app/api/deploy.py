@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from app import deployments
 from app.can_i_deploy import DeployAnswer, can_i_deploy
@@ -56,6 +56,28 @@ def record_deployment(data: DeploymentCreate, session: SessionDep) -> Deployment
     `released`, the version is kept beside the current one (as Pact's record-release)."""
     target = valid_target(data.target, session)
     return deployments.deployment_public(deployments.record_deployment(session, target, data), target)
+
+
+@router.delete(
+    "/deployments",
+    status_code=status.HTTP_204_NO_CONTENT,
+    dependencies=[WRITE],
+    summary="Record that a target (or one version of it) no longer runs in an environment",
+)
+def remove_deployment(
+    target: TargetName,
+    environment: EnvironmentName,
+    session: SessionDep,
+    version: Annotated[
+        str | None, Query(min_length=1, max_length=128, pattern=VERSION_PATTERN, description="Only this version")
+    ] = None,
+) -> Response:
+    """As Pact's record-undeployment. 404 when nothing of the target was recorded there."""
+    stored = valid_target(target, session)
+    if not deployments.remove_deployment(session, stored, environment, version):
+        what = f"{target} {version}" if version else target
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"{what} is not recorded as deployed in {environment}")
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.get("/environments", summary="What is deployed where")

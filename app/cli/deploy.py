@@ -78,6 +78,21 @@ def cmd_record_deployment(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_record_undeployment(args: argparse.Namespace) -> int:
+    query = {"target": args.target, "environment": args.env} | ({"version": args.version} if args.version else {})
+    try:
+        with _client(args) as http:
+            response = http.delete("/api/v1/deployments", params=query)
+    except httpx.HTTPError as exc:
+        _say(f"rlconform record-undeployment: cannot reach the service: {exc}")
+        return 2
+    if response.status_code != 204:
+        _say(f"rlconform record-undeployment: {refusal(response)}")
+        return 2
+    print(f"{args.target}{' ' + args.version if args.version else ''} recorded as gone from {args.env}")
+    return 0
+
+
 def _ask(http: httpx.Client, args: argparse.Namespace) -> dict[str, Any] | None:
     query = {"target": args.target, "version": args.version, "to": args.to}
     try:

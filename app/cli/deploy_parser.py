@@ -29,6 +29,15 @@ def add_parsers(commands: Any) -> None:
     _server_arguments(record)
     record.set_defaults(handler=lazy("app.cli.deploy:cmd_record_deployment"))
 
+    gone = commands.add_parser(
+        "record-undeployment", help="record that a target (or one version of it) no longer runs in an environment"
+    )
+    gone.add_argument("target", help="the target's name on the service")
+    gone.add_argument("--env", required=True, metavar="ENVIRONMENT", help="where it ran")
+    gone.add_argument("--version", help="only this version (default: every version recorded there)")
+    _server_arguments(gone)
+    gone.set_defaults(handler=lazy("app.cli.deploy:cmd_record_undeployment"))
+
     ask = commands.add_parser(
         "can-i-deploy", help="can a target's version go to an environment: exit 0 yes, 1 no, 2 unknown"
     )

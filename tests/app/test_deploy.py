@@ -229,3 +229,27 @@ def test_writes_need_the_api_token_when_one_is_set(tmp_path: Any, capsys: pytest
         assert (
             client.get("/api/v1/can-i-deploy", params={"target": "t", "version": "1", "to": "prod"}).status_code == 200
         )
+
+
+def test_record_undeployment_takes_a_version_or_the_whole_target_out(
+    live_service: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = ("--server", live_service)
+    with httpx.Client(base_url=live_service) as http:
+        make_target(http, "env-server", "openenv", "http://127.0.0.1:9")
+        for version, released in (("1.0", True), ("2.0", False)):
+            body = {"target": "env-server", "version": version, "environment": "prod", "released": released}
+            assert http.post("/api/v1/deployments", json=body).status_code == 201
+
+        def versions() -> list[str]:
+            return [d["version"] for e in http.get("/api/v1/environments").json() for d in e["deployments"]]
+
+        assert versions() == ["2.0", "1.0"]
+        code, out, _ = cli(capsys, "record-undeployment", "env-server", "--env", "prod", "--version", "1.0", *server)
+        assert code == 0 and "env-server 1.0 recorded as gone from prod" in out and versions() == ["2.0"]
+        code, _, err = cli(capsys, "record-undeployment", "env-server", "--env", "prod", "--version", "1.0", *server)
+        assert code == 2 and "HTTP 404: env-server 1.0 is not recorded as deployed in prod" in err
+        assert cli(capsys, "record-undeployment", "env-server", "--env", "prod", *server)[0] == 0
+        assert versions() == []
+        missing = http.delete("/api/v1/deployments", params={"target": "nobody", "environment": "prod"})
+        assert missing.status_code == 404 and "no target named 'nobody'" in missing.text
