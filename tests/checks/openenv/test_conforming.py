@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from checks.core import Verdict
+from checks.registry import get_suite
 from tests.checks.openenv import envs
 from tests.checks.openenv.helpers import check, verdict_of, verdicts
 from tests.checks.openenv.serving import serve_in_thread
@@ -37,11 +38,23 @@ PEERS = {
 }
 
 
+# The server runs in a thread of the test's own process, so 1 MiB observations are encoded under the checker's
+# GIL: on a loaded machine a step passes the overlap phase's 20 ms floor and the group looks served in turn.
+# Overlap is proven on "slow steps served concurrently"; here it would measure the test, not the server.
+WITHOUT_OVERLAP = {"hand-made, 1 MiB observations and integer rewards"}
+
+
+def default_phases_for(name: str) -> list[str] | None:
+    if name not in WITHOUT_OVERLAP:
+        return None
+    return [phase.name for phase in get_suite("openenv").phases if phase.default and phase.name != "overlap"]
+
+
 @pytest.mark.parametrize("name", list(PEERS))
 async def test_conforming_server_passes(name):
     make_app, options = PEERS[name]
     with serve_in_thread(make_app()) as url:
-        report = await check(url, options)
+        report = await check(url, options, default_phases_for(name))
     assert verdicts(report, Verdict.FAIL, Verdict.ERROR, Verdict.WARN) == {}
     assert report.outcome() == "pass"
     assert verdict_of(report, "openenv.latency.figures") is Verdict.INFO
