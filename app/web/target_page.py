@@ -11,7 +11,7 @@ from urllib.parse import quote
 from fastapi import Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from app import crud, redaction
+from app import crud, redaction, tap_runs
 from app.deps import RunnerDep, SessionDep, TargetDep
 from app.history import last_passing_run, target_history
 from app.models import DB_INT_MAX
@@ -62,6 +62,7 @@ def target_page(
             key: json.dumps(value) for key, value in redaction.redact_options(target.kind, target.options).items()
         },
         "nav": "targets",
+        "tap": tap_runs.target_tap(session, target) is not None,  # a tap's runs take no phases or options
     }
     return templates.TemplateResponse(request, "target.html", context)
 

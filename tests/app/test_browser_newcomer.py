@@ -148,3 +148,39 @@ def test_diff_matrix_tap_mark_search_and_delete_as_a_newcomer_meets_them(
     expect(page).to_have_url(live_service + "/?deleted=alpha")
     expect(page.locator("#deleted-notice")).to_contain_text("Target alpha was deleted")
     expect(page.locator("table.targets tbody tr")).to_have_count(2)
+
+
+def test_one_run_with_phases_and_options_picked_in_the_browser(live_service: str, page: Any, fake_kind: str) -> None:
+    """The target page's "Run with options…": phases ticked and options set apply to that run only."""
+    expect = sync_api.expect
+    with httpx.Client(base_url=live_service, timeout=30) as http:
+        make_target(http, "picky", fake_kind, URL, options={"delay": 0.01, "fail": ["fake.2.fast"]})
+    page.goto(live_service + "/targets/picky")
+    page.get_by_role("link", name="Run with options…").click()
+    expect(page.locator("#phase-hello")).to_be_checked()
+    expect(page.locator("#phase-stop")).not_to_be_checked()  # opt-in: ticked only by choice
+    expect(page.locator("#opt-fail")).to_have_value("fake.2.fast")  # the target's values, to change
+
+    # Nothing ticked: the form comes back saying so, with what was typed.
+    for name in ("hello", "echo"):
+        page.uncheck(f"#phase-{name}")
+    page.fill("#opt-fail", "fake.1.greets")
+    page.get_by_role("button", name="Run with these").click()
+    expect(page.locator("#phases .field-error")).to_have_text("pick at least one phase")
+    expect(page.locator("#opt-fail")).to_have_value("fake.1.greets")
+
+    page.check("#phase-hello")
+    page.check("#phase-stop")
+    page.fill("#opt-delay", "")  # empty: the default, not the target's 0.01
+    page.get_by_role("button", name="Run with these").click()
+    expect(page).to_have_url(re.compile(r"/runs/\d+$"))
+    run_id = int(page.url.rsplit("/", 1)[1])
+    with httpx.Client(base_url=live_service, timeout=30) as http:
+        run = wait_for_run(http, run_id)
+        assert run["phases"] == ["hello", "stop"] and run["trigger"] == "browser"
+        assert run["options"]["fail"] == ["fake.1.greets"] and run["options"]["delay"] == 0.0
+        assert run["outcome"] == "fail"
+        verdicts = {r["clause_id"]: r["verdict"] for r in http.get(f"/api/v1/runs/{run_id}/results").json()}
+        assert verdicts["fake.1.greets"] == "fail" and verdicts["fake.3.stops"] == "pass"
+        assert verdicts["fake.2.echoes"] == "skip"
+        assert http.get("/api/v1/targets/picky").json()["options"] == {"delay": 0.01, "fail": ["fake.2.fast"]}
