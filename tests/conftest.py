@@ -20,6 +20,7 @@ REAL_PEER_FILES = {
     "tests/realpeers/transformers/test_transformers_serve.py": "transformers serve (RLCONFORM_TRANSFORMERS_PYTHON)",
     "tests/realpeers/transformers/test_tap_transformers.py": "transformers serve and the openai client, tapped",
     "tests/realpeers/litellm/test_litellm_proxy.py": "the LiteLLM proxy (RLCONFORM_LITELLM_PYTHON)",
+    "tests/realpeers/vllm/test_vllm_server.py": "vLLM on CPU (RLCONFORM_VLLM_PYTHON)",
     "tests/app/test_deploy_realpeers.py": "openenv 0.10.0's, openenv-core 0.3.0's and the ORS servers",
 }
 # Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
@@ -35,6 +36,8 @@ SLOW_TESTS = {
         "test_the_official_client_through_the_tap_gets_the_recorded_verdicts",
     ),
     ("tests/checks/plugrl/test_hostile.py", "test_cli_until_stop_ends_well_within_its_deadlines"),
+    ("tests/realpeers/vllm/test_vllm_server.py", "test_vllm_gets_exactly_its_recorded_verdicts"),
+    ("tests/realpeers/litellm/test_litellm_proxy.py", "test_litellm_proxy_gets_exactly_its_recorded_verdicts"),
     ("tests/checks/session/test_cli.py", "test_a_broken_server_exits_1_naming_its_clause"),
     ("tests/checks/session/test_cli.py", "test_the_reference_exits_0"),
     ("tests/checks/openenv/test_zoo.py", "test_broken_server_is_flagged_with_its_clause[slow-reset]"),

