@@ -15,6 +15,7 @@ import pydantic
 from sqlalchemy import delete, update
 from sqlmodel import Session, col, select
 
+from app.errors import ServiceError
 from app.models import (
     ENDED_STATUSES,
     LABEL_PATTERN,
@@ -44,12 +45,11 @@ from checks.core import HARNESS_VERSION, Gate, Suite, SuiteOptions
 from checks.registry import find_suite, kind_names
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # fullmatch: `$` would admit "name\n"
-# Page paths that a target name would shadow (`/targets/new` is the add form).
-RESERVED_NAMES = {"new"}
+RESERVED_NAMES = {"new"}  # page paths a target name would shadow (`/targets/new` is the add form)
 MAX_EXPECTED_FAILURES = 1000
 
 
-class TargetInvalid(Exception):
+class TargetInvalid(ServiceError):
     """Input that cannot be saved; `errors` are `{"loc": [...], "msg": str}` with field paths."""
 
     status_code = 422
