@@ -202,3 +202,65 @@ def test_imports_under_type_checking_or_in_functions_are_not_edges() -> None:
     )
     known = {"checks.a", "checks.b", "checks.c", "checks.d", "checks.e"}
     assert imported_modules("checks.a", False, tree, known) == {"checks.b", "checks.c"}
+
+
+# ---------------------------------------------------------------- the judgement seam
+
+# Where a clause may be decided on a report directly: the engine itself (recording a judge's decisions, the
+# harness's own errors). Everywhere else in checks/ a judge returns Decisions and a phase records them.
+ENGINE = ("checks/decision.py", "checks/report.py", "checks/suite.py", "checks/core.py")
+DECIDING_CALLS = ("check", "passed", "failed")
+
+
+def inline_decisions(tree: ast.AST) -> Iterator[int]:
+    """Lines calling `report.check/passed/failed` (on `report`, `ctx.report`, `self.report`, ...)."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in DECIDING_CALLS:
+            continue
+        owner = node.func.value
+        named = owner.attr if isinstance(owner, ast.Attribute) else owner.id if isinstance(owner, ast.Name) else ""
+        if named == "report":
+            yield node.lineno
+
+
+def decision_types(tree: ast.AST) -> Iterator[int]:
+    """Lines defining a class called Decision."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "Decision":
+            yield node.lineno
+
+
+def test_every_clause_is_decided_by_a_judge_not_inline() -> None:
+    inline = [
+        f"{relative(path)}:{line}"
+        for path in source_files()
+        if relative(path).startswith("checks/") and relative(path) not in ENGINE
+        for line in inline_decisions(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    ]
+    assert not inline, "clauses decided inline (return Decisions from a judge and record them):\n" + "\n".join(inline)
+
+
+def test_there_is_one_decision_type() -> None:
+    defined = [
+        f"{relative(path)}:{line}"
+        for path in source_files()
+        for line in decision_types(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    ]
+    assert defined == ["checks/decision.py:28"] or (
+        len(defined) == 1 and defined[0].startswith("checks/decision.py")
+    ), "Decision types besides checks/decision.py's:\n" + "\n".join(defined)
+
+
+def test_the_seam_finders_find_what_they_look_for() -> None:
+    tree = ast.parse(
+        "ctx.report.check(x, 'a', expected='', actual='')\n"
+        "report.passed('a')\n"
+        "self.report.failed('a', expected='', actual='')\n"
+        "record(ctx.report, decisions)\n"
+        "other.check(1)\n"
+        "class Decision: pass\n"
+    )
+    assert sorted(inline_decisions(tree)) == [1, 2, 3]
+    assert list(decision_types(tree)) == [6]
