@@ -20,6 +20,7 @@ from typing import Any, cast
 from sqlalchemy import bindparam, delete, func, insert, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
+from sqlalchemy.sql.expression import Executable
 from sqlmodel import Session, SQLModel, col, select
 
 from app import leases, retention
@@ -67,6 +68,7 @@ class KeptResults:
 
     transcript_offset: int = 0
     rows: dict[ResultKey, tuple[int, str]] = field(default_factory=dict)  # row id and verdict, in run order
+    finished_phases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -78,7 +80,7 @@ class Batch:
     results: list[dict[str, Any]]
     transcripts: list[dict[str, Any]]
     phase: str | None
-    finished_phases: list[str]
+    finished_phases: list[str] | None  # all the run finished, when a phase finished since the last write
     counts: dict[str, int]  # the run's clauses per rolled-up verdict, these results included
     row_ids: dict[ResultKey, int] = field(default_factory=dict)  # stored rows these results replace
     secrets: Sequence[str] = ()
@@ -87,6 +89,7 @@ class Batch:
 
 
 _TRANSCRIPT_UPDATED = ("label", "frames", "dropped", "close_code", "close_reason", "closed_by")
+_transcript_upserts: dict[str, Executable] = {}  # by dialect name: the statement is built once
 
 
 def _transcript_values(run_id: int, data: dict[str, Any]) -> dict[str, Any]:
@@ -105,13 +108,15 @@ def _transcript_values(run_id: int, data: dict[str, Any]) -> dict[str, Any]:
 
 def _upsert_transcripts(session: Session, run_id: int, transcripts: list[dict[str, Any]]) -> None:
     """One `INSERT ... ON CONFLICT (run, number) DO UPDATE` for all of a batch's transcripts."""
-    table = SQLModel.metadata.tables[TranscriptRow.__tablename__]
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(table)
-    statement = statement.on_conflict_do_update(
-        index_elements=[table.c.run_id, table.c.number],
-        set_={name: statement.excluded[name] for name in _TRANSCRIPT_UPDATED},
-    )
+    name = session.get_bind().dialect.name
+    statement = _transcript_upserts.get(name)
+    if statement is None:
+        table = SQLModel.metadata.tables[TranscriptRow.__tablename__]
+        insert_row = (postgresql if name == "postgresql" else sqlite).insert(table)
+        statement = _transcript_upserts[name] = insert_row.on_conflict_do_update(
+            index_elements=[table.c.run_id, table.c.number],
+            set_={column: insert_row.excluded[column] for column in _TRANSCRIPT_UPDATED},
+        )
     session.connection().execute(statement, [_transcript_values(run_id, data) for data in transcripts])
 
 
@@ -158,26 +163,32 @@ def _write_one(session: Session, batch: Batch) -> dict[ResultKey, int]:
 
     Returns the ids of the result rows it added.
     """
-    if not leases.holds(session, batch.run_id, batch.attempt):
-        raise leases.LeaseLost(f"run {batch.run_id}: attempt {batch.attempt} no longer holds it")
+    _write_progress(session, batch)
     results, transcripts = batch.results, batch.transcripts
     if batch.secrets:
         results, transcripts = scrub(results, batch.secrets), scrub(transcripts, batch.secrets)
     results, transcripts = storable(results), storable(transcripts)
     if transcripts:
         _upsert_transcripts(session, batch.run_id, transcripts)
-    added = _write_results(session, batch.run_id, results, batch.row_ids) if results else {}
+    return _write_results(session, batch.run_id, results, batch.row_ids) if results else {}
+
+
+def _write_progress(session: Session, batch: Batch) -> None:
+    """The run's progress, written only while the batch's attempt holds the run: the fence and its row lock.
+
+    One statement, as `leases.holds` and an update of the run would be two.
+    """
     values: dict[str, Any] = {"counts": batch.counts, "decided_clauses": sum(batch.counts.values())}
     if batch.phase is not None:
         values["current_phase"] = batch.phase
     if batch.announcement is not None:
         values["announcement"] = batch.announcement
-    if batch.finished_phases:
-        run = session.get(Run, batch.run_id)
-        done = list(run.finished_phases) if run is not None else []
-        values["finished_phases"] = done + [name for name in batch.finished_phases if name not in done]
-    session.exec(update(Run).where(col(Run.id) == batch.run_id).values(**values))
-    return added
+    if batch.finished_phases is not None:
+        values["finished_phases"] = batch.finished_phases
+    table = SQLModel.metadata.tables["run"]
+    held = table.c.id == batch.run_id, table.c.status == RunStatus.RUNNING, table.c.attempts == batch.attempt
+    if session.connection().execute(update(table).where(*held).values(values)).rowcount != 1:
+        raise leases.LeaseLost(f"run {batch.run_id}: attempt {batch.attempt} no longer holds it")
 
 
 def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseException]:
@@ -278,7 +289,8 @@ class RunRecorder:
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
         self._transcripts: dict[int, dict[str, Any]] = {}
         self._phase: str | None = None
-        self._finished: list[str] = []
+        self._finished = list(kept.finished_phases)  # the run's, earlier attempts' included
+        self._phase_finished = False  # since the last write
         self.announcing: Announcing | None = None  # listen-mode runs only
         self._announcement: dict[str, Any] | None = None  # the newest, while the run waits on it
         self._unwritten_announcement = False
@@ -331,7 +343,9 @@ class RunRecorder:
         if state == "running":
             self._phase = name
         elif state == "done":
-            self._finished.append(name)
+            if name not in self._finished:
+                self._finished.append(name)
+            self._phase_finished = True
         self._changed()
 
     def take(self) -> Batch | None:
@@ -345,13 +359,13 @@ class RunRecorder:
             list(self._results.values()),
             list(self._transcripts.values()),
             self._phase,
-            self._finished,
+            list(self._finished) if self._phase_finished else None,
             counts=self._counts(),
             row_ids={key: self._row_ids[key] for key in self._results if key in self._row_ids},
             secrets=self.secrets,
             announcement=self._announcement if self._unwritten_announcement else None,
         )
-        self._results, self._transcripts, self._phase, self._finished = {}, {}, None, []
+        self._results, self._transcripts, self._phase, self._phase_finished = {}, {}, None, False
         self._unwritten_announcement = False
         return batch
 
@@ -398,7 +412,8 @@ def prepare_attempt(engine: Engine, run_id: int, attempt: int) -> KeptResults:
             .order_by(col(ClauseResultRow.id))
         ).all()
         session.commit()
-        return KeptResults(int(highest or 0), {(phase, clause): (cast(int, i), v) for i, phase, clause, v in rows})
+        kept = {(phase, clause): (cast(int, i), v) for i, phase, clause, v in rows}
+        return KeptResults(int(highest or 0), kept, done)
 
 
 def stored_clauses(engine: Engine, run_id: int) -> list[RolledUp[ClauseResultRow]]:
