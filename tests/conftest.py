@@ -1,6 +1,9 @@
 """Markers set by where a test is, so a run can select with `-m "not realpeer and not slow"`.
 
-Markers only select: a plain `pytest` still runs everything.
+Markers only select: a plain `pytest` still runs everything. `--serial only|skip` keeps or drops the
+tests marked `serial` (those that must run alone); `scripts/test` runs the rest in parallel
+(pytest-xdist, `--dist loadgroup`: the tests of a file sharing a module-scoped fixture stay on one
+worker), then these in a second pytest without workers.
 """
 
 from __future__ import annotations
@@ -52,12 +55,34 @@ SLOW_TESTS = {
 }
 
 
+# Tests that must not share the machine with other tests: each starts a process tree that takes both
+# cores and gigabytes for minutes (Ray with torch, transformers serve or vLLM with a model), and the package
+# fixture of transformers serve would start once per xdist worker; by file, as REAL_PEER_FILES.
+SERIAL_FILES = {
+    "tests/checks/rllink/test_rllib.py",
+    "tests/checks/rllink_client/test_rllib_client.py",
+    "tests/checks/tap/test_real_peers.py",
+    "tests/realpeers/transformers/test_transformers_serve.py",
+    "tests/realpeers/transformers/test_tap_transformers.py",
+    "tests/realpeers/vllm/test_vllm_server.py",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--serial",
+        choices=("all", "only", "skip"),
+        default="all",
+        help="run the tests marked serial too (all), only them (only), or all but them (skip)",
+    )
+
+
 def _where(item: pytest.Item) -> tuple[str, str]:
     path = item.nodeid.split("::", 1)[0]
     return path, getattr(item, "originalname", item.name)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path, name = _where(item)
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -70,3 +95,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.realpeer)
         if (path, name) in SLOW_TESTS or (path, item.name) in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+        if path in SERIAL_FILES:
+            item.add_marker(pytest.mark.serial)
+        if _shares_a_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(path))
+    _select_serial(config, items)
+
+
+def _shares_a_fixture(item: pytest.Item) -> bool:
+    """Whether the test uses one of our fixtures set up once for many tests (module, package or session scope).
+
+    Under `--dist loadgroup` such a file's tests go to one xdist worker, which sets the fixture up once, instead
+    of every worker starting its own server (openenv init, the rlmesh server) beside the others.
+    """
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    return any(defs[-1].scope != "function" and defs[-1].baseid.startswith("tests") for defs in definitions if defs)
+
+
+def _select_serial(config: pytest.Config, items: list[pytest.Item]) -> None:
+    wanted = config.getoption("serial")
+    if wanted == "all":
+        return
+    keep, dropped = [], []
+    for item in items:
+        (keep if (item.get_closest_marker("serial") is not None) == (wanted == "only") else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
