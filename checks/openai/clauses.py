@@ -38,7 +38,8 @@ _should("openai.usage.prompt-stable", "The same prompt is counted as the same pr
 # OA-05, OA-06 and fact sheet 8c.14
 _must(
     "openai.tools.call-shape",
-    'A prompt that needs an offered tool gets finish_reason "tool_calls" and calls with unique non-empty ids (in a '
+    'A prompt that needs an offered tool gets finish_reason "tool_calls" ("stop" too where tool_choice named the '
+    "function, as OpenAI's API answers a forced call) and calls with unique non-empty ids (in a "
     'stream: one id per call index, no two indices sharing one), type "function", the name of an offered tool, and '
     "arguments that are a string holding a JSON object valid against the tool's schema. A reply cut at max_tokens "
     "(finish_reason length) or a refused request (a 4xx JSON error, held to openai.errors.shape) shows nothing of "
@@ -51,8 +52,9 @@ _must(
 )
 _must(
     "openai.tools.truncated-call",
-    "A tool call cut short by max_tokens is reported with finish_reason length; a reply reported as tool_calls "
-    "carries complete, valid JSON arguments, the same call as without the cap when the target is shown to repeat "
+    "A tool call cut short by max_tokens is reported with finish_reason length; a reply reported as a call made "
+    "(tool_calls, or stop for a call forced by name) carries complete, valid JSON arguments, the same call as "
+    "without the cap when the target is shown to repeat "
     "that call. Judged only where a call was made: a refusal, a stop without calls, or a length cut from a target "
     "not shown to make the call without the cap is not judged.",
 )

@@ -14,7 +14,14 @@ from typing import Any
 from checks.decision import Decision, check, info, missed, passed
 from checks.http_client import Reply, StreamReply
 from checks.openai.judging import refused_as_json, refused_note
-from checks.openai.shapes import arguments_of, comparable, first_choice, message_of, tool_call_problems
+from checks.openai.shapes import (
+    arguments_of,
+    call_finish_reasons,
+    comparable,
+    first_choice,
+    message_of,
+    tool_call_problems,
+)
 from checks.openai.sse import assembled, stream_call_id_problems
 
 # The temperatures the suite's tool results report, one per call in call order: values a
@@ -39,7 +46,7 @@ def tool_call_shape(reply: Reply, tools: list[dict[str, Any]], *, parallel: bool
     unjudged = unjudged_tool_reply(reply)
     if unjudged is not None:
         return info("openai.tools.call-shape", actual=unjudged)
-    problems = tool_call_problems(reply.body, tools) if reply.status == 200 else [reply.describe()]
+    problems = tool_call_problems(reply.body, tools, reply.sent) if reply.status == 200 else [reply.describe()]
     if parallel:
         expected, fine = "parallel calls each well formed, with unique ids", "well formed"
     else:
@@ -150,9 +157,10 @@ def truncated_call(reply: Reply, uncapped: Any = None, *, called: bool = False) 
     if not calls and (reason == "stop" or (reason == "length" and not called)):
         return info(clause_id, actual=f"not judged: no tool call was made ({shown})")
     complete = bool(calls) and all(isinstance(arguments_of(c), dict) for c in calls)
-    altered = reason == "tool_calls" and uncapped is not None and comparable(reply.body) != uncapped
+    made = reason in call_finish_reasons(reply.sent)  # reported as a call made, not cut
+    altered = made and uncapped is not None and comparable(reply.body) != uncapped
     return check(
-        (reason == "length" or (reason == "tool_calls" and complete)) and not altered,
+        (reason == "length" or (made and complete)) and not altered,
         clause_id,
         expected="finish_reason length when max_tokens 3 cut the call; tool_calls only with complete JSON arguments"
         + (f", the uncapped call {uncapped['tool_calls']}" if uncapped is not None else ""),

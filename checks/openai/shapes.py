@@ -100,14 +100,22 @@ def schema_problems(value: Any, schema: dict[str, Any]) -> list[str]:
     return problems
 
 
-def tool_call_problems(body: Any, tools: list[dict[str, Any]]) -> list[str]:
-    """What is wrong with a reply that should call tools (OA-05)."""
+def call_finish_reasons(sent: Any) -> tuple[str, ...]:
+    """The finish reasons of a reply that made its calls: "tool_calls", and "stop" too where the request
+    named the function in tool_choice (OpenAI's API answers a forced call so, and vLLM follows it)."""
+    named = isinstance(sent, dict) and isinstance(sent.get("tool_choice"), dict)
+    return ("tool_calls", "stop") if named else ("tool_calls",)
+
+
+def tool_call_problems(body: Any, tools: list[dict[str, Any]], sent: Any = None) -> list[str]:
+    """What is wrong with a reply that should call tools (OA-05); `sent` is the request."""
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
     choice = first_choice(body)
     calls = message_of(body).get("tool_calls")
     problems = []
-    if choice.get("finish_reason") != "tool_calls":
-        problems.append(f"finish_reason is {choice.get('finish_reason')!r}, not 'tool_calls'")
+    reasons = call_finish_reasons(sent)
+    if choice.get("finish_reason") not in reasons:
+        problems.append(f"finish_reason is {choice.get('finish_reason')!r}, not {' or '.join(map(repr, reasons))}")
     if not isinstance(calls, list) or not calls:
         return [*problems, "message.tool_calls is empty or missing"]
     ids = [c.get("id") for c in calls if isinstance(c, dict)]

@@ -194,3 +194,17 @@ def test_bytes_that_are_no_text_are_no_stream_difference():
     assert held(judging.stream_equivalent(json_reply, held_back, json_reply, "a text reply"))
     other = stream_of(chunk({"role": "assistant", "content": "a\ufffd"}), chunk({"content": "E"}, "length"))
     assert held(judging.stream_equivalent(json_reply, other, json_reply, "a text reply")) is False
+
+
+def test_a_named_tool_choice_may_finish_with_stop_as_openai_and_vllm_answer_it():
+    """OpenAI's API, and vLLM after it (chat_completion/serving.py), answer a call forced by name with "stop"."""
+    from checks.openai.requests import single_tool_body
+
+    named = tool_reply('{"city": "Paris"}', finish="stop")
+    named.sent = single_tool_body("m", 16)
+    assert held(judging_tools.tool_call_shape(named, TOOLS))
+    assert held(judging_tools.truncated_call(named))
+    required = tool_reply('{"city": "Paris"}', finish="stop")
+    required.sent = {**single_tool_body("m", 16), "tool_choice": "required"}
+    assert held(judging_tools.tool_call_shape(required, TOOLS)) is False
+    assert held(judging_tools.truncated_call(required)) is False
