@@ -76,6 +76,9 @@ class Comparison:
     divergences: list[Divergence] = field(default_factory=list)
     # Top-level sequence indices with any divergence, per top-level key (for divergence rates).
     units: dict[str, set[int]] = field(default_factory=dict)
+    # Top-level keys walked and listed first, in this order: where a divergence is a cause (a declared
+    # action horizon) whose consequences (every action of another shape) sort before it by name.
+    leading: tuple[str, ...] = ()
 
     @property
     def identical(self) -> bool:
@@ -112,21 +115,27 @@ def kind_name(node: Node) -> str:
 
 
 def compare(
-    left: Node, right: Node, projections: tuple[Projection, ...] = (), *, into: Comparison | None = None
+    left: Node,
+    right: Node,
+    projections: tuple[Projection, ...] = (),
+    *,
+    into: Comparison | None = None,
+    leading: tuple[str, ...] = (),
 ) -> Comparison:
-    """Project both trees, then walk them together."""
-    result = into if into is not None else Comparison()
+    """Project both trees, then walk them together (the `leading` top-level keys first)."""
+    result = into if into is not None else Comparison(leading=leading)
     left, left_problems = project(left, projections)
     right, right_problems = project(right, projections)
     for problem, on_left in [(p, True) for p in left_problems] + [(p, False) for p in right_problems]:
         _add_problem(result, problem, on_left)
     _walk(result, left, right, (), Projector(projections))
-    result.divergences.sort(key=lambda d: _order_key(d.segments))
+    result.divergences.sort(key=lambda d: _order_key(d.segments, result.leading))
     return result
 
 
-def _order_key(path: tuple[Segment, ...]) -> tuple[tuple[int, int | str], ...]:
-    return tuple((0, s) if isinstance(s, int) else (1, s) for s in path)
+def _order_key(path: tuple[Segment, ...], leading: tuple[str, ...] = ()) -> tuple[tuple[int, int | str], ...]:
+    rank = leading.index(path[0]) if path and path[0] in leading else len(leading)
+    return ((-1, rank), *((0, s) if isinstance(s, int) else (1, s) for s in path))
 
 
 def _add_problem(result: Comparison, problem: Problem, on_left: bool) -> None:
@@ -162,7 +171,10 @@ def _walk(result: Comparison, left: Node, right: Node, path: tuple[Segment, ...]
 def _walk_maps(result: Comparison, left: Map, right: Map, path: tuple[Segment, ...], rules: Projector) -> None:
     right_items = dict(right.items)
     left_items = dict(left.items)
-    for key in sorted(set(left_items) | set(right_items)):
+    keys = sorted(set(left_items) | set(right_items))
+    if not path:  # the leading keys first, so their divergences are kept when the rest are only counted
+        keys.sort(key=lambda key: _order_key((key,), result.leading))
+    for key in keys:
         one_sided = key not in right_items or key not in left_items
         if one_sided and rules.optional((*path, key)):
             continue

@@ -51,6 +51,8 @@ class ParityScript(Protocol):
     projections: tuple[Projection, ...]
     # A top-level list whose items are independent units (openai requests): the rate is over them.
     unit: str | None
+    # Top-level keys whose divergences come first: what the rest follows from (a server's metadata).
+    leading: tuple[str, ...]
 
     async def observe(self, url: str, options: Any, report: Report) -> Observed: ...
 
@@ -158,7 +160,7 @@ def judge(script: ParityScript, options: Any, left: Recording, right: Recording)
         why = "the two recordings come from different scripts or inputs"
         detail = " vs ".join(f"{r.kind} v{r.script_version} {r.inputs}" for r in (left, right))
         return ParityResult(script.kind, Status.UNDECIDED, f"{why}: {truncate(detail, 400)}", left, right)
-    comparison = compare(left.values, right.values, script.projections)
+    comparison = compare(left.values, right.values, script.projections, leading=script.leading)
     total = _units_total(script, left)
     result = ParityResult(script.kind, Status.IDENTICAL, "", left, right, comparison, total, rate, script.unit)
     unjudgeable = [f"{r.target}: {r.unjudgeable}" for r in (left, right) if r.unjudgeable]

@@ -78,6 +78,7 @@ class OpenAIScript:
     version = "1"
     options_model = OpenAIParityOptions
     unit = "requests"
+    leading: tuple[str, ...] = ()
     projections = (Projection("requests[*].choices[*].message.tool_calls[*].id", "identity", "tool-call"),)
 
     def inputs(self, options: OpenAIParityOptions) -> dict[str, Any]:

@@ -46,6 +46,7 @@ class OpenEnvScript:
     version = "1"
     options_model = OpenEnvParityOptions
     unit = None
+    leading: tuple[str, ...] = ()
     projections = (
         # A server that makes up its own episode ids may, as long as it uses them consistently.
         Projection("lanes[*].**.episode_id", "identity", "episode"),

@@ -45,6 +45,7 @@ class OrsScript:
     version = "1"
     options_model = OrsParityOptions
     unit = None
+    leading: tuple[str, ...] = ()
     projections: tuple[Projection, ...] = ()
 
     def inputs(self, options: OrsParityOptions) -> dict[str, Any]:

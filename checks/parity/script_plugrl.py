@@ -42,6 +42,7 @@ class PlugrlScript:
     version = "1"
     options_model = PlugrlParityOptions
     unit = None
+    leading: tuple[str, ...] = ("metadata",)  # the action horizon and shapes the actions follow from
     # Two builds name themselves differently; everything else in the metadata must agree.
     projections = (Projection("metadata.server_version", "drop"), Projection("metadata.server", "drop"))
 

@@ -52,6 +52,7 @@ class RlmeshScript:
     version = "1"
     options_model = RlmeshParityOptions
     unit = None
+    leading: tuple[str, ...] = ("contract",)  # the env contract the lanes follow from
     projections = ()
 
     def inputs(self, options: RlmeshParityOptions) -> dict[str, Any]:

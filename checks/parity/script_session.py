@@ -71,6 +71,7 @@ class SessionScript:
     version = "1"
     options_model = SessionParityOptions
     unit = None
+    leading: tuple[str, ...] = ()
     projections = (
         Projection("trajectories[*].records[*].timestamp", "timestamp"),
         Projection("trajectories[*].records[*].request_timestamp", "timestamp"),

@@ -13,7 +13,7 @@ import pytest
 
 from tests.app.conftest import QUICK_PLUGRL
 from tests.app.helpers import make_target
-from tests.checks.parity.test_scripts import NudgedPolicy
+from tests.checks.parity.test_scripts import nudged
 
 pytestmark = pytest.mark.browser
 
@@ -30,7 +30,7 @@ SCREENSHOTS = {1280: Path("/tmp/rlconform-parity-1280.png"), 400: Path("/tmp/rlc
 def nudged_pair(background_loop) -> Iterator[tuple[Any, Any]]:
     """Two reference servers; the second's policy answers one action value one float32 ulp off."""
     servers = [background_loop.run(reference.start_reference_server()) for _ in range(2)]
-    servers[1].policy = NudgedPolicy(servers[1].policy)
+    servers[1].policy = nudged(servers[1].policy)
     try:
         yield servers[0], servers[1]
     finally:

@@ -168,3 +168,16 @@ def test_encoding_round_trips_bit_for_bit(value):
     node = canonical(value, cap=1000)
     text = json.dumps(encode(node))
     assert decode(json.loads(text)) == node
+
+
+def test_a_leading_key_is_named_first_even_when_its_consequences_fill_the_kept_divergences():
+    """A server built with another action horizon: every action batch differs in shape, and the declared horizon
+    in the metadata is the cause, though "actions" sorts before "metadata" by name."""
+    left = {"actions": [np.zeros((4, 2)) for _ in range(300)], "metadata": {"action_horizon": 4}}
+    right = {"actions": [np.zeros((8, 2)) for _ in range(300)], "metadata": {"action_horizon": 8}}
+    plain = compare(canonical(left, 1 << 20), canonical(right, 1 << 20))
+    assert plain.first.path.startswith("actions")
+    assert not any(d.path.startswith("metadata") for d in plain.divergences)  # cut off by the kept cap
+    led = compare(canonical(left, 1 << 20), canonical(right, 1 << 20), leading=("metadata",))
+    assert led.first.path == "metadata.action_horizon"
+    assert led.count == plain.count == 301

@@ -42,6 +42,12 @@ class NudgedPolicy:
         return action
 
 
+def nudged(policy):
+    """A NudgedPolicy named as the policy it wraps, so the server's metadata is the same, as a rebuild's would be
+    (the metadata leads the comparison: a policy of another name would be the first divergence)."""
+    return type(type(policy).__name__, (NudgedPolicy,), {})(policy)
+
+
 class SamplingPolicy(NudgedPolicy):
     async def act(self, features):
         action = await self.policy.act(features)
@@ -67,7 +73,7 @@ async def test_two_plugrl_reference_servers_are_identical(plugrl_pair, tmp_path)
 
 async def test_one_float32_ulp_in_an_action_is_a_divergence(plugrl_pair):
     a, b = plugrl_pair
-    b.policy = NudgedPolicy(b.policy)
+    b.policy = nudged(b.policy)
     result = await parity("plugrl-server", a.url, b.url, timeout=5)
     assert result.status is Status.DIVERGENT and result.exit_code == 1
     assert result.first.path == "actions[0][0,0,0]"
@@ -201,3 +207,13 @@ def test_a_script_without_units_counts_no_divergent_units():
     assert result.status is Status.DIVERGENT
     shown = result.to_dict()
     assert shown["units_total"] == 0 and shown["divergent_units"] == 0 and shown["unit"] is None
+
+
+async def test_a_server_declaring_another_policy_is_named_by_its_metadata_first(plugrl_pair):
+    """Issue 32 item 8: the root (what the server declares) is named before its consequences (the actions)."""
+    a, b = plugrl_pair
+    b.policy = NudgedPolicy(b.policy)  # another class name in the metadata, and an action one ulp off
+    result = await parity("plugrl-server", a.url, b.url, timeout=5)
+    assert result.status is Status.DIVERGENT
+    assert result.first.path == "metadata.policy"
+    assert any(d.path == "actions[0][0,0,0]" for d in result.comparison.divergences)
