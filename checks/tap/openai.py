@@ -2,9 +2,10 @@
 own judges (`checks.openai.judging`), and token fidelity across turns (`checks.tap.fidelity`).
 
 A copy can decide the shape of each answer, its finish reasons, usage and headers, a stream's
-format and usage chunk, logprobs where the request asked, the body of every refusal, and the
-token fields a router may drop. What needs requests of the checker's own making (invalid input, auth, determinism,
-concurrency, limits, tools round trips) is `skip` "needs an active run".
+format and usage chunk, logprobs where the request asked, the shape of every tool call made against
+the tools the request offered, the body of every refusal, and the token fields a router may drop.
+What needs requests of the checker's own making (invalid input, auth, determinism, concurrency,
+limits, tools round trips) is `skip` "needs an active run".
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from checks.decision import Decision
 from checks.http_client import Reply, StreamReply, parse_sse
-from checks.openai import judging
+from checks.openai import judging, judging_tools
 from checks.openai.clauses import CATALOGUE as CHAT_CATALOGUE
 from checks.openai.options import PRESETS, Profile
 from checks.openai.shapes import message_of
@@ -44,7 +45,25 @@ REPLY_CLAUSES = (
 )
 STREAM_CLAUSES = ("openai.stream.format", "openai.stream.usage-chunk")
 REFUSAL_CLAUSES = ("openai.errors.shape",)
-PASSIVE = frozenset({*REPLY_CLAUSES, *STREAM_CLAUSES, *REFUSAL_CLAUSES, "openai.models.list", *fidelity.CLAUSES})
+CALL_CLAUSES = ("openai.tools.call-shape",)
+PASSIVE = frozenset(
+    {*REPLY_CLAUSES, *STREAM_CLAUSES, *REFUSAL_CLAUSES, *CALL_CLAUSES, "openai.models.list", *fidelity.CLAUSES}
+)
+
+
+def offered_tools(sent: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function tools a request offered, each with its parameters schema (an object of anything when the
+    request gave none, as the API allows)."""
+    tools = sent.get("tools")
+    offered: list[dict[str, Any]] = []
+    if not isinstance(tools, list):
+        return offered
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            parameters = function.get("parameters") if isinstance(function.get("parameters"), dict) else {}
+            offered.append({"type": "function", "function": {"name": function["name"], "parameters": parameters}})
+    return offered
 
 
 def tap_catalogue() -> Catalogue:
@@ -77,6 +96,7 @@ class OpenAIWatcher(ExchangeWatcher):
         elif reply.status == 200:
             ledger.judge(connection, REPLY_CLAUSES, lambda: self._reply(sent, reply))
             ledger.judge(connection, fidelity.CLAUSES, lambda: self._tokens(sent, reply))
+            ledger.judge(connection, CALL_CLAUSES, lambda: self._calls(sent, reply))
         else:  # any refusal the client met, whatever it asked, holds the error body shape
             shape = self.profile.error_shape
             ledger.judge(connection, REFUSAL_CLAUSES, lambda: judging.refusal_shape(reply, "a refused chat", shape))
@@ -97,6 +117,14 @@ class OpenAIWatcher(ExchangeWatcher):
         if sent.get("logprobs") is True and self.profile.logprobs and type(top) is int:
             decisions.append(judging.logprobs_content(reply, top))
         return decisions
+
+    def _calls(self, sent: dict[str, Any], reply: Reply) -> list[Decision]:
+        """The suite's call-shape judge on a reply that made calls to tools the request offered (a reply
+        without calls exercised nothing: the model may answer in words)."""
+        tools = offered_tools(sent)
+        if not tools or not message_of(reply.body).get("tool_calls"):
+            return []
+        return [judging_tools.tool_call_shape(reply, tools)]
 
     def _tokens(self, sent: dict[str, Any], reply: Reply) -> list[Decision]:
         tokens = fidelity.read_tokens(sent, reply.body)

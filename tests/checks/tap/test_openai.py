@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from checks.asgi_server import serve_asgi
+from checks.tap import ledger as tap_ledger
 from checks.tap import openai as tap_openai
 from checks.verdicts import Verdict
 from tests.checks.tap.conftest import Tapped, tapping
@@ -119,3 +120,44 @@ async def test_every_refusal_the_client_meets_is_held_to_the_error_shape():
         finally:
             await upstream.close()
         assert tapped.verdicts().get("openai.errors.shape") is verdict, tapped.verdicts()
+
+
+async def test_a_tool_call_reply_is_judged_for_its_shape_from_the_copy():
+    """Issue 32 item 7: the tool calls a client gets are held to openai.tools.call-shape against the tools its
+    request offered; a call whose arguments are not JSON fails it, a reply in words decides nothing."""
+    from checks.openai.reference import MODEL_ID, ReferenceModel, make_app
+
+    class CutArguments(ReferenceModel):
+        def call_tools(self, body, limit, used):
+            completion = super().call_tools(body, limit, used)
+            for call in completion.calls:
+                call["function"]["arguments"] = call["function"]["arguments"][:-2]
+            return completion
+
+    weather = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        },
+    }
+    asks = [{"role": "user", "content": 'Weather in "Paris"?'}]
+    for model, verdict in ((ReferenceModel(), Verdict.PASS), (CutArguments(), Verdict.FAIL)):
+        upstream = await serve_asgi(make_app(model))
+        try:
+            async with tapping(tap_openai.spec(), upstream.url, "http") as tapped:
+                async with openai.AsyncOpenAI(base_url=f"{tapped.url}/v1", api_key=SECRET, max_retries=0) as client:
+                    await client.chat.completions.create(model=MODEL_ID, messages=asks, tools=[weather])
+        finally:
+            await upstream.close()
+        assert tapped.verdicts().get("openai.tools.call-shape") is verdict, tapped.verdicts()
+    upstream = await serve_asgi(make_app(ReferenceModel()))
+    try:
+        async with tapping(tap_openai.spec(), upstream.url, "http") as tapped:
+            async with openai.AsyncOpenAI(base_url=f"{tapped.url}/v1", api_key=SECRET, max_retries=0) as client:
+                await client.chat.completions.create(model=MODEL_ID, messages=asks)  # no tools offered: words
+    finally:
+        await upstream.close()
+    unexercised = tapped.ledger.tallies["openai.tools.call-shape"]
+    assert (unexercised.judged, unexercised.verdict()) == (0, Verdict.SKIP), unexercised.to_dict()
+    assert unexercised.skip_reason != tap_ledger.NEEDS_ACTIVE_RUN  # a copy can decide it, this one did not
