@@ -265,10 +265,7 @@ def service_runs(workdir: Path, concurrent: int, urls: list[str], profile: str |
             profiler = _profiler(serve.pid, profile)
             cpu_before, began = _cpu_seconds(serve.pid), time.perf_counter()
             with ThreadPoolExecutor(16) as pool:  # queued as fast as the service takes requests
-                queued = pool.map(
-                    lambda i: client.post(f"/api/v1/targets/reference-{i}/runs", json={}), range(concurrent)
-                )
-                run_ids = [response.json()["id"] for response in queued]
+                run_ids = list(pool.map(lambda i: _queue_run(client, f"reference-{i}"), range(concurrent)))
             statuses = _await_ended(client, run_ids)
             elapsed, cpu = time.perf_counter() - began, _cpu_seconds(serve.pid) - cpu_before
             if profiler is not None:
@@ -276,10 +273,25 @@ def service_runs(workdir: Path, concurrent: int, urls: list[str], profile: str |
                 profiler.wait(timeout=60)
             results = [client.get(f"/api/v1/runs/{run_id}/results").json() for run_id in run_ids]
     finally:
-        serve.terminate()
-        serve.wait(timeout=30)
+        serve.terminate()  # it interrupts what still runs, which can take a while on a loaded machine
+        try:
+            serve.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait(timeout=10)
     verdicts = Counter(result["verdict"] for run_results in results for result in run_results)
     return {"elapsed": elapsed, "cpu": cpu, "verdicts": verdicts, "statuses": statuses}
+
+
+def _queue_run(client: httpx.Client, target: str) -> int:
+    """Queue a run of `target`; a request refused while the database is busy (503) is sent again."""
+    for _ in range(50):
+        response = client.post(f"/api/v1/targets/{target}/runs", json={})
+        if response.status_code != 503:
+            response.raise_for_status()
+            return int(response.json()["id"])
+        time.sleep(0.2)
+    raise SystemExit(f"queueing a run of {target} was refused 50 times: {response.text[:300]}")
 
 
 def _await_healthy(client: httpx.Client, serve: subprocess.Popen[bytes]) -> None:
