@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from checks.core import summarize, truncate
-from checks.decision import Decision, check, error, info, missed, unsupported
+from checks.decision import Decision, check, error, info, missed, passed, unsupported
 from checks.errors import PeerClosed
 from checks.openenv.judging import error_problem, state_problem, step_count, unprompted_problem
 from checks.openenv.session import Reply
@@ -287,3 +287,31 @@ def harness_accepted(first: Reply) -> Decision:
         expected='a refused handshake (403), or a harness: {"type": "session_started", ...} first',
         actual=f"accepted (101); first frame: {first.describe()}",
     )
+
+
+# What each message of a session is answered with (the reply order of the protocol's /ws messages).
+ANSWERED_WITH = {"reset": "observation", "step": "observation", "state": "state"}
+
+
+def reply_order(kind: str, reply: Reply) -> Decision | None:
+    """openenv.ws.order on one reply to a `kind` message (None: a message with no fixed answer kind); an error
+    frame answers any message."""
+    wanted = ANSWERED_WITH.get(kind)
+    if wanted is None:
+        return None
+    return check(
+        reply.kind in (wanted, "error"),
+        "openenv.ws.order",
+        expected=f"{wanted} (or error) answering {kind}",
+        actual=reply.describe(),
+    )
+
+
+def answered(kind: str) -> Decision:
+    """openenv.ws.unprompted held by a frame that answers a message the client sent."""
+    return passed("openenv.ws.unprompted", actual=f"a reply to {kind}")
+
+
+def frame_after_close(frame: Reply) -> Decision:
+    """openenv.close.clean missed by a frame answering {"type": "close"} (the server closes without a reply)."""
+    return missed("openenv.close.clean", expected="no reply frame to close, then a close", actual=frame.describe())

@@ -10,14 +10,17 @@ capacity, isolation, determinism, seeds, latency, MCP) is `skip` "needs an activ
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.decision import Decision, check, missed, passed
+from checks.decision import Decision
+from checks.errors import PeerClosed
 from checks.openenv import http_judging
 from checks.openenv import judging as ws_judging
+from checks.openenv import judging_sessions as sessions_judging
 from checks.openenv.clauses import CATALOGUE
 from checks.openenv.options import OpenEnvOptions
 from checks.openenv.schemas import schema_errors
@@ -74,6 +77,7 @@ class Session:
     episode_id: Any = None
     closing: bool = False  # the client sent {"type": "close"}
     order_lost: bool = False
+    handshake_judged: bool = False
     inflaters: dict[str, Inflater] = field(default_factory=dict)  # by sender, when permessage-deflate was agreed
 
     def payload(self, copy: Copy, message: WsMessage) -> bytes | None:
@@ -102,10 +106,8 @@ class OpenEnvWatcher(ExchangeWatcher):
             takeover = deflate_params(response.head) if upgraded else None
             if takeover is not None:
                 session.inflaters = {sender: Inflater(keeps) for sender, keeps in takeover.items()}
-            actual = "upgraded (101)" if upgraded else f"answered {reply.describe()}"
-            ledger.decide(
-                connection, [check(upgraded, "openenv.ws.handshake", expected="a WebSocket upgrade", actual=actual)]
-            )
+            if not upgraded:  # an upgraded session's handshake is judged on its first reply, as the suite does
+                ledger.decide(connection, [sessions_judging.handshake_refused(f"answered {reply.describe()}")])
         elif method == "GET" and path in DISCOVERY:
             ledger.judge(connection, (), lambda: [DISCOVERY[path](reply)])
             if path == "/schema" and reply.status == 200:
@@ -131,10 +133,8 @@ class OpenEnvWatcher(ExchangeWatcher):
             code, reason = message.close_code()
             ledger.note(copy.connection, f"{copy.sender}: close {code} {reason!r}")
             if copy.sender == "server" and session.closing:
-                held = code == 1000
-                ledger.decide(
-                    copy.connection, [check(held, "openenv.close.clean", expected="close code 1000", actual=f"{code}")]
-                )
+                closed = PeerClosed(by="peer", code=code, reason=reason)
+                ledger.decide(copy.connection, [sessions_judging.close_clean(closed, [])])
             return
         if message.opcode not in (TEXT, BINARY):
             return
@@ -156,10 +156,11 @@ class OpenEnvWatcher(ExchangeWatcher):
         ledger.judge(copy.connection, REPLY_CLAUSES, lambda: self._reply(session, reply))
 
     def _reply(self, session: Session, reply: Reply) -> list[Decision]:
-        if reply.binary:
-            return [missed("openenv.ws.handshake", expected="JSON text frames", actual=reply.describe())]
+        if reply.binary:  # a session speaks JSON text frames: its handshake was not OpenEnv's
+            session.handshake_judged = True
+            return [sessions_judging.handshake(reply)]
         if session.closing and not session.pending:  # replies to messages sent before the close may still come
-            return [missed("openenv.close.clean", expected="no frame answering close", actual=reply.describe())]
+            return [sessions_judging.frame_after_close(reply)]
         replies = ("observation", "state", "error")
         typed_otherwise = reply.kind is not None and reply.kind not in replies
         if not session.pending or (typed_otherwise and not session.order_lost):
@@ -169,20 +170,20 @@ class OpenEnvWatcher(ExchangeWatcher):
                 return []
             if session.order_lost:
                 return []  # the message this answers may be the copy that was dropped
-            return [missed("openenv.ws.unprompted", expected="no frame unasked", actual=problem)]
+            return [sessions_judging.unprompted(reply, "unasked")]
         kind, sent = session.pending.popleft()
-        decisions = [passed("openenv.ws.unprompted", actual=f"a reply to {kind}")]
+        decisions = [sessions_judging.answered(kind)]
+        if not session.handshake_judged:  # a session's first reply decides its handshake, as in the suite
+            session.handshake_judged = True
+            decisions.append(sessions_judging.handshake(reply))
         if reply.kind == "error":
             decisions.append(ws_judging.error_code_decision(reply))
             if kind == "step" and self._admitted(sent) is True:
                 decisions.append(self._accepted(reply, sent))
             return decisions
-        wanted = {"reset": "observation", "step": "observation", "state": "state"}.get(kind)
-        if wanted is not None and not session.order_lost:
-            held = reply.kind == wanted
-            decisions.append(
-                check(held, "openenv.ws.order", expected=f"{wanted} answering {kind}", actual=reply.describe())
-            )
+        order = sessions_judging.reply_order(kind, reply)
+        if order is not None and not session.order_lost:
+            decisions.append(order)
         if kind in ("reset", "step") and reply.kind == "observation":
             decisions += self._observation(session, kind, sent, reply)
         elif kind == "state" and reply.kind == "state":
@@ -201,31 +202,18 @@ class OpenEnvWatcher(ExchangeWatcher):
         return decisions
 
     def _accepted(self, reply: Reply, sent: Any) -> Decision:
-        held = reply.kind == "observation"
-        return check(
-            held,
-            "openenv.schema.action-accepted",
-            expected=f"an observation for {json.dumps(sent)[:120]}, which /schema.action admits",
-            actual=reply.describe(),
-        )
+        ledger_line = f"{json.dumps(sent)[:120]}, which /schema.action admits"
+        decision = sessions_judging.action_accepted(reply)
+        return dataclasses.replace(decision, expected=f"an observation for {ledger_line}")
 
     def _state(self, session: Session, reply: Reply) -> list[Decision]:
-        problem = ws_judging.state_problem(reply)
-        decisions = [
-            check(problem is None, "openenv.state.shape", expected="an integer step_count >= 0", actual=problem or "")
-        ]
-        if problem is not None or session.order_lost:
+        decisions = [sessions_judging.state_shape(reply)]
+        if decisions[0].missed or session.order_lost:
             return decisions
         if session.steps is not None:
-            count = reply.data["step_count"]
-            held = count == session.steps
-            expected = f"step_count {session.steps} (steps accepted since the reset)"
-            decisions.append(check(held, "openenv.state.step-count", expected=expected, actual=f"step_count {count}"))
-        if session.episode_id is not None:
-            seen = reply.data.get("episode_id")
-            held = seen == session.episode_id
-            expected = f"episode_id {session.episode_id!r} as reset"
-            decisions.append(check(held, "openenv.state.episode-id", expected=expected, actual=f"episode_id {seen!r}"))
+            decisions.append(sessions_judging.step_count_is(reply, session.steps, "(steps accepted since the reset)"))
+        if isinstance(session.episode_id, str):
+            decisions.append(sessions_judging.episode_id(reply, session.episode_id))
         return decisions
 
     def forget(self, connection: int) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from checks.core import Transcript
-from checks.openenv import judging_episodes
+from checks.openenv import judging_episodes, judging_sessions
 from checks.openenv.episodes import EpisodeRun
 from checks.openenv.judging import error_code_decision, observation_decisions, rewards_seen
 from checks.openenv.judging_timing import reply_in_time
@@ -127,3 +127,15 @@ def test_reply_in_time_is_decided_from_the_logged_wait():
     assert held(reply_in_time(Wait("reset", 3.0, True, transcript)))
     late = reply_in_time(Wait("step", 3.0, False, transcript))
     assert late.missed and "within 3s" in late.expected
+
+
+def test_the_reply_order_and_close_judges_the_tap_shares():
+    observation = frame({"type": "observation", "data": {"observation": {}, "reward": None, "done": False}})
+    state = frame({"type": "state", "data": {"step_count": 0}})
+    failure = frame({"type": "error", "data": {"code": "VALIDATION_ERROR", "message": "m"}})
+    assert held(judging_sessions.reply_order("step", observation)) is True
+    assert held(judging_sessions.reply_order("step", failure)) is True  # an error answers anything
+    assert held(judging_sessions.reply_order("state", observation)) is False
+    assert judging_sessions.reply_order("close", state) is None
+    assert held(judging_sessions.frame_after_close(state)) is False
+    assert held(judging_sessions.answered("reset")) is True
