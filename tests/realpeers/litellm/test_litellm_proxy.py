@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from checks.core import run_suite
 from checks.openai.suite import SUITE
 from tests.app.helpers import free_port
+from tests.realpeers.process import peer_process
 from tests.realpeers.verdicts import LITELLM_MOCK, differences
 
 PYTHON = os.environ.get("RLCONFORM_LITELLM_PYTHON")
@@ -64,29 +62,16 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"}
     command = [str(Path(PYTHON).parent / "litellm"), "--config", str(config), "--host", "127.0.0.1"]
-    log = (root / "proxy.log").open("w")
-    process = subprocess.Popen([*command, "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_DEADLINE
-        while True:
-            assert process.poll() is None, (root / "proxy.log").read_text()[-2000:]
-            assert time.monotonic() < deadline, "the LiteLLM proxy did not answer /health/liveliness in time"
-            try:
-                if httpx.get(f"{url}/health/liveliness", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+    url = f"http://127.0.0.1:{port}"
+    with peer_process(
+        [*command, "--port", str(port)],
+        env,
+        root / "proxy.log",
+        f"{url}/health/liveliness",
+        what="the LiteLLM proxy",
+        start_deadline=START_DEADLINE,
+    ):
         yield f"{url}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 async def test_litellm_proxy_gets_exactly_its_recorded_verdicts(litellm_proxy):

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.app.helpers import free_port
+from tests.realpeers.process import peer_process
 
 PYTHON = os.environ.get("RLCONFORM_TRANSFORMERS_PYTHON")
 NO_VENV = "no transformers venv: scripts/test builds one, or set RLCONFORM_TRANSFORMERS_PYTHON"
@@ -42,26 +41,8 @@ def transformers_serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tup
     port = free_port()
     command = [str(Path(PYTHON).parent / "transformers"), "serve", str(model), "--host", "127.0.0.1"]
     command += ["--port", str(port), "--device", "cpu", "--format", "quiet"]
-    log = (root / "serve.log").open("w")
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_DEADLINE
-        while True:
-            assert process.poll() is None, (root / "serve.log").read_text()[-2000:]
-            assert time.monotonic() < deadline, "transformers serve did not answer /health in time"
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
+    url = f"http://127.0.0.1:{port}"
+    with peer_process(
+        command, env, root / "serve.log", f"{url}/health", what="transformers serve", start_deadline=START_DEADLINE
+    ):
         yield f"{url}/v1", str(model)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from checks.core import run_suite
 from checks.openai.suite import SUITE
 from tests.app.helpers import free_port
+from tests.realpeers.process import peer_process
 from tests.realpeers.transformers.conftest import offline_env
 from tests.realpeers.verdicts import VLLM_TINY, differences
 
@@ -50,29 +49,19 @@ def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command += ["--max-model-len", "512", "--dtype", "float32", "--seed", "0", "--api-key", API_KEY]
     # Tool calls as its users serve them; `pythonic` needs no special tokens in the tokenizer.
     command += ["--enable-auto-tool-choice", "--tool-call-parser", "pythonic"]
-    log = (root / "serve.log").open("w")
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_DEADLINE
-        while True:
-            assert process.poll() is None, (root / "serve.log").read_text()[-3000:]
-            assert time.monotonic() < deadline, "vLLM did not answer /health in time"
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(1.0)
+    url = f"http://127.0.0.1:{port}"
+    with peer_process(
+        command,
+        env,
+        root / "serve.log",
+        f"{url}/health",
+        what="vLLM",
+        start_deadline=START_DEADLINE,
+        poll=1.0,
+        stop_wait=30.0,
+        log_tail=3000,
+    ):
         yield f"{url}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
 
 
 async def test_vllm_gets_exactly_its_recorded_verdicts(vllm_server):
