@@ -86,11 +86,12 @@ def metadata_unmirrored() -> Decision:
     )
 
 
-def action_accepted(reply: Reply) -> Decision:
+def action_accepted(reply: Reply, action: str = "an action valid by /schema.action") -> Decision:
+    """openenv.schema.action-accepted on the reply to `action` (how the evidence names what was sent)."""
     return check(
         reply.kind == "observation",
         "openenv.schema.action-accepted",
-        expected="an observation for an action valid by /schema.action",
+        expected=f"an observation for {action}",
         actual=reply.describe(),
     )
 

@@ -10,7 +10,6 @@ capacity, isolation, determinism, seeds, latency, MCP) is `skip` "needs an activ
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import deque
 from dataclasses import dataclass, field
@@ -202,9 +201,7 @@ class OpenEnvWatcher(ExchangeWatcher):
         return decisions
 
     def _accepted(self, reply: Reply, sent: Any) -> Decision:
-        ledger_line = f"{json.dumps(sent)[:120]}, which /schema.action admits"
-        decision = sessions_judging.action_accepted(reply)
-        return dataclasses.replace(decision, expected=f"an observation for {ledger_line}")
+        return sessions_judging.action_accepted(reply, f"{json.dumps(sent)[:120]}, which /schema.action admits")
 
     def _state(self, session: Session, reply: Reply) -> list[Decision]:
         decisions = [sessions_judging.state_shape(reply)]
