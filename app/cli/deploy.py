@@ -62,17 +62,26 @@ def give_version(http: httpx.Client, run_id: int, version: str) -> bool:
     return False
 
 
+def _request(
+    http: httpx.Client, command: str, method: str, path: str, expected: int, **sent: Any
+) -> httpx.Response | None:
+    """The service's answer when its status is `expected`; else None, after saying why on stderr."""
+    try:
+        response = http.request(method, path, **sent)
+    except httpx.HTTPError as exc:
+        _say(f"rlconform {command}: cannot reach the service: {exc}")
+        return None
+    if response.status_code != expected:
+        _say(f"rlconform {command}: {refusal(response)}")
+        return None
+    return response
+
+
 def cmd_record_deployment(args: argparse.Namespace) -> int:
     body = {"target": args.target, "version": args.version, "environment": args.env, "released": args.released}
-    try:
-        with _client(args) as http:
-            response = http.post("/api/v1/deployments", json=body)
-    except httpx.HTTPError as exc:
-        _say(f"rlconform record-deployment: cannot reach the service: {exc}")
-        return 2
-    if response.status_code != 201:
-        _say(f"rlconform record-deployment: {refusal(response)}")
-        return 2
+    with _client(args) as http:
+        if _request(http, "record-deployment", "POST", "/api/v1/deployments", 201, json=body) is None:
+            return 2
     what = "released" if args.released else "deployed"
     print(f"{args.target} {args.version} recorded as {what} in {args.env}")
     return 0
@@ -80,28 +89,17 @@ def cmd_record_deployment(args: argparse.Namespace) -> int:
 
 def cmd_record_undeployment(args: argparse.Namespace) -> int:
     query = {"target": args.target, "environment": args.env} | ({"version": args.version} if args.version else {})
-    try:
-        with _client(args) as http:
-            response = http.delete("/api/v1/deployments", params=query)
-    except httpx.HTTPError as exc:
-        _say(f"rlconform record-undeployment: cannot reach the service: {exc}")
-        return 2
-    if response.status_code != 204:
-        _say(f"rlconform record-undeployment: {refusal(response)}")
-        return 2
+    with _client(args) as http:
+        if _request(http, "record-undeployment", "DELETE", "/api/v1/deployments", 204, params=query) is None:
+            return 2
     print(f"{args.target}{' ' + args.version if args.version else ''} recorded as gone from {args.env}")
     return 0
 
 
 def _ask(http: httpx.Client, args: argparse.Namespace) -> dict[str, Any] | None:
     query = {"target": args.target, "version": args.version, "to": args.to}
-    try:
-        response = http.get("/api/v1/can-i-deploy", params=query)
-    except httpx.HTTPError as exc:
-        _say(f"rlconform can-i-deploy: cannot reach the service: {exc}")
-        return None
-    if response.status_code != 200:
-        _say(f"rlconform can-i-deploy: {refusal(response)}")
+    response = _request(http, "can-i-deploy", "GET", "/api/v1/can-i-deploy", 200, params=query)
+    if response is None:
         return None
     try:
         answer = response.json()
