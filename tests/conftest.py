@@ -99,6 +99,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.serial)
         if _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(path))
+    if config.getoption("numprocesses", None):
+        # Slow tests first: xdist hands out the largest groups, then single tests in this order, so a slow one
+        # started last would leave the other workers idle while it runs on. Not without workers, where moving
+        # a test away from its file's neighbours would set a shared server up twice.
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     _select_serial(config, items)
 
 
