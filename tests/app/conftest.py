@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from app.settings import Settings
 from checks.asgi_server import listening_socket
+from tests.app.browser import chromium, new_context
 from tests.app.helpers import make_target, service_settings
 
 POSTGRES_ENV = "RLCONFORM_TEST_POSTGRES_URL"
@@ -119,6 +120,21 @@ class BackgroundLoop:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=10)
         self.loop.close()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Debian's chromium, headless, for one test (tests/app/browser.py)."""
+    with chromium() as launched:
+        yield launched
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh 1280x900 page in `browser`, its context closed after the test."""
+    context = new_context(browser)
+    yield context.new_page()
+    context.close()
 
 
 @pytest.fixture

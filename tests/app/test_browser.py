@@ -19,15 +19,13 @@ import pytest
 from websockets.asyncio.server import serve
 
 from checks.plugrl.reference import REUSE_FEATURE, ReferenceServer
+from tests.app.browser import playwright_or_skip, shoot
 from tests.app.conftest import QUICK_PLUGRL as QUICK
 from tests.zoo.plugrl_server.core import ZooServer
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = playwright_or_skip()
 
 HOSTILE = "<script>alert(1)</script>"
 BROKEN_CLAUSE = "plugrl.5.1.declared-horizon"
@@ -66,22 +64,6 @@ def broken_server(background_loop) -> Iterator[MisdeclaredHorizon]:
         yield server
     finally:
         background_loop.run(server.close())
-
-
-@pytest.fixture
-def page() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
-            headless=True,
-        )
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.set_default_timeout(30_000)
-            yield context.new_page()
-        finally:
-            browser.close()
 
 
 def wait_until_finished(page: Any) -> None:
@@ -177,15 +159,6 @@ def dying_server(background_loop) -> Iterator[str]:
         background_loop.run(server.close())
 
 
-def shoot(page: Any, name: str) -> None:
-    """A full-page screenshot at 1280 and at 400 px wide, for a person to look at (never committed)."""
-    SHOTS.mkdir(exist_ok=True)
-    for width in (1280, 400):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1280, "height": 900})
-
-
 def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browser(
     live_service: str, dying_server: str, reference_server, page: Any
 ) -> None:
@@ -199,7 +172,7 @@ def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browse
 
     # A failing run: the banner names the failure first, then the cause; no pending row; one row per clause.
     page.goto(live_service + "/targets/dying")
-    shoot(page, "target-empty")
+    shoot(page, SHOTS, "target-empty")
     page.get_by_role("button", name="Run now").click()
     wait_until_finished(page)
     banner = page.locator(".banner")
@@ -211,10 +184,10 @@ def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browse
     assert len(clauses) == len(set(clauses)) > 0
     page.locator("details.phases summary").first.click()
     expect(page.locator("details.phases[open] .phase-results li").first).to_be_visible()
-    shoot(page, "run-failing")
+    shoot(page, SHOTS, "run-failing")
     banner.locator("a.evidence-link").first.click()
     expect(page.locator("table.frames tbody tr").first).to_be_visible()
-    shoot(page, "evidence")
+    shoot(page, SHOTS, "evidence")
 
     # Editing the URL is a configuration change: marked in the history grid, not a flake.
     assert api.patch("/api/v1/targets/dying", json={"url": dying_server.replace("127.0.0.1", "localhost")}).is_success
@@ -225,11 +198,11 @@ def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browse
     expect(page.locator("th.run-col .config-mark")).to_have_count(1)
     expect(page.locator("th.run-col .config-mark")).to_have_attribute("title", "URL changed")
     expect(page.locator("#cmd-ci")).to_contain_text("rlconform ci --server")  # as this installation runs it
-    shoot(page, "target-history")
+    shoot(page, SHOTS, "target-history")
     page.goto(live_service + "/runs/" + str(api.get("/api/v1/runs", params={"target": "dying"}).json()[0]["id"]))
     page.get_by_role("link", name=re.compile("Diff vs previous")).click()
     expect(page.locator(".config-changes")).to_contain_text("URL changed")
-    shoot(page, "diff")
+    shoot(page, SHOTS, "diff")
 
     # The healthy target, then the runs page and the cross-target matrix.
     page.goto(live_service + "/targets/healthy")
@@ -241,17 +214,17 @@ def test_root_causes_rollup_config_history_runs_page_and_matrix_in_a_real_browse
     page.get_by_role("button", name="Apply").click()
     expect(page.locator("table.ended-runs tbody tr")).to_have_count(1)
     page.goto(live_service + "/runs")
-    shoot(page, "runs")
+    shoot(page, SHOTS, "runs")
     page.get_by_role("link", name="Matrix").first.click()
     page.get_by_role("link", name="plugrl-server").click()
     expect(page.locator("th.target-col")).to_have_count(2)
     page.locator("table.cross a.v-fail").first.click()
     expect(page).to_have_url(re.compile(r"/runs/\d+/clauses/"))
     page.go_back()
-    shoot(page, "matrix")
+    shoot(page, SHOTS, "matrix")
     page.goto(live_service + "/")
-    shoot(page, "overview")
+    shoot(page, SHOTS, "overview")
     page.goto(live_service + "/targets/new")
-    shoot(page, "target-form")
+    shoot(page, SHOTS, "target-form")
     page.goto(live_service + "/spec")
-    shoot(page, "spec")
+    shoot(page, SHOTS, "spec")

@@ -8,18 +8,16 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.app.browser import new_context, playwright_or_skip, shoot
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = playwright_or_skip()
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_HOME = Path(sys.executable).parents[2]  # where `.venv/bin/rlconform` resolves, as in a checkout
@@ -27,28 +25,8 @@ SHOTS = Path("/tmp/rlconform-shots")
 
 
 @pytest.fixture
-def browser_context() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
-            headless=True,
-        )
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.set_default_timeout(30_000)
-            yield context
-        finally:
-            browser.close()
-
-
-def shoot(page: Any, name: str) -> None:
-    """A full-page screenshot at 1280 and at 400 px wide, for a person to look at (never committed)."""
-    SHOTS.mkdir(exist_ok=True)
-    for width in (1280, 400):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1280, "height": 900})
+def browser_context(browser: Any) -> Any:
+    return new_context(browser)
 
 
 def test_run_a_client_kind_from_the_page_with_the_command_it_shows(live_service: str, browser_context: Any) -> None:
@@ -89,7 +67,7 @@ def test_run_a_client_kind_from_the_page_with_the_command_it_shows(live_service:
     command = page.evaluate("() => navigator.clipboard.readText()")
     assert command == page.locator("#announce-command").inner_text()
     assert re.fullmatch(r"\.venv/bin/rlconform reference-client plugrl ws://127\.0\.0\.1:\d+", command)
-    shoot(page, "listen-waiting")
+    shoot(page, SHOTS, "listen-waiting")
 
     # Run the copied command; watch the matrix fill in while the run is live, then the run pass.
     client = subprocess.Popen(
@@ -108,7 +86,7 @@ def test_run_a_client_kind_from_the_page_with_the_command_it_shows(live_service:
         page.wait_for_selector("#run-status .s-finished", timeout=120_000)
         expect(page.locator("h1 .o-pass")).to_be_visible()
         expect(page.locator(".announcement")).to_have_count(0)
-        shoot(page, "listen-finished")
+        shoot(page, SHOTS, "listen-finished")
         assert client.wait(timeout=30) == 0
     finally:
         if client.poll() is None:

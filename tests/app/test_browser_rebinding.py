@@ -15,14 +15,12 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from tests.app.browser import chromium, new_context, playwright_or_skip
 from tests.app.helpers import service_settings
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = playwright_or_skip()
 
 FOREIGN = "rebind.example"
 
@@ -35,24 +33,8 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=[
-                "--no-sandbox",
-                "--disable-background-networking",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                f"--host-resolver-rules=MAP {FOREIGN} 127.0.0.1",
-            ],
-            headless=True,
-        )
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
-            context.set_default_timeout(20_000)
-            yield context.new_page()
-        finally:
-            browser.close()
+    with chromium(f"--host-resolver-rules=MAP {FOREIGN} 127.0.0.1") as browser:
+        yield new_context(browser, timeout_ms=20_000).new_page()
 
 
 CREATE_AND_READ = """async () => {

@@ -9,7 +9,6 @@ to look at; they are never committed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +16,13 @@ import httpx
 import pytest
 
 from app.settings import Settings
+from tests.app.browser import playwright_or_skip
 from tests.app.conftest import QUICK_PLUGRL
 from tests.app.helpers import service_settings
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+playwright_or_skip()
 
 SHOTS = Path("/tmp/rlconform-shots")
 WIDTHS = (400, 1280)
@@ -110,20 +107,6 @@ def populate(http: httpx.Client) -> list[str]:
     ]
     paths += [f"/runs/{ran[name]}" for name in targets if name != "demo"]
     return paths
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
-            headless=True,
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def test_every_page_fits_400_px_and_1280_px(live_service: str, browser: Any) -> None:

@@ -3,7 +3,6 @@ the form asks, the answer names the failed clause, drift is marked, and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,42 +11,23 @@ import pytest
 
 from app.db import make_engine
 from app.settings import Settings
+from tests.app.browser import new_context, playwright_or_skip, shoot
 from tests.app.helpers import make_target
 from tests.app.test_deploy_rules import add_run
 
-sync_api = pytest.importorskip("playwright.sync_api")
-
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip("no Chromium at /usr/bin/chromium", allow_module_level=True)
+playwright_or_skip()
 SHOTS = Path("/tmp/rlconform-deploy")  # screenshots for a person to look at, never committed
 
 
 @pytest.fixture
-def page() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
-            headless=True,
-        )
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900}, java_script_enabled=False)
-            context.set_default_timeout(30_000)
-            yield context.new_page()
-        finally:
-            browser.close()
+def page(browser: Any) -> Any:
+    return new_context(browser, java_script_enabled=False).new_page()
 
 
 def fits(page: Any, name: str) -> None:
     """At 1280 and 400 px wide the page scrolls only down, never sideways; a screenshot of each is kept."""
-    SHOTS.mkdir(exist_ok=True)
-    for width in (1280, 400):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=True)
-        wide = page.evaluate("document.documentElement.scrollWidth")
+    for width, wide in shoot(page, SHOTS, name).items():
         assert wide <= width, f"{name} is {wide} px wide at {width} px"
-    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def test_ask_in_the_form_and_read_the_matrix(live_service: str, settings: Settings, page: Any) -> None:

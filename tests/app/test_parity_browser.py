@@ -11,16 +11,14 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.app.browser import playwright_or_skip
 from tests.app.conftest import QUICK_PLUGRL
 from tests.app.helpers import make_target
 from tests.checks.parity.test_scripts import nudged
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = playwright_or_skip()
 reference = pytest.importorskip("checks.plugrl.reference")
 
 SCREENSHOTS = {1280: Path("/tmp/rlconform-parity-1280.png"), 400: Path("/tmp/rlconform-parity-400.png")}
@@ -36,20 +34,6 @@ def nudged_pair(background_loop) -> Iterator[tuple[Any, Any]]:
     finally:
         for server in servers:
             background_loop.run(server.close())
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
-            headless=True,
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def test_pick_two_targets_run_and_see_the_first_divergence_on_load(

@@ -14,11 +14,9 @@ from app.settings import Settings
 from checks.plugrl_client.reference import ReferenceClient
 from tests.app.conftest import BackgroundLoop
 from tests.app.helpers import service_settings, wait_until
-from tests.app.test_browser_widths import CHROMIUM, OFF_SCREEN, SHOTS, WIDTHS, browser  # noqa: F401 (fixture)
+from tests.app.test_browser_widths import OFF_SCREEN, SHOTS, WIDTHS
 
 pytestmark = pytest.mark.browser
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
 
 @pytest.fixture
@@ -51,7 +49,7 @@ def watched_zoo_run(http: httpx.Client, loop: BackgroundLoop, port: int) -> int:
     return run_id
 
 
-def test_the_tap_pages_fit_400_px_and_1280_px_without_javascript(live_service: str, browser: Any) -> None:  # noqa: F811
+def test_the_tap_pages_fit_400_px_and_1280_px_without_javascript(live_service: str, browser: Any) -> None:
     from tests.zoo.plugrl_server.faults_content import EnvMajor
 
     loop = BackgroundLoop()
