@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import pytest
 
-from checks.core import ListenPolicy, NullSink, Report, run_suite
+from checks.core import Report
 from checks.plugrl_client.reference import ReferenceClient, run_sessions
 from checks.plugrl_client.suite import SUITE
+from tests.checks.client_kinds import grade_listening
 
 # Short waits keep the tests fast; the restart delay must exceed the reconnect window.
 QUICK_OPTIONS: dict[str, Any] = {"timeout": 3.0, "connect_deadline": 5.0, "reconnect_window": 0.4, "steps": 8}
 RESTART_DELAY = 0.6
-
-
-class Announcements(NullSink):
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-
-    def announce(self, url: str, message: str) -> None:
-        self.queue.put_nowait((url, message))
 
 
 async def grade(
@@ -32,20 +24,14 @@ async def grade(
     **options: Any,
 ) -> Report:
     """Run the suite and, once it announces its URL, the client's sessions against it."""
-    sink = Announcements()
-    run = asyncio.create_task(
-        run_suite(SUITE, "", {**QUICK_OPTIONS, **options}, phases, sink, listen=ListenPolicy("127.0.0.1", (0,)))
+
+    def start(url: str) -> Coroutine[Any, Any, Any]:
+        assert client is not None
+        return run_sessions(client, url, sessions, RESTART_DELAY)
+
+    return await grade_listening(
+        SUITE, {**QUICK_OPTIONS, **options}, phases, None if client is None else start, timeout=90
     )
-    url, _ = await asyncio.wait_for(sink.queue.get(), timeout=5)
-    clients = None
-    if client is not None:
-        clients = asyncio.create_task(run_sessions(client, url, sessions, RESTART_DELAY))
-    try:
-        return await asyncio.wait_for(run, timeout=90)
-    finally:
-        if clients is not None:
-            clients.cancel()
-            await asyncio.gather(clients, return_exceptions=True)
 
 
 Grade = Callable[..., Awaitable[Report]]

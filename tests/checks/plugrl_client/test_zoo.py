@@ -6,6 +6,7 @@ import pytest
 
 from checks.core import Outcome
 from checks.plugrl_client.reference import ReferenceClient
+from tests.checks.client_kinds import assert_fails_its_clause, assert_no_client_is_an_error
 from tests.checks.plugrl_client.conftest import Grade
 from tests.zoo.plugrl_client.catalogue import ZOO
 
@@ -26,16 +27,11 @@ async def test_reference_client_passes(grade_client: Grade) -> None:
 async def test_zoo_client_fails_its_clause(grade_client: Grade, name: str) -> None:
     entry = ZOO[name]
     report = await grade_client(entry.start, phases=list(entry.phases or ()), sessions=entry.sessions)
-    verdicts = {r.verdict for r in report.results.values() if r.clause_id == entry.clause}
-    assert entry.verdict in verdicts, [
-        (r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict != "pass"
-    ]
+    assert_fails_its_clause(report, entry.clause, entry.verdict)
 
 
 async def test_no_client_is_an_error(grade_client: Grade) -> None:
-    report = await grade_client(None, connect_deadline=0.3)
-    assert report.outcome() is Outcome.ERROR
-    assert all("no client connected" in r.actual for r in report.results.values() if r.verdict == "error")
+    assert_no_client_is_an_error(await grade_client(None, connect_deadline=0.3))
 
 
 async def test_refused_source_never_reaches_a_phase() -> None:
@@ -45,7 +41,8 @@ async def test_refused_source_never_reaches_a_phase() -> None:
     from checks.core import ListenPolicy, run_suite
     from checks.plugrl_client.reference import run_sessions
     from checks.plugrl_client.suite import SUITE
-    from tests.checks.plugrl_client.conftest import QUICK_OPTIONS, Announcements
+    from tests.checks.client_kinds import Announcements
+    from tests.checks.plugrl_client.conftest import QUICK_OPTIONS
 
     sink = Announcements()
     policy = ListenPolicy("127.0.0.1", (0,), allow=lambda peer: peer != "127.0.0.1")

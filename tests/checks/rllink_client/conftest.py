@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import pytest
 
-from checks.core import ListenPolicy, NullSink, Report, run_suite
+from checks.core import Report
 from checks.rllink_client.reference import ReferenceClient
 from checks.rllink_client.suite import SUITE
+from tests.checks.client_kinds import grade_listening
 
 # Short waits keep the tests fast.
 QUICK_OPTIONS: dict[str, Any] = {
@@ -23,14 +23,6 @@ QUICK_OPTIONS: dict[str, Any] = {
 }
 
 
-class Announcements(NullSink):
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
-
-    def announce(self, url: str, message: str) -> None:
-        self.queue.put_nowait((url, message))
-
-
 async def grade(
     client: type[ReferenceClient] | None,
     phases: list[str] | None = None,
@@ -38,20 +30,14 @@ async def grade(
     **options: Any,
 ) -> Report:
     """Run the suite and, once it announces its URL, the client against it."""
-    sink = Announcements()
-    run = asyncio.create_task(
-        run_suite(SUITE, "", {**QUICK_OPTIONS, **options}, phases, sink, listen=ListenPolicy("127.0.0.1", (0,)))
+
+    def start(url: str) -> Coroutine[Any, Any, Any]:
+        assert client is not None
+        return client(url, dialect, retry_for=2.0).run()  # type: ignore[arg-type]
+
+    return await grade_listening(
+        SUITE, {**QUICK_OPTIONS, **options}, phases, None if client is None else start, timeout=60
     )
-    url, _ = await asyncio.wait_for(sink.queue.get(), timeout=5)
-    task = None
-    if client is not None:
-        task = asyncio.create_task(client(url, dialect, retry_for=2.0).run())  # type: ignore[arg-type]
-    try:
-        return await asyncio.wait_for(run, timeout=60)
-    finally:
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
 
 
 Grade = Callable[..., Awaitable[Report]]

@@ -6,6 +6,7 @@ import pytest
 
 from checks.core import Outcome
 from checks.rllink_client.reference import ReferenceClient
+from tests.checks.client_kinds import assert_fails_its_clause, assert_no_client_is_an_error
 from tests.checks.rllink_client.conftest import Grade
 from tests.zoo.rllink_client.catalogue import ZOO
 
@@ -29,16 +30,11 @@ async def test_reference_client_passes(grade_client: Grade, dialect: str) -> Non
 async def test_zoo_client_fails_its_clause(grade_client: Grade, name: str) -> None:
     entry = ZOO[name]
     report = await grade_client(entry.start, phases=list(entry.phases or ()), dialect=entry.dialect)
-    verdicts = {r.verdict for r in report.results.values() if r.clause_id == entry.clause}
-    assert entry.verdict in verdicts, [
-        (r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict != "pass"
-    ]
+    assert_fails_its_clause(report, entry.clause, entry.verdict)
 
 
 async def test_no_client_is_an_error(grade_client: Grade) -> None:
-    report = await grade_client(None, connect_deadline=0.3)
-    assert report.outcome() is Outcome.ERROR
-    assert all("no client connected" in r.actual for r in report.results.values() if r.verdict == "error")
+    assert_no_client_is_an_error(await grade_client(None, connect_deadline=0.3))
 
 
 def test_config_pickle_reads_back_without_unpickling() -> None:
