@@ -4,8 +4,9 @@ a forbidden address, and a target that redirects its WebSocket handshake somewhe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from urllib.parse import urlsplit
 
 import httpx
@@ -162,9 +163,10 @@ def test_a_run_resolves_once_and_every_phase_connects_to_the_checked_address(
         assert len({t["phase"] for t in transcripts}) > 2
 
 
-async def test_an_http_probe_connects_to_the_pinned_address_and_names_the_host(
-    rebinding: RebindingResolver, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextlib.asynccontextmanager
+async def hosts_asked(rest: bytes, status: bytes = b"200 OK") -> AsyncIterator[tuple[int, list[str]]]:
+    """An HTTP server on 127.0.0.1 that answers every request `status` with headers and body `rest`, and
+    collects the Host header each asked with: yields (its port, those hosts)."""
     seen: list[str] = []
 
     async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -172,44 +174,35 @@ async def test_an_http_probe_connects_to_the_pinned_address_and_names_the_host(
         seen.extend(
             line.split(":", 1)[1].strip() for line in head.decode().splitlines() if line.lower().startswith("host:")
         )
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
+        writer.write(b"HTTP/1.1 " + status + b"\r\n" + rest)
         await writer.drain()
         writer.close()
 
     server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    rebinding.calls = 1  # any lookup of the name now answers the metadata address
     try:
+        yield server.sockets[0].getsockname()[1], seen
+    finally:
+        server.close()
+
+
+async def test_an_http_probe_connects_to_the_pinned_address_and_names_the_host(
+    rebinding: RebindingResolver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rebinding.calls = 1  # any lookup of the name now answers the metadata address
+    async with hosts_asked(b"content-type: application/json\r\ncontent-length: 2\r\n\r\n{}") as (port, seen):
         with pinned("rebind.test", "127.0.0.1"):
             probe = HttpProbe(f"http://rebind.test:{port}", Transcript(1, "http", "probe"), timeout=5)
             reply = await probe.get("/health")
             await probe.client.aclose()
-    finally:
-        server.close()
     assert reply.status == 200 and seen == [f"rebind.test:{port}"]
     assert rebinding.calls == 1
 
 
 async def test_a_webhook_posts_to_the_address_the_policy_checked(rebinding: RebindingResolver) -> None:
-    seen: list[str] = []
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        seen.extend(
-            line.split(":", 1)[1].strip() for line in head.decode().splitlines() if line.lower().startswith("host:")
-        )
-        writer.write(b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n")
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
     rebinding.calls = 0
-    try:
+    async with hosts_asked(b"content-length: 0\r\n\r\n", status=b"204 No Content") as (port, seen):
         async with httpx.AsyncClient(timeout=5, follow_redirects=False) as client:
             status, error = await webhooks._send(client, f"http://rebind.test:{port}/hook", {"x": 1}, ["127.0.0.0/8"])
-    finally:
-        server.close()
     # The policy's lookup answered 127.0.0.1; a second lookup would have answered the metadata address.
     assert (status, error) == (204, "") and seen == [f"rebind.test:{port}"]
     assert rebinding.calls == 1
@@ -217,26 +210,11 @@ async def test_a_webhook_posts_to_the_address_the_policy_checked(rebinding: Rebi
 
 async def test_every_http_kinds_client_connects_to_the_pinned_address(rebinding: RebindingResolver) -> None:
     """The openai-chat and session-server clients share the pinned transport with the OpenEnv probe."""
-    seen: list[str] = []
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        seen.extend(
-            line.split(":", 1)[1].strip() for line in head.decode().splitlines() if line.lower().startswith("host:")
-        )
-        writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"data":[]}')
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
     rebinding.calls = 1  # any lookup of the name now answers the metadata address
-    try:
+    async with hosts_asked(b'content-type: application/json\r\ncontent-length: 11\r\n\r\n{"data":[]}') as (port, seen):
         with pinned("rebind.test", "127.0.0.1"):
             chat = ChatClient(f"http://rebind.test:{port}/v1", HttpOptions(), 5, Transcript(1, "models", "probe"))
             reply = await chat.get("/models")
             await chat.client.aclose()
-    finally:
-        server.close()
     assert reply.status == 200 and seen == [f"rebind.test:{port}"]
     assert rebinding.calls == 1
