@@ -4,9 +4,7 @@ service is down the tap keeps forwarding and keeps a bounded summary, sent once 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,8 +23,8 @@ from checks.plugrl.reference import start_reference_server
 from checks.plugrl_client.reference import ReferenceClient
 from tests.app.conftest import BackgroundLoop
 from tests.app.helpers import free_socket, service_settings, wait_until
+from tests.checks.tap.test_cli import start_tap
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 TOKEN = "tap-post-token-0123456789"
 
 
@@ -110,34 +108,8 @@ def test_windows_posted_while_the_service_is_down_arrive_once_it_is_up(
 
 
 async def start_posting_tap(upstream: str, service: str) -> tuple[asyncio.subprocess.Process, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "app.cli",
-        "tap",
-        "plugrl",
-        "--listen",
-        "127.0.0.1:0",
-        "--upstream",
-        upstream,
-        "--roll-messages",
-        "10",
-        "--post",
-        service,
-        "--target",
-        "policy-server",
-        "--post-every",
-        "0.2",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=REPO_ROOT,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "RLCONFORM_API_TOKEN": TOKEN},
-    )
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
-    assert line.startswith("tap: listening on 127.0.0.1:"), line
-    port = line.split("127.0.0.1:", 1)[1].split(",", 1)[0]
-    return process, f"ws://127.0.0.1:{port}"
+    posting = ("--roll-messages", "10", "--post", service, "--target", "policy-server", "--post-every", "0.2")
+    return await start_tap(upstream, *posting, env={"RLCONFORM_API_TOKEN": TOKEN})
 
 
 def window(number: int) -> dict[str, Any]:
