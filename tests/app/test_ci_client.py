@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import threading
 import xml.etree.ElementTree as ET
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -14,6 +14,7 @@ import pytest
 from app.cli import main
 from app.settings import Settings
 from tests.app.helpers import free_port, service_settings, wait_until
+from tests.app.http_stub import QuietHandler, serving
 
 URL = "ws://127.0.0.1:9"
 
@@ -96,7 +97,7 @@ def test_a_malformed_server_url_exits_2_with_a_message(capsys) -> None:
     assert "not a usable URL" in capsys.readouterr().err
 
 
-class _NotRlconform(BaseHTTPRequestHandler):
+class _NotRlconform(QuietHandler):
     """A web server that is not rlconform: accepts any POST with 202 and a body that is not a run."""
 
     def do_POST(self) -> None:
@@ -107,21 +108,11 @@ class _NotRlconform(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, *args) -> None:
-        pass
-
 
 @pytest.fixture
-def not_rlconform() -> str:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotRlconform)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+def not_rlconform() -> Iterator[str]:
+    with serving(_NotRlconform) as url:
+        yield url
 
 
 @pytest.mark.parametrize("target", ["text", "json"])

@@ -7,7 +7,6 @@ broken version, unknown (exit 2) for a version never checked."""
 from __future__ import annotations
 
 import contextlib
-import http.server
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -21,6 +20,7 @@ from app.main import create_app
 from checks.plugrl_client.reference import main as reference_client
 from tests.app.conftest import QUICK_PLUGRL, BackgroundLoop
 from tests.app.helpers import make_target, service_settings, wait_for_run, wait_until
+from tests.app.http_stub import QuietHandler, serving
 from tests.zoo.plugrl_server.faults_content import EnvMajor
 
 CLIENT_OPTIONS = {"steps": 6, "reconnect_window": 0.4, "timeout": 3.0, "connect_deadline": 20.0}
@@ -176,25 +176,15 @@ def test_a_parity_run_takes_no_version(capsys: pytest.CaptureFixture[str]) -> No
 def not_a_service() -> Iterator[str]:
     """An HTTP server answering 200 `hello` to every GET; its base URL."""
 
-    class Hello(http.server.BaseHTTPRequestHandler):
+    class Hello(QuietHandler):
         def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("content-length", "5")
             self.end_headers()
             self.wfile.write(b"hello")
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving(Hello) as url:
+        yield url
 
 
 def test_the_cli_says_why_when_the_service_refuses(live_service: str, capsys: pytest.CaptureFixture[str]) -> None:

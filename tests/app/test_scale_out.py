@@ -8,12 +8,10 @@ through settings so the whole file stays within a couple of minutes.
 from __future__ import annotations
 
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, timedelta
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import httpx
@@ -21,6 +19,7 @@ import pytest
 
 from tests.app.cluster import Cluster, fake_target, start_run, wait_workers
 from tests.app.helpers import wait_for_run, wait_until
+from tests.app.http_stub import QuietHandler, serving
 
 pytestmark = pytest.mark.postgres
 
@@ -157,24 +156,15 @@ def flaky_receiver(failures: int) -> Iterator[tuple[str, list[dict[str, Any]]]]:
 
     received: list[dict[str, Any]] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 (the http.server API)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             received.append(body)
             self.send_response(500 if len(received) <= failures else 204)
             self.end_headers()
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield f"{url}/hook", received
 
 
 def test_a_webhook_failing_twice_is_retried_until_delivered(cluster: Cluster) -> None:
