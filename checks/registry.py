@@ -1,8 +1,8 @@
 """Target kinds: one record each, naming every part of the kind, imported only when asked for.
 
-A record names its suite, reference server, reference client, demo server
-and parity script as lazy "module:attribute" references, or says why the
-kind has no such part (`Absent`). Nothing here imports a kind's package:
+A record names its suite, reference server, reference client, demo server,
+parity script, tap and conforming runs as lazy "module:attribute" references,
+or says why the kind has no such part (`Absent`). Nothing here imports a kind's package:
 a kind whose optional dependencies are missing stays listed but raises a
 clear error when used, so one missing package never hides the others, and
 `rlconform` starts without loading every suite.
@@ -42,6 +42,7 @@ PART_TITLES = {
     "demo_server": "demo server",
     "parity_script": "parity script",
     "tap": "tap",
+    "conforming": "conforming runs",
 }
 
 
@@ -58,6 +59,9 @@ class KindRecord:
     - `tap`: `build(options) -> checks.tap.run.TapSpec` behind `rlconform tap KIND` and tap targets: what a tap
       of this kind reports and the judges (the suite's own) it runs on copies of the traffic, from the tap's
       `--option key=value` pairs, checked against the kind's options model.
+    - `conforming`: the kind's `checks.conforming.ConformingRun`s (a tuple, `RUNS` of `checks/<kind>/conforming.py`):
+      the reference peer to start and the shortened options to run the suite with, on which every MUST and
+      SHOULD clause is decided `pass` (tests/checks/test_every_clause_decidable.py drives them).
     """
 
     name: str
@@ -68,6 +72,7 @@ class KindRecord:
     demo_server: Part
     parity_script: Part
     tap: Part = Absent("no tap for this kind yet")
+    conforming: Part = Absent("no conforming runs declared")
 
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
@@ -104,6 +109,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server="checks.plugrl.reference:start_reference_server",
             parity_script="checks.parity.script_plugrl:SCRIPT",
             tap="checks.tap.kinds:plugrl_tap",
+            conforming="checks.plugrl.conforming:RUNS",
         ),
         KindRecord(
             name="openenv",
@@ -114,6 +120,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server="checks.openenv.reference:start_demo_server",
             parity_script="checks.parity.script_openenv:SCRIPT",
             tap="checks.tap.kinds:openenv_tap",
+            conforming="checks.openenv.conforming:RUNS",
         ),
         KindRecord(
             name="rlmesh",
@@ -123,6 +130,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             reference_client=Absent(NO_CLIENT_PEER),
             demo_server="checks.rlmesh.reference:start_demo_server",
             parity_script="checks.parity.script_rlmesh:SCRIPT",
+            conforming="checks.rlmesh.conforming:RUNS",
         ),
         KindRecord(
             name="rllink",
@@ -133,6 +141,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server="checks.rllink.reference:start_demo_server",
             parity_script=Absent("none written for RLlink yet"),
             tap="checks.tap.kinds:rllink_tap",
+            conforming="checks.rllink.conforming:RUNS",
         ),
         KindRecord(
             name="openai-chat",
@@ -143,6 +152,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server="checks.openai.reference:start_reference_server",
             parity_script="checks.parity.script_openai:SCRIPT",
             tap="checks.tap.kinds:openai_tap",
+            conforming="checks.openai.conforming:RUNS",
         ),
         KindRecord(
             name="session-server",
@@ -153,6 +163,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server="checks.session.reference:start_reference_server",
             parity_script="checks.parity.script_session:SCRIPT",
             tap="checks.tap.kinds:session_tap",
+            conforming="checks.session.conforming:RUNS",
         ),
         KindRecord(
             name="ors",
@@ -163,6 +174,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server="checks.ors.reference:start_reference_server",
             parity_script="checks.parity.script_ors:SCRIPT",
             tap="checks.tap.kinds:ors_tap",
+            conforming="checks.ors.conforming:RUNS",
         ),
         KindRecord(
             name="plugrl-client",
@@ -173,6 +185,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server=Absent(NO_DEMO_FOR_CLIENTS),
             parity_script=Absent(NO_PARITY_FOR_CLIENTS),
             tap=Absent(TAP_ON_THE_SERVER),
+            conforming="checks.plugrl_client.conforming:RUNS",
         ),
         KindRecord(
             name="rllink-client",
@@ -183,6 +196,7 @@ RECORDS: dict[str, KindRecord] = _record_table(
             demo_server=Absent(NO_DEMO_FOR_CLIENTS),
             parity_script=Absent(NO_PARITY_FOR_CLIENTS),
             tap=Absent(TAP_ON_THE_SERVER),
+            conforming="checks.rllink_client.conforming:RUNS",
         ),
     )
 )

@@ -2,7 +2,8 @@
 
 tests/checks/test_every_clause_decidable.py reads the clauses these runs decide `pass`:
 the pass side of "no clause that cannot fail, and none that cannot pass" (issue 19).
-Each run is the one its kind's own tests make of its reference (their options, shortened).
+Each kind's runs are what its record's `conforming` part declares (`checks/<kind>/conforming.py`),
+driven here, plus `TEST_ONLY_RUNS`: runs on servers only the tests have.
 """
 
 from __future__ import annotations
@@ -11,152 +12,90 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from checks.core import Report, run_suite
+from checks.conforming import ClientRun, ConformingRun, ServerRun
+from checks.core import ListenPolicy, NullSink, Report, run_suite
+from checks.registry import RECORDS, get_suite, load
 
 Run = Callable[[], Awaitable[Report]]
-RLMESH_OPTIONS: dict[str, Any] = {"timeout": 3.0, "latency_bound_ms": 1000}  # a bound, so step latency is judged
+CLIENT_RUN_DEADLINE = 90.0  # seconds a listening run may take, its client's sessions included
 
 
-async def openai_reference() -> Report:
-    from checks.openai.reference import ReferenceModel, make_app
-    from tests.checks.openai.helpers import check, serving
-
-    model = ReferenceModel()
-    model.api_key = "sk-reference"
-    with serving(make_app(model)) as url:
-        return await check(url, {"context_window": 4096, "api_key": "sk-reference"})
+class NoConformingRuns(LookupError):
+    """A kind whose record declares no conforming runs, so no clause of it can be shown to pass."""
 
 
-async def session_reference() -> Report:
-    from checks.session.reference import start_reference_server
-    from checks.session.suite import SUITE
+def declared_runs(kind: str) -> tuple[ConformingRun, ...]:
+    """The conforming runs `kind`'s record names; NoConformingRuns, saying what to add, when it names none."""
+    reference = RECORDS[kind].conforming
+    if not isinstance(reference, str):
+        raise NoConformingRuns(
+            f"{kind} declares no conforming runs ({reference.reason}): give its KindRecord "
+            f'conforming="checks.<package>.conforming:RUNS", a tuple of checks.conforming.ServerRun or ClientRun'
+        )
+    runs = load(reference)
+    if not isinstance(runs, tuple) or not runs or not all(isinstance(run, ServerRun | ClientRun) for run in runs):
+        raise TypeError(f"{reference} is not a non-empty tuple of checks.conforming.ServerRun or ClientRun")
+    return runs
 
-    running = await start_reference_server(tree="v2", backend_delay=0)
+
+async def run_on_server(kind: str, declared: ServerRun) -> Report:
+    start: Any = load(declared.start)
+    running = await start("127.0.0.1", 0, **declared.start_args)
     try:
-        return await run_suite(SUITE, running.url, {"timeout": 5})
+        phases = list(declared.phases) if declared.phases is not None else None
+        return await run_suite(
+            get_suite(kind), running.url, dict(declared.options), phases, include_optional=declared.include_optional
+        )
     finally:
         await running.close()
 
 
-async def ors_reference() -> Report:
-    from checks.ors.reference import start_reference_server
-    from checks.ors.suite import SUITE
-    from tests.zoo.ors.catalogue import QUICK_OPTIONS
+class Announcements(NullSink):
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
 
-    running = await start_reference_server()
+    def announce(self, url: str, message: str) -> None:
+        self.queue.put_nowait((url, message))
+
+
+async def run_with_client(kind: str, declared: ClientRun) -> Report:
+    """The suite listening on a free 127.0.0.1 port and, once it announces its URL, the client driven against it."""
+    drive: Any = load(declared.drive)
+    sink = Announcements()
+    phases = list(declared.phases) if declared.phases is not None else None
+    listen = ListenPolicy("127.0.0.1", (0,))
+    run = asyncio.create_task(run_suite(get_suite(kind), "", dict(declared.options), phases, sink, listen=listen))
+    url, _ = await asyncio.wait_for(sink.queue.get(), timeout=5)
+    client = asyncio.create_task(drive(url, **declared.drive_args))
     try:
-        return await run_suite(SUITE, running.url, QUICK_OPTIONS)
+        return await asyncio.wait_for(run, timeout=CLIENT_RUN_DEADLINE)
     finally:
-        await running.close()
+        client.cancel()
+        await asyncio.gather(client, return_exceptions=True)
 
 
-async def ors_reference_keepalive() -> Report:
-    """The opt-in keep-alive phase on a reference server with a short idle expiry, so its clauses are decided."""
-    from checks.ors.reference import OrsServer, serve_app
-    from checks.ors.suite import SUITE
-    from tests.zoo.ors.catalogue import KEEPALIVE_OPTIONS
+def driven(kind: str, declared: ConformingRun) -> Run:
+    async def run() -> Report:
+        if isinstance(declared, ServerRun):
+            return await run_on_server(kind, declared)
+        return await run_with_client(kind, declared)
 
-    running = await serve_app(OrsServer(idle_expiry=1.2, ping_interval=0.2))
-    try:
-        return await run_suite(SUITE, running.url, {"timeout": 5, **KEEPALIVE_OPTIONS}, ["keepalive"])
-    finally:
-        await running.close()
-
-
-async def plugrl_reference(phases: list[str] | None = None, **server: Any) -> Report:
-    from checks.plugrl.reference import start_reference_server
-    from checks.plugrl.suite import SUITE
-    from tests.checks.plugrl.conftest import QUICK_OPTIONS
-
-    options = {
-        **QUICK_OPTIONS,
-        **({"feedback_timeout": server["feedback_timeout"]} if "feedback_timeout" in server else {}),
-    }
-    running = await start_reference_server("127.0.0.1", 0, **server)
-    try:
-        return await run_suite(SUITE, running.url, options, phases, include_optional=phases is None)
-    finally:
-        await running.close()
-
-
-async def plugrl_until_stop() -> Report:
-    """Every phase, the optional stop included: the server stops after enough feedback rows."""
-    return await plugrl_reference(stop_after=200)
-
-
-async def plugrl_feedback_timeout() -> Report:
-    return await plugrl_reference(["feedback-timeout"], feedback_timeout=1.0)
-
-
-async def plugrl_without_features() -> Report:
-    """No feature offered: a reuse sent anyway must be refused, which a server offering reuse cannot show."""
-    return await plugrl_reference(["exchange", "reuse"], features=())
-
-
-async def rlmesh_reference() -> Report:
-    """The walk server with Shutdown allowed, stopped when it accepts one, as its command does."""
-    from checks.rlmesh.reference import start_reference_server
-    from checks.rlmesh.suite import SUITE
-
-    running = await start_reference_server(allow_shutdown=True)
-    stopper = asyncio.create_task(stop_when_asked(running.service.stopped, running.close))
-    try:
-        return await run_suite(SUITE, running.url, RLMESH_OPTIONS, include_optional=True)
-    finally:
-        stopper.cancel()
-        await running.close()
+    run.__name__ = f"{kind}:{declared.name}"
+    return run
 
 
 async def rlmesh_declared_step_limit() -> Report:
     """The hand-written lane server declaring `max_episode_steps`, which the walk server does not."""
+    from checks.rlmesh.conforming import QUICK_OPTIONS
     from checks.rlmesh.suite import SUITE
     from tests.zoo.rlmesh import handmade
 
     server, service, address = await handmade.start(lanes=2, faults={"declares-step-limit"})
     try:
-        return await run_suite(SUITE, address, RLMESH_OPTIONS, ["episodes"])
+        return await run_suite(SUITE, address, QUICK_OPTIONS, ["episodes"])
     finally:
         service.stopper.cancel()  # type: ignore[attr-defined]
         await server.stop(0)
-
-
-async def stop_when_asked(stopped: asyncio.Event, close: Callable[[], Awaitable[None]]) -> None:
-    await stopped.wait()
-    await close()
-
-
-def rllink_reference(dialect: str) -> Run:
-    async def run() -> Report:
-        from checks.rllink.reference import start_reference_server
-        from checks.rllink.suite import SUITE
-        from tests.checks.rllink.test_reference import FAST
-
-        running = await start_reference_server("127.0.0.1", 0, dialect=dialect, fragment_length=32, recycle=0.1)
-        try:
-            return await run_suite(SUITE, running.url, FAST, include_optional=True)
-        finally:
-            await running.close()
-
-    run.__name__ = f"rllink_reference_{dialect}"
-    return run
-
-
-async def plugrl_client_reference() -> Report:
-    from checks.plugrl_client.reference import ReferenceClient
-    from tests.checks.plugrl_client.conftest import grade
-
-    return await grade(ReferenceClient)
-
-
-def rllink_client_reference(dialect: str) -> Run:
-    async def run() -> Report:
-        from checks.rllink_client.reference import ReferenceClient
-        from tests.checks.rllink_client.conftest import grade
-
-        return await grade(ReferenceClient, dialect=dialect)
-
-    run.__name__ = f"rllink_client_reference_{dialect}"
-    return run
 
 
 def openenv_reference(app: str, phases: list[str] | None = None, **overrides: Any) -> Run:
@@ -182,11 +121,9 @@ def openenv_reference(app: str, phases: list[str] | None = None, **overrides: An
     return run
 
 
-# Conforming servers and clients run by the pass-side test, by kind.
-REFERENCE_RUNS: dict[str, list[Run]] = {
-    "openai-chat": [openai_reference],
-    "session-server": [session_reference],
-    "ors": [ors_reference, ors_reference_keepalive],
+# Runs on servers only the tests have (openenv-core's own apps, hand-made servers showing what the
+# reference does not), beside the declared ones, by kind.
+TEST_ONLY_RUNS: dict[str, list[Run]] = {
     "openenv": [
         openenv_reference("quiz_app", reward_range=[0.0, 1.0], latency_bound_ms=60_000),
         openenv_reference("echo_app", ["capacity"]),
@@ -199,9 +136,14 @@ REFERENCE_RUNS: dict[str, list[Run]] = {
             quirks={"tasks": "consistent", "mcp": "jsonrpc", "attach": "attaches", "mirror_metadata": True},
         ),
     ],
-    "plugrl-server": [plugrl_until_stop, plugrl_feedback_timeout, plugrl_without_features],
-    "rlmesh": [rlmesh_reference, rlmesh_declared_step_limit],
-    "rllink": [rllink_reference("msgpack"), rllink_reference("json")],
-    "plugrl-client": [plugrl_client_reference],
-    "rllink-client": [rllink_client_reference("msgpack"), rllink_client_reference("json")],
+    "rlmesh": [rlmesh_declared_step_limit],
 }
+
+
+def reference_runs() -> dict[str, list[Run]]:
+    """Every kind's runs: its record's declared ones, driven, then its test-only ones (NoConformingRuns:
+    a kind declares none)."""
+    return {
+        kind: [driven(kind, declared) for declared in declared_runs(kind)] + TEST_ONLY_RUNS.get(kind, [])
+        for kind in RECORDS
+    }

@@ -5,8 +5,9 @@ Every MUST and SHOULD clause of every kind needs a zoo entry that makes it fail
 not "not judged". The fail side is the zoo catalogues (each entry's clause is
 what its kind's test_zoo.py proves the suite flags). The pass side is computed
 here by running every kind's conforming reference server (or, for a client kind,
-its reference client against a listening run) in process (tests/checks/reference_runs.py), and read from the real
-peers' tables (tests/realpeers/verdicts.py), which their own tests hold exact.
+its reference client against a listening run) in process, as its record's `conforming` part declares
+(tests/checks/reference_runs.py drives them), and read from the real peers' tables
+(tests/realpeers/verdicts.py), which their own tests hold exact.
 
 A clause that lacks a side is listed below with the reason; an exception that is
 no longer needed fails too, so the lists only shrink.
@@ -15,14 +16,15 @@ no longer needed fails too, so the lists only shrink.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 from collections.abc import Iterable
 
 import pytest
 
 from checks.core import Level
-from checks.registry import get_suite, kind_names
-from tests.checks.reference_runs import REFERENCE_RUNS
+from checks.registry import RECORDS, Absent, get_suite, kind_names
+from tests.checks.reference_runs import TEST_ONLY_RUNS, NoConformingRuns, declared_runs, reference_runs
 from tests.realpeers.verdicts import LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE, TRANSFORMERS_SERVE, PeerTable
 from tests.zoo.entry import ZooEntry
 
@@ -74,8 +76,6 @@ def test_a_clause_that_passes_everywhere_is_caught():
 
 
 REAL_PEERS: list[PeerTable] = [TRANSFORMERS_SERVE, LLMOCK_ECHO, LLMOCK_VARIED, RLMESH_CARTPOLE]
-# Kinds whose pass side this test does not compute yet.
-PASS_SIDE_ELSEWHERE: dict[str, str] = {}
 # Clauses no conforming server or real peer decides `pass` on its own, and why.
 NO_PASSING_SERVER: dict[str, str] = {}
 
@@ -86,7 +86,7 @@ def passes_of_table(table: PeerTable) -> set[str]:
 
 async def reference_passes() -> set[str]:
     passed: set[str] = set()
-    for runs in REFERENCE_RUNS.values():
+    for runs in reference_runs().values():
         for run in runs:
             report = await run()
             passed |= {entry.clause_id for entry in report.rolled_up() if entry.verdict.value == "pass"}
@@ -105,12 +105,26 @@ def decided_pass() -> set[str]:
 
 @pytest.mark.parametrize("kind", kind_names())
 def test_every_must_and_should_passes_on_some_conforming_server_or_real_peer(kind, decided_pass):
-    if kind in PASS_SIDE_ELSEWHERE:
-        pytest.skip(f"pass side not computed here: {PASS_SIDE_ELSEWHERE[kind]}")
     missing = set(judged_clauses(kind)) - decided_pass
     assert missing - NO_PASSING_SERVER.keys() == set(), "decided pass nowhere"
     assert NO_PASSING_SERVER.keys() & missing == NO_PASSING_SERVER.keys() & set(judged_clauses(kind))
 
 
-def test_kinds_with_no_pass_side_here_are_named():
-    assert set(kind_names()) == REFERENCE_RUNS.keys() | PASS_SIDE_ELSEWHERE.keys()
+@pytest.mark.parametrize("kind", kind_names())
+def test_every_kind_declares_its_conforming_runs(kind):
+    declared_runs(kind)  # NoConformingRuns says which kind and what to add
+
+
+def test_a_kind_without_conforming_runs_is_named(monkeypatch):
+    lacking = dataclasses.replace(RECORDS["ors"], name="toy", aliases=(), conforming=Absent("not written yet"))
+    monkeypatch.setitem(RECORDS, "toy", lacking)
+    with pytest.raises(
+        NoConformingRuns, match=r"^toy declares no conforming runs \(not written yet\): give its KindRecord"
+    ):
+        declared_runs("toy")
+    with pytest.raises(NoConformingRuns):
+        reference_runs()
+
+
+def test_test_only_runs_are_of_known_kinds():
+    assert TEST_ONLY_RUNS.keys() <= set(kind_names())

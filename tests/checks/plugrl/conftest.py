@@ -15,11 +15,12 @@ import pytest
 from websockets.asyncio.server import Server, ServerConnection, serve
 
 from checks.core import Report, run_suite
+from checks.plugrl import conforming
 from checks.plugrl.reference import ReferenceServer, start_reference_server
 from checks.plugrl.suite import SUITE
 
-# Short deadlines keep the tests fast; servers that behave answer in milliseconds.
-QUICK_OPTIONS: dict[str, Any] = {"timeout": 3.0, "patience": 0.3}
+# Short deadlines keep the tests fast; servers that behave answer in milliseconds (the conforming runs' own).
+QUICK_OPTIONS: dict[str, Any] = dict(conforming.QUICK_OPTIONS)
 
 RunCheck = Callable[..., Awaitable[Report]]
 

@@ -7,10 +7,11 @@ import asyncio
 import pytest
 
 from checks.core import Outcome, Verdict, run_suite
+from checks.rllink.conforming import QUICK_OPTIONS
 from checks.rllink.reference import start_reference_server
 from checks.rllink.suite import SUITE
 
-FAST = {"timeout": 2.0, "recycle_wait": 0.3, "quiet": 0.15, "second_client_wait": 0.5, "batches": 2}
+FAST = dict(QUICK_OPTIONS)  # the conforming runs' short waits
 
 
 @pytest.mark.parametrize("dialect", ["msgpack", "json"])

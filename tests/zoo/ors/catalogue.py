@@ -7,24 +7,15 @@ tools the suite discovers and the inputs it makes from their schemas.
 
 from __future__ import annotations
 
+from checks.ors.conforming import KEEPALIVE_OPTIONS, QUICK_OPTIONS
 from checks.ors.reference import RunningServer, serve_app
 from tests.zoo.entry import ZooEntry
 from tests.zoo.ors.servers import BrokenOrsServer
 
-QUICK_OPTIONS = {"timeout": 5, "creates": 6}
 # The options that narrow the calls to the reference's own tools (the suite finds them unnamed too).
 NAMED_TOOLS = {"tool": "step", "big_output_tool": "dump", "big_output_input": {"size": 10_000}, "raising_tool": "fail"}
 
-
-# The opt-in keep-alive phase alone, with the delays of `servers.SHORT`.
-KEEPALIVE_OPTIONS = {
-    "slow_tool": "sleep",
-    "slow_input": {"seconds": 1.0},
-    "keepalive_gap": 0.6,
-    "idle_expiry": 1.2,
-    "expiry_margin": 0.3,
-    "ping_every": 0.3,
-}
+# KEEPALIVE_OPTIONS (checks/ors/conforming.py): the opt-in keep-alive phase alone, with the delays of `servers.SHORT`.
 
 
 def entry(clause: str, *knock_on: str, **options: object) -> ZooEntry:
