@@ -15,7 +15,6 @@ import pydantic
 from sqlalchemy import delete, update
 from sqlmodel import Session, col, select
 
-from app.errors import ServiceError
 from app.models import (
     ENDED_STATUSES,
     LABEL_PATTERN,
@@ -40,6 +39,12 @@ from app.models import (
 from app.models_tap import TapTarget, TapWindow
 from app.netpolicy import NetworkRefused, check_host
 from app.redaction import REDACTED, redact_options, redact_url, secret_fields, unmask_url
+
+# Re-exported: callers name them crud.TargetInvalid, crud.RunConflict, crud.live_run_ids.
+from app.refusals import RunConflict as RunConflict
+from app.refusals import TargetInvalid as TargetInvalid
+from app.refusals import live_run_ids as live_run_ids
+from app.tap_settings import tap_run_settings
 from app.textsafe import unstorable_paths
 from checks.core import HARNESS_VERSION, Gate, Suite, SuiteOptions
 from checks.registry import find_suite, kind_names
@@ -47,22 +52,6 @@ from checks.registry import find_suite, kind_names
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # fullmatch: `$` would admit "name\n"
 RESERVED_NAMES = {"new"}  # page paths a target name would shadow (`/targets/new` is the add form)
 MAX_EXPECTED_FAILURES = 1000
-
-
-class TargetInvalid(ServiceError):
-    """Input that cannot be saved; `errors` are `{"loc": [...], "msg": str}` with field paths."""
-
-    status_code = 422
-
-    def __init__(self, errors: list[dict[str, Any]]) -> None:
-        super().__init__("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors))
-        self.errors = errors
-
-
-class RunConflict(TargetInvalid):
-    """A run the target cannot have now (a tap already watching): the API answers 409, not 422."""
-
-    status_code = 409
 
 
 def _error(loc: Sequence[str | int], msg: str) -> dict[str, Any]:
@@ -333,13 +322,6 @@ def delete_runs(session: Session, run_ids: Sequence[int | None]) -> None:
     session.exec(delete(Run).where(col(Run.id).in_(run_ids)))
 
 
-def live_run_ids(session: Session, target: Target) -> list[int]:
-    """The target's queued and running runs."""
-    live = [RunStatus.QUEUED, RunStatus.RUNNING]
-    statement = select(col(Run.id)).where(Run.target_id == target.id, col(Run.status).in_(live))
-    return [run_id for run_id in session.exec(statement) if run_id is not None]
-
-
 def delete_target(session: Session, target: Target) -> None:
     """Delete the target with its runs, results and transcripts (cancel live runs first: `Runner.delete_target`)."""
     run_ids = list(session.exec(select(Run.id).where(Run.target_id == target.id)))
@@ -397,8 +379,6 @@ def enqueue_run(
     errors = expected_failure_errors(suite, expected_failures)  # reported with the settings' errors, if any
     tap = session.get(TapTarget, target.id) if target.id is not None else None
     if tap is not None:
-        from app.tap_runs import tap_run_settings  # it imports this module
-
         selected, snapshot, total = tap_run_settings(session, target, tap, phases, options, errors)
     else:
         selected, snapshot = _suite_run_settings(suite, target, phases, options, include_optional, errors)

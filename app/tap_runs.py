@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -23,12 +23,10 @@ from app.models import ClauseResultRow, Run, RunStatus, Target, TargetCreate, st
 from app.models_clause import message_id
 from app.models_tap import TAP_PHASE, LedgerDoc, TapSettings, TapTarget, TapTargetCreate, TapWindow, TapWindowPost
 from app.redaction import redact_url
+from app.tap_settings import spec_for as spec_for  # re-exported: the tap host asks tap_runs for a tap's spec
 from checks.core import HARNESS_VERSION, Gate, Outcome, truncate
 from checks.listen import split_host_port
 from checks.registry import find_suite
-
-if TYPE_CHECKING:  # the tap's packages load where a tap is created or runs, not with every import of the app
-    from checks.tap.run import TapSpec
 
 TAP_TRIGGER = "tap"
 EVIDENCE_CHARS = 2000  # of a violation's expected / actual, as stored in a clause result
@@ -47,12 +45,6 @@ def target_tap(session: Session, target: Target) -> TapTarget | None:
 
 def run_window(session: Session, run: Run) -> TapWindow | None:
     return session.get(TapWindow, run.id) if run.id is not None else None
-
-
-def spec_for(kind: str, tap: TapTarget) -> TapSpec:
-    from checks.tap.kinds import tap_spec
-
-    return tap_spec(kind, {str(k): str(v) for k, v in tap.tap_options.items()})
 
 
 def _invalid(loc: Sequence[str | int], msg: str) -> crud.TargetInvalid:
@@ -97,32 +89,6 @@ def create_tap_target(
     session.refresh(tap)
     session.refresh(target)
     return target, tap
-
-
-def tap_run_settings(
-    session: Session,
-    target: Target,
-    tap: TapTarget,
-    phases: Sequence[str] | None,
-    options: dict[str, Any] | None,
-    errors: list[dict[str, Any]],
-) -> tuple[list[str], dict[str, Any], int]:
-    """A hosted tap run's phases (none: the traffic decides its clauses), options (the tap's) and clause count.
-
-    TargetInvalid for phases or option overrides, after `errors` found before; RunConflict while another run of
-    the tap is queued or running (a tap watches one stream at a time: a second run would contend for its
-    listen address and clients)."""
-    if phases:
-        errors.append({"loc": ["phases"], "msg": "a tap run has no phases: the traffic it watches decides its clauses"})
-    if options:
-        errors.append({"loc": ["options"], "msg": "a tap's options are its target's (tap.options), not a run's"})
-    if errors:
-        raise crud.TargetInvalid(errors)
-    live = crud.live_run_ids(session, target)
-    if live:
-        message = f"{target.name} is a tap and run {min(live)} is already watching it; stop that run first"
-        raise crud.RunConflict([{"loc": ["target"], "msg": message}])
-    return [], dict(tap.tap_options), len(spec_for(target.kind, tap).catalogue)
 
 
 def tap_settings(tap: TapTarget) -> TapSettings:
