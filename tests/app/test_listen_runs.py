@@ -135,30 +135,20 @@ def test_client_kinds_take_no_url(client: TestClient) -> None:
 
 def test_only_the_executing_attempt_shows_its_announcement() -> None:
     announcement = {"url": "ws://old-worker:9000", "attempt": 1, "waiting": True}
-    assert (
-        current_announcement(
-            Run(
-                kind="plugrl-client",
-                url="",
-                harness_version="",
-                spec_version="",
-                target_id=1,
-                attempts=1,
-                announcement=announcement,
-            )
+
+    def run(attempts: int) -> Run:
+        return Run(
+            kind="plugrl-client",
+            url="",
+            harness_version="",
+            spec_version="",
+            target_id=1,
+            attempts=attempts,
+            announcement=announcement,
         )
-        == announcement
-    )
-    requeued = Run(
-        kind="plugrl-client",
-        url="",
-        harness_version="",
-        spec_version="",
-        target_id=1,
-        attempts=2,
-        announcement=announcement,
-    )
-    assert current_announcement(requeued) is None
+
+    assert current_announcement(run(attempts=1)) == announcement
+    assert current_announcement(run(attempts=2)) is None  # requeued: another attempt executes
 
 
 @pytest.mark.parametrize(
