@@ -8,6 +8,7 @@ through settings so the whole file stays within a couple of minutes.
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,14 +64,23 @@ def test_runs_go_only_to_workers_of_their_label_and_the_dashboard_warns_on_an_un
     assert "gamma" in client.get("/targets/nowhere").text
 
 
-def test_a_worker_killed_mid_run_loses_nothing_another_worker_finishes_the_run(cluster: Cluster) -> None:
+def run_under_way(
+    cluster: Cluster, label: str, name: str, delay: float, decided: int
+) -> tuple[httpx.Client, subprocess.Popen[bytes], int]:
+    """The service, its one worker of `label`, and a run of a slow fake target `name` on it that has decided
+    `decided` clauses."""
     client = cluster.service()
-    first = cluster.worker("k")
+    worker = cluster.worker(label)
     wait_workers(client, 1)
-    fake_target(client, "slow", "k", delay=0.5)
-    run_id = start_run(client, "slow")
+    fake_target(client, name, label, delay=delay)
+    run_id = start_run(client, name)
+    wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= decided, timeout=30)
+    return client, worker, run_id
+
+
+def test_a_worker_killed_mid_run_loses_nothing_another_worker_finishes_the_run(cluster: Cluster) -> None:
     # Kill once the first phase finished and the second is under way.
-    wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 3, timeout=30)
+    client, first, run_id = run_under_way(cluster, "k", "slow", delay=0.5, decided=3)
     before = _results(client, run_id)
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
@@ -87,12 +97,7 @@ def test_a_worker_killed_mid_run_loses_nothing_another_worker_finishes_the_run(c
 
 
 def test_a_draining_worker_hands_its_run_back_and_another_resumes_it(cluster: Cluster) -> None:
-    client = cluster.service()
-    first = cluster.worker("d")
-    wait_workers(client, 1)
-    fake_target(client, "long", "d", delay=0.8)
-    run_id = start_run(client, "long")
-    wait_until(lambda: client.get(f"/api/v1/runs/{run_id}").json()["decided_clauses"] >= 2, timeout=30)
+    client, first, run_id = run_under_way(cluster, "d", "long", delay=0.8, decided=2)
     first.send_signal(signal.SIGTERM)
     assert first.wait(timeout=20) == 0  # drained: waited its grace, handed the run back, exited cleanly
     assert client.get(f"/api/v1/runs/{run_id}").json()["status"] == "queued"
