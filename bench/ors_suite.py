@@ -15,8 +15,6 @@ and their ratio; the goal is at most 1.5.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import statistics
 import sys
 import time
@@ -29,6 +27,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.rounds import run_with_rounds  # noqa: E402
 from checks.asgi_server import serve_asgi  # noqa: E402
 from checks.core import run_suite  # noqa: E402
 from checks.ors.reference import OrsServer  # noqa: E402
@@ -111,6 +110,4 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    asyncio.run(main(parser.parse_args().rounds))
+    run_with_rounds(main, __doc__, default=5)

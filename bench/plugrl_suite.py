@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -25,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.rounds import interleaved_medians, run_with_rounds  # noqa: E402
 from checks.core import run_suite  # noqa: E402
 from checks.plugrl.codec import pack, unpack  # noqa: E402
 from checks.plugrl.messages import (  # noqa: E402
@@ -174,11 +174,7 @@ def codec_ratio(rounds: int, loops: int = 20) -> tuple[float, float]:
 
 
 async def main(rounds: int) -> None:
-    suite_times, bare_times = [], []
-    for _ in range(rounds):  # interleaved, so both see the same machine load
-        suite_times.append(await timed_suite())
-        bare_times.append(await timed_bare())
-    suite, bare = statistics.median(suite_times), statistics.median(bare_times)
+    suite, bare = await interleaved_medians(rounds, timed_suite, timed_bare)
     print(f"(a) seed-equivalent phases ({', '.join(SEED_PHASES)}) against the reference server, median of {rounds}:")
     print(f"    rlconform suite   {suite:.3f} s")
     print(f"    seed checker      {SEED_SECONDS:.3f} s (its figure)   suite/seed = {suite / SEED_SECONDS:.3f}")
@@ -193,6 +189,4 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
-    asyncio.run(main(parser.parse_args().rounds))
+    run_with_rounds(main, __doc__, default=5)

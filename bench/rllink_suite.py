@@ -15,16 +15,16 @@ the back-offs, the checks and the transcripts.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.rounds import interleaved_medians, run_with_rounds  # noqa: E402
 from checks.core import run_suite  # noqa: E402
 from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode  # noqa: E402
 from checks.rllink.episodes import batch, broken_episodes  # noqa: E402
@@ -170,11 +170,7 @@ async def timed_bare(dialect: Dialect) -> float:
 async def main(rounds: int) -> None:
     print(f"rllink suite, every phase, against the reference server (fragment {FRAGMENT}, recycle {RECYCLE} s):")
     for dialect in ("msgpack", "json"):
-        suite_times, bare_times = [], []
-        for _ in range(rounds):  # interleaved, so both see the same machine load
-            suite_times.append(await timed_suite(dialect))
-            bare_times.append(await timed_bare(dialect))
-        suite, bare = statistics.median(suite_times), statistics.median(bare_times)
+        suite, bare = await interleaved_medians(rounds, partial(timed_suite, dialect), partial(timed_bare, dialect))
         print(
             f"  {dialect:8} suite {suite:6.2f} s   bare client {bare:6.2f} s   "
             f"suite/bare = {suite / bare:.2f}   (median of {rounds})"
@@ -182,6 +178,4 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    asyncio.run(main(parser.parse_args().rounds))
+    run_with_rounds(main, __doc__, default=3)
