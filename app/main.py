@@ -57,22 +57,32 @@ STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 def _run_backend(
     settings: Settings, engine: Engine, metrics: Metrics, clients: ReferenceClients
 ) -> Runner | WorkerBackend:
-    """What executes the runs: procrastinate workers (PostgreSQL) or the embedded runner."""
+    """What executes the runs: procrastinate workers (PostgreSQL), or the embedded runner and its run processes."""
     if settings.uses_workers:
         from app.worker import WorkerBackend
 
         return WorkerBackend(settings, engine, metrics)
-    runner = Runner(
-        engine,
-        max_concurrent=settings.max_concurrent_runs,
-        allowed_networks=settings.allowed_networks,
-        listen_host=settings.listen_address,
-        listen_ports=settings.listen_ports,
-        retention_runs=settings.retention_runs,
-        whole_passing=settings.retention_whole_passing,
-        metrics=metrics,
-        on_end=functools.partial(_run_ended, settings, clients),
-    )
+    on_end = functools.partial(_run_ended, settings, clients)
+    if settings.run_processes:
+        from app.run_processes import ProcessRunner
+
+        level = logging.getLevelName(logging.getLogger("rlconform").getEffectiveLevel()).lower()
+        # A run process ends its runs itself: it queues their webhooks; the reference client is stopped here.
+        runner: Runner = ProcessRunner(
+            engine, settings, metrics=metrics, on_end=on_end, on_done=clients.run_ended, log_level=level
+        )
+    else:
+        runner = Runner(
+            engine,
+            max_concurrent=settings.max_concurrent_runs,
+            allowed_networks=settings.allowed_networks,
+            listen_host=settings.listen_address,
+            listen_ports=settings.listen_ports,
+            retention_runs=settings.retention_runs,
+            whole_passing=settings.retention_whole_passing,
+            metrics=metrics,
+            on_end=on_end,
+        )
     runner.executor.tap_flush_seconds = settings.tap_flush_seconds
     runner.executor.tap_judging = settings.tap_judging
     return runner

@@ -163,23 +163,33 @@ class Runner(RunBackend):
     async def _dispatch_loop(self) -> None:
         while not self._stopping:
             self._wake.clear()
-            free = self.max_concurrent - len(self.tasks)
+            free = self.max_concurrent - self.executing()
             if free > 0:
                 try:
-                    claimed = await asyncio.to_thread(
-                        leases.claim_next, self.engine, self.executor.worker, self.executor.lease_seconds, free
-                    )
+                    await self._claim_and_start(free)
                 except Exception:  # a database hiccup must not kill the dispatcher
                     log.exception("claiming queued runs failed")
-                    claimed = []
-                for run_id, attempt in claimed:
-                    task = asyncio.create_task(self._execute(run_id, attempt), name=f"run-{run_id}")
-                    self.tasks[run_id] = task
-                    task.add_done_callback(functools.partial(self._task_done, run_id))
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.poll_interval)
             except TimeoutError:
                 pass
+
+    def executing(self) -> int:
+        """Runs this backend executes now (what counts against `max_concurrent`)."""
+        return len(self.tasks)
+
+    async def _claim_and_start(self, free: int) -> None:
+        claimed = await asyncio.to_thread(
+            leases.claim_next, self.engine, self.executor.worker, self.executor.lease_seconds, free
+        )
+        for run_id, attempt in claimed:
+            self._start_here(run_id, attempt)
+
+    def _start_here(self, run_id: int, attempt: int) -> None:
+        """Execute a run this process claimed as a task of its event loop."""
+        task = asyncio.create_task(self._execute(run_id, attempt), name=f"run-{run_id}")
+        self.tasks[run_id] = task
+        task.add_done_callback(functools.partial(self._task_done, run_id))
 
     async def _execute(self, run_id: int, attempt: int) -> None:
         await self.executor.execute(run_id, attempt, self._ending)

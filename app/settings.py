@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -28,6 +29,13 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address the service binds.")
     port: int = Field(8080, ge=0, le=65535)
     max_concurrent_runs: int = Field(4, ge=1, le=256, description="Runs executed at the same time.")
+    run_processes: int = Field(
+        default_factory=lambda: min(2, os.cpu_count() or 1),
+        ge=0,
+        le=64,
+        description="Embedded mode: run processes started beside the web process, so runs use more than one "
+        "core (default: 2, or 1 on a one-core machine); 0 executes every run in the web process.",
+    )
     api_token: SecretStr | None = Field(
         None,
         description="When set, every write needs `Authorization: Bearer`: at least 16 characters, no whitespace.",

@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument("--port", type=int, help="port (RLCONFORM_PORT, default 8080)")
     serving.add_argument("--database-url", help="SQLAlchemy URL (RLCONFORM_DATABASE_URL)")
     serving.add_argument("--max-concurrent-runs", type=int, help="RLCONFORM_MAX_CONCURRENT_RUNS")
+    serving.add_argument(
+        "--run-processes", type=int, help="RLCONFORM_RUN_PROCESSES: processes executing runs beside the web one"
+    )
     serving.add_argument("--no-demo", action="store_true", help="do not start the demo target")
     serving.add_argument(
         "--log-level",

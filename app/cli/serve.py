@@ -28,6 +28,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "port": getattr(args, "port", None),
         "database_url": getattr(args, "database_url", None),
         "max_concurrent_runs": getattr(args, "max_concurrent_runs", None),
+        "run_processes": getattr(args, "run_processes", None),
     }
     values = {key: value for key, value in overrides.items() if value is not None}
     if getattr(args, "no_demo", False):

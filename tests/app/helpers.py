@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 from collections.abc import Callable
@@ -58,6 +59,9 @@ def service_settings(database_url: str, **overrides: Any) -> Settings:
         "allowed_hosts": ["testserver", "localhost", "127.0.0.1", "[::1]"],  # TestClient sends Host: testserver
         "scheduler_interval": 3600,
         "max_concurrent_runs": 4,
+        # Runs in the test's process, where its fake kind and monkeypatches live; RLCONFORM_TEST_RUN_PROCESSES=2
+        # runs a module's tests with run processes instead (those of a kind the test process registered stay).
+        "run_processes": int(os.environ.get("RLCONFORM_TEST_RUN_PROCESSES", "0")),
     }
     return Settings(**(values | overrides))
 
