@@ -20,18 +20,9 @@ from checks.plugrl.clauses import CATALOGUE
 from checks.plugrl.codec import CodecError, pack, unpack
 from checks.plugrl.protocol import RESYNC_REASON, STOP_REASON
 from checks.plugrl.rows import reused_rows, rows_follow_envs
+from tests.checks.decisions import outcomes
 
 METADATA = {"protocol_version": 1, "action_horizon": 2, "action_dim": 3, "features": ["reuse-feedback-obs"]}
-
-
-def outcomes(decisions: list[Decision]) -> dict[str, str]:
-    """Each clause's worst outcome over the decisions (a miss beats a pass)."""
-    rank = {"pass": 0, "info": 1, "unsupported": 1, "error": 2, "miss": 3}
-    worst: dict[str, str] = {}
-    for decision in decisions:
-        if rank[decision.outcome] >= rank.get(worst.get(decision.clause_id, "pass"), 0):
-            worst[decision.clause_id] = decision.outcome
-    return worst
 
 
 def action_message(envs: list[int], action: Any, env_ids: Any = None) -> dict[str, Any]:

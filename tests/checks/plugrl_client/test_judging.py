@@ -10,20 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from checks.decision import Decision
 from checks.plugrl.codec import CodecError, pack, unpack
 from checks.plugrl_client import judging
 from checks.plugrl_client.judging import Held
 from checks.plugrl_client.probe import probe_chunk
-
-
-def outcomes(decisions: list[Decision]) -> dict[str, str]:
-    rank = {"pass": 0, "info": 1, "unsupported": 1, "error": 2, "miss": 3}
-    worst: dict[str, str] = {}
-    for decision in decisions:
-        if rank[decision.outcome] >= rank.get(worst.get(decision.clause_id, "pass"), 0):
-            worst[decision.clause_id] = decision.outcome
-    return worst
+from tests.checks.decisions import outcomes
 
 
 def probe_obs(t: list[int], applied: np.ndarray | None = None) -> dict[str, Any]:
