@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -46,6 +45,7 @@ from app.main import create_app  # noqa: E402
 from app.models import ClauseResultRow, Run, RunStatus, Target, TranscriptRow, utcnow  # noqa: E402
 from app.models_clause import message_id  # noqa: E402
 from app.settings import Settings  # noqa: E402
+from bench.service import median_ms  # noqa: E402
 from checks.core import Outcome  # noqa: E402
 
 PAGE_TARGET_MS = 150.0
@@ -201,17 +201,6 @@ def database_bytes(engine: Engine) -> int:
         connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
         path = Path(engine.url.database or "")
         return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
-
-
-def median_ms(client: TestClient, path: str, requests: int) -> float:
-    client.get(path).raise_for_status()  # warm caches (templates, suite import)
-    times = []
-    for _ in range(requests):
-        began = time.perf_counter()
-        response = client.get(path)
-        times.append((time.perf_counter() - began) * 1000)
-        response.raise_for_status()
-    return statistics.median(times)
 
 
 def pages(engine: Engine) -> list[str]:
