@@ -8,10 +8,11 @@ hand-written grpcio server on our own protos (tests/zoo/rlmesh/handmade.py).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
-from checks.core import Verdict, run_suite
+from checks.core import Report, Verdict, run_suite
 from checks.rlmesh import client
 from checks.rlmesh.suite import SUITE
 from tests.zoo.rlmesh import handmade as rlmesh_handmade
@@ -24,18 +25,31 @@ def clauses_with(report, verdict: Verdict) -> set[str]:
     return {r.clause_id for r in report.results.values() if r.verdict is verdict}
 
 
-async def test_handmade_server_without_faults_passes_everything():
-    server, _, address = await rlmesh_handmade.start(lanes=2, step_delay=0.03)
-    try:
-        report = await run_suite(SUITE, address, OPTIONS, include_optional=True)
-    finally:
-        await server.stop(0)
-    bad = {
+def not_passed(report: Report) -> dict[str, str]:
+    return {
         r.clause_id: r.actual
         for r in report.results.values()
         if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)
     }
-    assert bad == {}
+
+
+async def handmade_report(
+    options: dict[str, Any],
+    faults: frozenset[str] | set[str] = frozenset(),
+    step_delay: float = 0.0,
+    include_optional: bool = False,
+) -> Report:
+    """The suite's report on the hand-made server (two lanes) with `faults`, stopped whatever happens."""
+    server, _, address = await rlmesh_handmade.start(lanes=2, faults=faults, step_delay=step_delay)
+    try:
+        return await run_suite(SUITE, address, options, include_optional=include_optional)
+    finally:
+        await server.stop(0)
+
+
+async def test_handmade_server_without_faults_passes_everything():
+    report = await handmade_report(OPTIONS, step_delay=0.03, include_optional=True)
+    assert not_passed(report) == {}
     assert "rlmesh.l2.lanes-overlap" in clauses_with(report, Verdict.PASS)
 
 
@@ -46,13 +60,8 @@ async def test_handmade_fault_is_flagged_with_its_clause(fault, monkeypatch):
         monkeypatch.setattr(client, "JOIN_SLOT_WAIT", 0.3)
     # Lane overlap and step deadlines are judged only when a lane step is slow enough to measure.
     delay = 0.03 if fault in ("serial-lanes", "ignores-timeout", "answers-after-timeout") else 0.0
-    server, _, address = await rlmesh_handmade.start(lanes=2, faults={fault}, step_delay=delay)
-    try:
-        report = await run_suite(
-            SUITE, address, {**OPTIONS, **ZOO[fault].options}, include_optional=fault == "never-stops"
-        )
-    finally:
-        await server.stop(0)
+    options = {**OPTIONS, **ZOO[fault].options}
+    report = await handmade_report(options, {fault}, step_delay=delay, include_optional=fault == "never-stops")
     flagged = clauses_with(report, Verdict.FAIL) | clauses_with(report, Verdict.WARN)
     assert flagged == {expected} | ZOO[fault].knock_on, failures(report)
     missed = Verdict.FAIL if SUITE.catalogue[expected].level == "MUST" else Verdict.WARN
@@ -61,17 +70,8 @@ async def test_handmade_fault_is_flagged_with_its_clause(fault, monkeypatch):
 
 @pytest.mark.parametrize("variant", sorted(rlmesh_handmade.VARIANTS))
 async def test_legal_but_unusual_server_passes_everything(variant):
-    server, _, address = await rlmesh_handmade.start(lanes=2, faults={variant}, step_delay=0.03)
-    try:
-        report = await run_suite(SUITE, address, OPTIONS)
-    finally:
-        await server.stop(0)
-    bad = {
-        r.clause_id: r.actual
-        for r in report.results.values()
-        if r.verdict in (Verdict.FAIL, Verdict.WARN, Verdict.ERROR)
-    }
-    assert bad == {}
+    report = await handmade_report(OPTIONS, {variant}, step_delay=0.03)
+    assert not_passed(report) == {}
     assert {
         "rlmesh.s2.episode-accounting",
         "rlmesh.s3.autoreset",
@@ -82,12 +82,8 @@ async def test_legal_but_unusual_server_passes_everything(variant):
 
 
 async def test_replies_later_than_the_timeout_fail_within_the_deadlines():
-    server, _, address = await rlmesh_handmade.start(lanes=2, faults={"slow-replies"})
     timeout = rlmesh_handmade.SLOW_REPLY / 2
-    try:
-        report = await asyncio.wait_for(run_suite(SUITE, address, {"timeout": timeout}), 30 * timeout)
-    finally:
-        await server.stop(0)
+    report = await asyncio.wait_for(handmade_report({"timeout": timeout}, {"slow-replies"}), 30 * timeout)
     assert clauses_with(report, Verdict.FAIL) == {"rlmesh.s1.answered"}, failures(report)
     answered = next(r for r in report.results.values() if r.clause_id == "rlmesh.s1.answered")
     assert f"no response within {timeout:g}s" in answered.actual and answered.transcript_ids
@@ -95,12 +91,8 @@ async def test_replies_later_than_the_timeout_fail_within_the_deadlines():
 
 
 async def test_an_oversized_reply_is_not_judged_rather_than_failed():
-    server, _, address = await rlmesh_handmade.start(lanes=2, faults={"huge-reply"})
     limit = rlmesh_handmade.HUGE_REPLY // 2
-    try:
-        report = await run_suite(SUITE, address, {**OPTIONS, "max_message_bytes": limit})
-    finally:
-        await server.stop(0)
+    report = await handmade_report({**OPTIONS, "max_message_bytes": limit}, {"huge-reply"})
     assert clauses_with(report, Verdict.FAIL) == set(), failures(report)
     unjudged = [r for r in report.results.values() if r.verdict is Verdict.ERROR]
     assert unjudged and all("max_message_bytes" in r.actual for r in unjudged)
