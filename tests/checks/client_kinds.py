@@ -51,6 +51,14 @@ def not_passed(report: Report) -> list[tuple[str, str, str]]:
     return [(r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict != "pass"]
 
 
+def assert_passes(report: Report) -> set[str]:
+    """Every clause passes or is informational and the run passes; returns the clauses that passed."""
+    bad = [(r.clause_id, r.verdict, r.actual) for r in report.results.values() if r.verdict not in ("pass", "info")]
+    assert bad == []
+    assert report.outcome() is Outcome.PASS
+    return {r.clause_id for r in report.results.values() if r.verdict == "pass"}
+
+
 def assert_fails_its_clause(report: Report, clause: str, verdict: str) -> None:
     assert verdict in {r.verdict for r in report.results.values() if r.clause_id == clause}, not_passed(report)
 
