@@ -202,14 +202,16 @@ def test_cli_until_stop_exits_0_against_the_reference_server_subprocess(tmp_path
         assert "plugrl.7.1.stop-close" in check.stdout
 
 
-def test_reference_cli_rejects_bad_flags():
+def reference_cli_refuses(flag: str, value: str) -> None:
+    """`rlconform reference-server plugrl FLAG VALUE` exits 2 naming the flag."""
     result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--horizon", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
+        [*RLCONFORM, "reference-server", "plugrl", flag, value], capture_output=True, text=True, timeout=60
     )
-    assert result.returncode == 2 and "--horizon" in result.stderr
+    assert result.returncode == 2 and flag in result.stderr
+
+
+def test_reference_cli_rejects_bad_flags():
+    reference_cli_refuses("--horizon", "0")
 
 
 # ---------------------------------------------------------------- the feedback timeout (SPEC 7.3)
@@ -280,10 +282,4 @@ def test_cli_checks_the_feedback_timeout_of_a_reference_server_subprocess():
 
 
 def test_reference_cli_rejects_a_bad_feedback_timeout():
-    result = subprocess.run(
-        [sys.executable, "-m", "app.cli", "reference-server", "plugrl", "--feedback-timeout", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 2 and "--feedback-timeout" in result.stderr
+    reference_cli_refuses("--feedback-timeout", "0")
