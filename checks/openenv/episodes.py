@@ -123,7 +123,12 @@ async def session_with_grace(
     """A session whose reset succeeded, retrying briefly: a server frees a dropped slot asynchronously."""
     evidence: list[Transcript] = []
     reply = Reply(failure="never tried")
-    for attempt in range(SLOT_GRACE_TRIES):
+    # A request dropped mid-flight holds its slot until the env has answered it, and an answer within the
+    # step timeout is in time: so the tries go on for at least that long (a slow reset is no leak).
+    deadline = asyncio.get_running_loop().time() + ctx.timeout
+    for attempt in itertools.count():
+        if attempt >= SLOT_GRACE_TRIES and asyncio.get_running_loop().time() > deadline:
+            break
         ws = await open_session(ctx, label + (f" (try {attempt + 1})" if attempt else ""))
         evidence.append(ws.transcript)
         reply = await ws.reset(reset)

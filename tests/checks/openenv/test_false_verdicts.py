@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from openenv.core.env_server.http_server import create_fastapi_app
@@ -103,3 +104,21 @@ async def test_negative_rewards_are_recorded_not_warned_without_a_declared_range
         report = await check(url, undeclared, ["termination"])
     result = report.results[("termination", "openenv.ws.reward-range")]
     assert result.verdict is Verdict.INFO and "-1.0" in result.actual, result.actual
+
+
+class SlowResetEchoEnv(envs.EchoEnv):
+    """Legal: a reset takes 2 s (OpenEnv's chess env searches a move when its opponent opens), within the timeout."""
+
+    def reset(self, seed=None, episode_id=None, **kwargs):
+        time.sleep(2.0)
+        return super().reset(seed, episode_id, **kwargs)
+
+
+async def test_a_slot_held_by_a_dropped_slow_reset_is_waited_for_within_the_timeout():
+    # The dropped reset keeps the one slot until it returns; a fresh session tried only for about 1.5 s
+    # met CAPACITY_REACHED each time and openenv.survive.hostile failed a server that frees the slot.
+    app = create_fastapi_app(SlowResetEchoEnv, envs.EchoAction, envs.EchoObservation)
+    with serve_in_thread(app) as url:
+        report = await check(url, {**QUICK, "timeout": 4.0}, ["capacity", "survive"])
+    result = report.results[("survive", "openenv.survive.hostile")]
+    assert result.verdict is Verdict.PASS, result.actual
