@@ -102,16 +102,27 @@ def group_unsupported() -> list[Decision]:
     return [unsupported(clause_id, "the group size is 1") for clause_id in (GROUP, ISOLATION)]
 
 
-def isolation(alone: Sequence[EpisodeRun], together: Sequence[EpisodeRun], frames_why_not: str | None) -> Decision:
+def isolation(
+    alone: Sequence[EpisodeRun],
+    together: Sequence[EpisodeRun],
+    frames_why_not: str | None,
+    sent_ids: Sequence[Any] | None = None,
+) -> Decision:
     """openenv.isolation.sessions: each parallel session sees what it sees alone.
 
-    Episode ids and step counts are compared always (the protocol fixes them); frames only where
-    episodes must repeat (`frames_why_not` None)."""
+    Frames are compared only where episodes must repeat (`frames_why_not` None). Otherwise the state
+    is, as far as the run fixes it: the episode id where the solo run adopted the id it sent
+    (`sent_ids`; an env may make its own), the step count where both runs took as many steps."""
     mismatches = []
     for index, (solo, shared) in enumerate(zip(alone, together, strict=True)):
-        frames_agree = frames_why_not is not None or solo.frames() == shared.frames()
-        if not frames_agree or solo.state_summary() != shared.state_summary():
-            mismatches.append(f"session {index + 1}: {difference(solo, shared, with_state=True)}")
+        if frames_why_not is None:
+            if solo.frames() != shared.frames() or solo.state_summary() != shared.state_summary():
+                mismatches.append(f"session {index + 1}: {difference(solo, shared, with_state=True)}")
+        elif not _states_agree(solo, shared, sent_ids[index] if sent_ids is not None else None):
+            mismatches.append(
+                f"session {index + 1}: state (episode_id, step_count) {solo.state_summary()} alone "
+                f"vs {shared.state_summary()} together"
+            )
     expected = "each parallel session sees what it sees alone"
     if mismatches:
         return missed(ISOLATION, expected=expected, actual="; ".join(mismatches[:2]))
@@ -121,12 +132,20 @@ def isolation(alone: Sequence[EpisodeRun], together: Sequence[EpisodeRun], frame
             ISOLATION,
             expected=expected,
             actual=f"not judged: frames not compared, because {frames_why_not}; "
-            f"episode ids and step counts agree in {len(alone)} sessions",
+            f"the episode ids and step counts the run fixes agree in {len(alone)} sessions",
         )
     blind = unreached(alone)
     if blind is not None:
         return info(ISOLATION, expected=expected, actual=f"not judged: {blind} ({agree})")
     return passed(ISOLATION, expected=expected, actual=agree)
+
+
+def _states_agree(solo: EpisodeRun, shared: EpisodeRun, sent_id: Any) -> bool:
+    """What two runs that need not repeat must still share: an adopted episode id, a count of as many steps."""
+    (solo_id, solo_count), (shared_id, shared_count) = solo.state_summary(), shared.state_summary()
+    ids_fixed = sent_id is None or solo_id == sent_id
+    counts_fixed = len(solo.steps) == len(shared.steps)
+    return (not ids_fixed or solo_id == shared_id) and (not counts_fixed or solo_count == shared_count)
 
 
 def seed_replay(seed: int, first: EpisodeRun, again: EpisodeRun, why_not: str | None) -> Decision:

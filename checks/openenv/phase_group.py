@@ -57,7 +57,8 @@ async def group_phase(ctx: Ctx) -> None:
         unequal = "the scripted episode played alone twice gave different frames (openenv.determinism.sequential)"
         frames_why_not = why_not or (unequal if first.frames() != second.frames() else None)
         evidence = [run.transcript for run in alone + together]
-        record(report, judge.isolation(alone, together, frames_why_not), evidence)
+        sent_ids = [reset.get("episode_id") for reset in resets]
+        record(report, judge.isolation(alone, together, frames_why_not, sent_ids), evidence)
     finally:
         steps = [step for run in played for step in run.steps]
         record(report, rewards_seen(steps, options), [run.transcript for run in played])

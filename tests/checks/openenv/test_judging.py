@@ -120,6 +120,25 @@ def test_isolation_compares_episode_ids_and_step_counts_even_when_frames_are_not
     assert judging_episodes.isolation([with_state("a")], [with_state("b")], why).missed
     agreeing = judging_episodes.isolation([with_state("a")], [with_state("a")], why)
     assert agreeing.outcome == "info" and "frames not compared" in agreeing.actual
+    assert judging_episodes.isolation([with_state("a")], [with_state("b")], why, ["a"]).missed
+
+
+def test_isolation_without_repeatable_frames_compares_only_what_the_run_fixes():
+    # OpenEnv's openspiel_env makes its own episode ids and, unseeded, ends episodes after a random number
+    # of steps: the group failed isolation on ids and counts no session shared.
+    def played(episode_id, steps):
+        run_ = run(observation(None, side="x"), *[observation(0.0, side="y") for _ in range(steps)])
+        run_.state = frame({"type": "state", "data": {"episode_id": episode_id, "step_count": steps}})
+        return run_
+
+    why = "the reset data sends no seed"
+    own_ids = judging_episodes.isolation([played("uuid-1", 2)], [played("uuid-2", 2)], why, ["sent-1"])
+    assert own_ids.outcome == "info" and "frames not compared" in own_ids.actual, own_ids.actual
+    lengths = judging_episodes.isolation([played("sent-1", 2)], [played("sent-1", 3)], why, ["sent-1"])
+    assert lengths.outcome == "info", lengths.actual
+    leaked = played("sent-1", 2)
+    leaked.state = frame({"type": "state", "data": {"episode_id": "sent-1", "step_count": 4}})
+    assert judging_episodes.isolation([played("sent-1", 2)], [leaked], why, ["sent-1"]).missed
 
 
 def test_reply_in_time_is_decided_from_the_logged_wait():
