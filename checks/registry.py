@@ -21,6 +21,8 @@ from dataclasses import dataclass, fields
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
+from checks.errors import CheckError
+
 if TYPE_CHECKING:  # the engine (pydantic, asyncio) loads with the first suite, not for `rlconform --help`
     from checks.suite import Suite
 
@@ -227,14 +229,14 @@ def kinds_with(part: str) -> list[str]:
     return [record.name for record in RECORDS.values() if record.has(part)]
 
 
-class UnknownKind(KeyError):
+class UnknownKind(CheckError, KeyError):
     """No kind goes by this name."""
 
     def __str__(self) -> str:
         return f"unknown target kind {self.args[0]!r}; known kinds: {', '.join(map(spelled, kind_names()))}"
 
 
-class MissingPart(LookupError):
+class MissingPart(CheckError, LookupError):
     """The kind exists but has no such part (no reference server, say); says why and which kinds have one."""
 
     def __init__(self, kind: str, part: str, reason: str) -> None:
@@ -244,7 +246,7 @@ class MissingPart(LookupError):
         super().__init__(f"{kind} has no {title} ({reason}); kinds with one: {having}")
 
 
-class AmbiguousKind(LookupError):
+class AmbiguousKind(CheckError, LookupError):
     """A short name shared by several kinds, where the command could take either."""
 
     def __init__(self, name: str, kinds: list[str]) -> None:

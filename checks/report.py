@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from checks.errors import CheckError
 from checks.evidence import Evidence, Transcript, evidence_list, truncate
 from checks.verdicts import (
     MISSED_VERDICT,
@@ -161,7 +162,7 @@ class ClientWatcher(Protocol):
     def connected(self, address: str) -> None: ...
 
 
-class UnknownClause(KeyError):
+class UnknownClause(CheckError, KeyError):
     pass
 
 

@@ -25,6 +25,7 @@ from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checks.asgi_server import AsgiServer, listening_socket
+from checks.errors import CheckError
 
 TASKS = {"t1": ("capital of France?", "paris"), "t2": ("2+2?", "4")}
 CRASH_ANSWER = "boom"
@@ -114,7 +115,7 @@ def error_frame(code: str, message: str, **extra: Any) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": code, **extra}})
 
 
-class EndSession(Exception):
+class EndSession(CheckError):
     """The session ends: the socket is closed with 1000 after whatever was sent."""
 
 

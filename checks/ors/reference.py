@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from checks.asgi_server import ServedApp, serve_asgi
+from checks.errors import CheckError
 
 ENV = "counter"
 SPLITS = [{"name": "train", "type": "train"}, {"name": "test", "type": "test"}]
@@ -60,7 +61,7 @@ RESULT_KEPT = 60.0
 CREATE_KEYS = {"env_name", "task_spec", "split", "index", "secrets"}
 
 
-class Refusal(Exception):
+class Refusal(CheckError):
     """An HTTP refusal: status and detail."""
 
     def __init__(self, status: int, detail: Any) -> None:
@@ -68,7 +69,7 @@ class Refusal(Exception):
         self.status, self.detail = status, detail
 
 
-class ToolFailed(Exception):
+class ToolFailed(CheckError):
     """A tool raised; its message goes out as an `error` event."""
 
 

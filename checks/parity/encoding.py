@@ -13,10 +13,11 @@ import base64
 import struct
 from typing import Any
 
+from checks.errors import CheckError
 from checks.parity.values import Atom, Digest, Map, Node, Seq
 
 
-class BadEncoding(ValueError):
+class BadEncoding(CheckError, ValueError):
     """A stored value that is not in this encoding."""
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import pydantic
 
 from checks.core import NoReply, PhaseStopped, Report, SuiteOptions, truncate
+from checks.errors import CheckError
 from checks.parity.compare import Comparison, Divergence, compare
 from checks.parity.projections import Projection
 from checks.parity.recording import Recording
@@ -23,7 +24,7 @@ from checks.parity.values import Map, NotCanonical, Seq, canonical
 from checks.registry import find_suite
 
 
-class NotRecorded(Exception):
+class NotRecorded(CheckError):
     """A target could not be driven through the whole script."""
 
 

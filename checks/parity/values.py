@@ -21,13 +21,15 @@ from typing import Any
 
 import numpy as np
 
+from checks.errors import CheckError
+
 # Bytes of one atom kept whole; a larger one is kept as a digest.
 EVIDENCE_CAP = 64 * 1024
 # Bytes of a digested atom kept to show what it began with.
 DIGEST_HEAD = 256
 
 
-class NotCanonical(TypeError):
+class NotCanonical(CheckError, TypeError):
     """A value the comparator has no bit-exact form for (an object array, an unknown type)."""
 
 

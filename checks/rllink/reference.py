@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from checks.errors import Malformed
+from checks.errors import CheckError, Malformed
 from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode, lenient_length
 from checks.rllink.onnx_policy import onnx_file as policy_onnx_file
 
@@ -32,7 +32,7 @@ IGNORED = (
 )  # fmt: skip
 
 
-class BadEpisodes(Exception):
+class BadEpisodes(CheckError):
     """An EPISODES body that does not hold valid episodes."""
 
 

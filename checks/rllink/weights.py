@@ -10,17 +10,18 @@ from typing import Any
 
 import numpy as np
 
+from checks.errors import CheckError
 from checks.rllink.codec import BadArray, Dialect
 from checks.rllink.options import RLlinkOptions
 
 MAX_MODEL = 256 * 1024 * 1024
 
 
-class WeightsProblem(Exception):
+class WeightsProblem(CheckError):
     """The weights are not usable; the message says why."""
 
 
-class NotJudged(Exception):
+class NotJudged(CheckError):
     """The weights cannot be judged here (onnxruntime is missing)."""
 
 

@@ -12,7 +12,7 @@ import contextlib
 from typing import Any, NamedTuple
 
 from checks.core import PhaseStopped, Transcript, truncate
-from checks.errors import Malformed
+from checks.errors import CheckError, Malformed
 from checks.listen import Accepted, Stream
 from checks.rllink.codec import HEADER_SIZE, Dialect, NotAMessage, decode_body, encode, sniff_dialect, strict_length
 from checks.rllink.link import describe, eof, read_exactly, reset
@@ -23,7 +23,7 @@ from checks.rllink_client.options import Ctx
 FRAME_CAP = 64 * 1024 * 1024
 
 
-class FrameFault(Exception):
+class FrameFault(CheckError):
     """A frame RLlib could not read: the part at fault (header, body, type or dialect) and what was there."""
 
     def __init__(self, part: FramePart, seen: str, *, length: int, dialect: str, settled: str | None) -> None:

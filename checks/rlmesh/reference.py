@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 import numpy as np
 
+from checks.errors import CheckError
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc, spaces_pb2
 
 GENERATION = "rlmesh-wire-v1"
@@ -41,7 +42,7 @@ def error(code: env_pb2.EnvErrorCode, message: str) -> env_pb2.JoinResponse:
     return env_pb2.JoinResponse(error=env_pb2.EnvError(code=code, message=message, is_recoverable=True))
 
 
-class BadRequest(Exception):
+class BadRequest(CheckError):
     def __init__(self, code: env_pb2.EnvErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code

@@ -12,11 +12,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from checks.errors import CheckError
+
 MAX_ASSISTANT_ROLLBACK_STEPS = 1
 MAX_NODES = 1024
 
 
-class SessionError(Exception):
+class SessionError(CheckError):
     """A refusal in miles' shape: the HTTP status and a one-line reason."""
 
     def __init__(self, status: int, message: str) -> None:
