@@ -226,8 +226,8 @@ _must(
     "openenv.isolation.sessions",
     (
         "Parallel sessions driven with different reset data and actions each see exactly what the same "
-        "sequence sees when run alone: the same episode id and step count always, the same frames where "
-        "episodes must repeat."
+        "sequence sees when run alone: the same episode id where the env adopts the one sent, the same step "
+        "count after as many steps, and the same frames where episodes must repeat."
     ),
 )
 _must(
