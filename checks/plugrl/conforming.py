@@ -1,4 +1,4 @@
-"""plugrl-server's conforming runs: the reference server until it stops, on a short feedback timeout, unfeatured."""
+"""plugrl-server's conforming runs: the reference server until it stops, on a short feedback timeout, featureless."""
 
 from __future__ import annotations
 
