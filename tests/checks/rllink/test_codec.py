@@ -22,15 +22,19 @@ class _CreatesFile:
         return (open, (self.path, "w"))
 
 
-def test_pickled_array_is_refused_and_never_executed(tmp_path):
-    marker = tmp_path / "pwned"
-    evil = pickle.dumps(_CreatesFile(str(marker)))
+def assert_pickled_array_refused(evil: bytes, shape: list[int]) -> None:
+    """A SET_STATE whose state is an object array holding the pickle `evil` is refused at decoding."""
     body = msgpack.packb(
-        {"type": "SET_STATE", "state": {b"nd": True, b"type": b"|O", b"kind": b"O", b"shape": [1], b"data": evil}},
+        {"type": "SET_STATE", "state": {b"nd": True, b"type": b"|O", b"kind": b"O", b"shape": shape, b"data": evil}},
         use_bin_type=True,
     )
     with pytest.raises(codec.PickleRefused):
         codec.decode_body(body, "msgpack")
+
+
+def test_pickled_array_is_refused_and_never_executed(tmp_path):
+    marker = tmp_path / "pwned"
+    assert_pickled_array_refused(pickle.dumps(_CreatesFile(str(marker))), [1])
     assert not marker.exists()
 
 
@@ -102,13 +106,7 @@ def test_a_large_bin_no_array_takes_stays_bytes():
 
 def test_a_large_pickled_array_is_refused_and_never_executed(tmp_path):
     marker = tmp_path / "pwned"
-    evil = pickle.dumps([_CreatesFile(str(marker)), b"x" * 100_000])
-    body = msgpack.packb(
-        {"type": "SET_STATE", "state": {b"nd": True, b"type": b"|O", b"kind": b"O", b"shape": [2], b"data": evil}},
-        use_bin_type=True,
-    )
-    with pytest.raises(codec.PickleRefused):
-        codec.decode_body(body, "msgpack")
+    assert_pickled_array_refused(pickle.dumps([_CreatesFile(str(marker)), b"x" * 100_000]), [2])
     assert not marker.exists()
 
 
