@@ -1,6 +1,7 @@
 """Parity scripts against live servers: identical pairs, and pairs that diverge in one bit, one lane or one shape."""
 
 import struct
+from typing import Any
 
 import numpy as np
 import pytest
@@ -131,26 +132,25 @@ class IdMintingBackend(Backend):
         return reply
 
 
+async def session_parity(first: Any, second: Any) -> Any:
+    """Parity of two running session servers over two trajectories; both are closed after."""
+    try:
+        return await parity("session-server", first.url, second.url, trajectories=2, timeout=10)
+    finally:
+        await first.close()
+        await second.close()
+
+
 async def test_servers_minting_different_ids_at_every_level_are_identical():
     """Issue 19 item 11: v1 and v2 with bitwise-equal samples, every id random, are not judged divergent."""
     v1 = await serve_app(SessionServer("v1", IdMintingBackend(delay=0)))
-    v2 = await serve_app(SessionServer("v2", IdMintingBackend(delay=0)))
-    try:
-        result = await parity("session-server", v1.url, v2.url, trajectories=2, timeout=10)
-    finally:
-        await v1.close()
-        await v2.close()
+    result = await session_parity(v1, await serve_app(SessionServer("v2", IdMintingBackend(delay=0))))
     assert result.status is Status.IDENTICAL, [d.path for d in result.comparison.divergences][:8]
 
 
 async def test_one_logprob_bit_in_the_samples_is_named_with_both_byte_strings():
     v1 = await start_session(tree="v1", backend_delay=0)
-    off = await serve_app(SessionServer("v1", OneBitOffBackend(delay=0)))
-    try:
-        result = await parity("session-server", v1.url, off.url, trajectories=2, timeout=10)
-    finally:
-        await v1.close()
-        await off.close()
+    result = await session_parity(v1, await serve_app(SessionServer("v1", OneBitOffBackend(delay=0))))
     assert result.status is Status.DIVERGENT
     paths = [d.path for d in result.comparison.divergences]
     assert any(".samples.samples[0].tensors.rollout_log_probs[" in p for p in paths), paths
