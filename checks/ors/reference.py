@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from checks.asgi_server import ServedApp, serve_asgi
+from checks.asgi_server import ServedApp, serve_asgi, serve_until_interrupted
 from checks.errors import CheckError
 
 ENV = "counter"
@@ -397,14 +397,7 @@ def main(argv: list[str]) -> int:
     if not (0 < args.idle_expiry <= 86400 and 0 < args.ping_interval <= 600):
         parser.error("--idle-expiry must be 0..86400 s and --ping-interval 0..600 s")
 
-    async def run() -> None:
-        running = await serve_app(OrsServer(args.idle_expiry, args.ping_interval), args.host, args.port)
-        print(f"ors reference server listening on {running.url}", flush=True)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await running.close()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
-    return 0
+    return serve_until_interrupted(
+        lambda: serve_app(OrsServer(args.idle_expiry, args.ping_interval), args.host, args.port),
+        lambda url: f"ors reference server listening on {url}",
+    )

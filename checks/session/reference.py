@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -29,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from checks.asgi_server import ServedApp, serve_asgi
+from checks.asgi_server import ServedApp, serve_asgi, serve_until_interrupted
 from checks.session.assembly import path_sample
 from checks.session.backend import Backend, BackendReply
 from checks.session.samples import WireSample, encode_samples
@@ -362,14 +361,7 @@ def main(argv: list[str]) -> int:
     if not 0 <= args.backend_delay <= 60:
         parser.error("--backend-delay must be 0..60 seconds")
 
-    async def run() -> None:
-        running = await start_reference_server(args.host, args.port, tree=args.tree, backend_delay=args.backend_delay)
-        print(f"session reference server ({args.tree}) listening on {running.url}", flush=True)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await running.close()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
-    return 0
+    return serve_until_interrupted(
+        lambda: start_reference_server(args.host, args.port, tree=args.tree, backend_delay=args.backend_delay),
+        lambda url: f"session reference server ({args.tree}) listening on {url}",
+    )
