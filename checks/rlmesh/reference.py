@@ -18,7 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +40,23 @@ DEMO_STEP_DELAY = 0.03
 
 def error(code: env_pb2.EnvErrorCode, message: str) -> env_pb2.JoinResponse:
     return env_pb2.JoinResponse(error=env_pb2.EnvError(code=code, message=message, is_recoverable=True))
+
+
+async def answer_each(
+    requests: AsyncIterator[env_pb2.JoinRequest],
+    handle: Callable[[env_pb2.JoinRequest], Coroutine[Any, Any, None]],
+    out: asyncio.Queue[env_pb2.JoinResponse | None],
+) -> None:
+    """Hand each request of a Join to `handle` in a task of its own as it arrives, so requests on other lanes
+    overlap; once the requests end and every task is done, put None on `out`."""
+    tasks: set[asyncio.Task[None]] = set()
+    async for request in requests:
+        task = asyncio.create_task(handle(request))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        await asyncio.sleep(0)  # let it take its lane locks before the next request arrives
+    await asyncio.gather(*tasks)
+    await out.put(None)
 
 
 class BadRequest(CheckError):
@@ -155,23 +172,13 @@ class WalkService(env_pb2_grpc.EnvServiceServicer):
         """Answer each request as soon as it is done (requests on other lanes overlap); end after Close."""
         session_reset = [False] * len(self.lanes)
         out: asyncio.Queue[env_pb2.JoinResponse | None] = asyncio.Queue()
-        tasks: set[asyncio.Task[None]] = set()
 
         async def handle(request: env_pb2.JoinRequest) -> None:
             response = await self.answer(request, session_reset)
             response.request_id = request.request_id
             await out.put(response)
 
-        async def pump() -> None:
-            async for request in requests:
-                task = asyncio.create_task(handle(request))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-                await asyncio.sleep(0)  # let it take its lane locks before the next request arrives
-            await asyncio.gather(*tasks)
-            await out.put(None)
-
-        reader = asyncio.create_task(pump())
+        reader = asyncio.create_task(answer_each(requests, handle, out))
         try:
             while (response := await out.get()) is not None:
                 yield response

@@ -18,6 +18,7 @@ import grpc
 import numpy as np
 
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc, spaces_pb2
+from checks.rlmesh.reference import answer_each
 from tests.zoo.rlmesh.faults import (
     FAULTS,
     HOSTILE,
@@ -208,7 +209,6 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
             return
         session_reset = [False] * len(self.lanes)
         out: asyncio.Queue = asyncio.Queue()
-        tasks: set[asyncio.Task] = set()
 
         async def handle(request: env_pb2.JoinRequest) -> None:
             deadline_ms = request.step.timeout_ms if request.WhichOneof("kind") == "step" else 0
@@ -229,16 +229,7 @@ class HandmadeEnvService(env_pb2_grpc.EnvServiceServicer):
                 response.MergeFromString(UNDECLARED_RESPONSE_FIELDS)
             await out.put(response)
 
-        async def pump() -> None:
-            async for request in request_iterator:
-                task = asyncio.create_task(handle(request))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-                await asyncio.sleep(0)  # let it take its lane lock before the next one arrives
-            await asyncio.gather(*tasks)
-            await out.put(None)
-
-        reader = asyncio.create_task(pump())
+        reader = asyncio.create_task(answer_each(request_iterator, handle, out))
         try:
             while True:
                 response = await out.get()
