@@ -9,7 +9,9 @@ as a ratio (below 1.0 meets it): run page < 150 ms, history page < 300 ms.
 Part 2 starts reference PlugRL servers, then side by side: 100 parallel
 `rlconform check` processes against them, and one `rlconform serve` (its
 own process, SQLite) with 100 targets on them and a run of each queued at
-once, all allowed to run together. It prints the service's wall time over
+once, all allowed to run together: once with its runs in the web process
+(`--run-processes 0`) and once with two run processes beside it (the
+default on two cores), the CPU of those counted. It prints each service's wall time over
 the CLI's (the goal is <= 0.5: one service with no start-up per run should
 win), the CPU each spends a run, how the runs ended and how many clause
 results were harness errors (the target is 0).
@@ -216,6 +218,20 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _service_cpu(pid: int) -> float:
+    """CPU of the service and of its run processes (its children, alive through the runs) so far."""
+    children: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        children.update(int(child) for child in (task / "children").read_text().split())
+    total = _cpu_seconds(pid)
+    for child in children:
+        try:
+            total += _cpu_seconds(child)
+        except OSError:  # it ended meanwhile
+            pass
+    return total
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -243,12 +259,15 @@ def _profiler(pid: int, output: str | None) -> subprocess.Popen[bytes] | None:
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def service_runs(workdir: Path, concurrent: int, urls: list[str], profile: str | None = None) -> dict[str, Any]:
-    """`concurrent` runs queued at once in one `rlconform serve`: wall time from the first queued to the last
-    ended, the service's CPU per run, and the clause results' verdicts."""
+def service_runs(
+    workdir: Path, concurrent: int, urls: list[str], processes: int, profile: str | None = None
+) -> dict[str, Any]:
+    """`concurrent` runs queued at once in one `rlconform serve` with `processes` run processes: wall time from
+    the first queued to the last ended, the CPU per run of the service and its run processes, and the verdicts."""
     port = _free_port()
     env = os.environ | {
-        "RLCONFORM_DATABASE_URL": f"sqlite:///{workdir / 'runs.db'}",
+        "RLCONFORM_DATABASE_URL": f"sqlite:///{workdir / f'runs-{processes}.db'}",
+        "RLCONFORM_RUN_PROCESSES": str(processes),
         "RLCONFORM_DEMO": "false",
         "RLCONFORM_MAX_CONCURRENT_RUNS": str(concurrent),
         "RLCONFORM_SCHEDULER_INTERVAL": "3600",
@@ -263,11 +282,11 @@ def service_runs(workdir: Path, concurrent: int, urls: list[str], profile: str |
                 body = {"name": f"reference-{index}", "kind": "plugrl-server", "url": urls[index % len(urls)]}
                 client.post("/api/v1/targets", json=body | {"options": QUICK_OPTIONS}).raise_for_status()
             profiler = _profiler(serve.pid, profile)
-            cpu_before, began = _cpu_seconds(serve.pid), time.perf_counter()
+            cpu_before, began = _service_cpu(serve.pid), time.perf_counter()
             with ThreadPoolExecutor(16) as pool:  # queued as fast as the service takes requests
                 run_ids = list(pool.map(lambda i: _queue_run(client, f"reference-{i}"), range(concurrent)))
             statuses = _await_ended(client, run_ids)
-            elapsed, cpu = time.perf_counter() - began, _cpu_seconds(serve.pid) - cpu_before
+            elapsed, cpu = time.perf_counter() - began, _service_cpu(serve.pid) - cpu_before
             if profiler is not None:
                 profiler.send_signal(signal.SIGINT)
                 profiler.wait(timeout=60)
@@ -326,29 +345,33 @@ def cli_runs(concurrent: int, urls: list[str]) -> dict[str, Any]:
     return {"elapsed": time.perf_counter() - began, "cpu": _children_cpu() - cpu_before, "exit_codes": codes}
 
 
-def bench_concurrent_runs(workdir: Path, concurrent: int, servers: int, profile: str | None = None) -> None:
+def bench_concurrent_runs(
+    workdir: Path, concurrent: int, servers: int, run_processes: list[int], profile: str | None = None
+) -> None:
     processes, urls = start_reference_servers(servers)
     try:
-        # Side by side: the CLI first, then the service, on the same reference servers.
+        # Side by side: the CLI first, then the service with each number of run processes, on the same servers.
         cli = cli_runs(concurrent, urls)
-        service = service_runs(workdir, concurrent, urls, profile)
+        services = [(n, service_runs(workdir, concurrent, urls, n, profile)) for n in run_processes]
     finally:
         for process in processes:
             process.terminate()
             process.wait(timeout=10)
-    verdicts = service["verdicts"]
     print(f"{concurrent} runs on {servers} reference servers (each server its own process):")
-    print(
-        f"  one `rlconform serve`   {service['elapsed']:6.1f} s wall, CPU {service['cpu'] / concurrent:.3f} s a run, "
-        f"statuses {dict(service['statuses'])}"
-    )
     print(
         f"  {concurrent} `rlconform check`   {cli['elapsed']:6.1f} s wall, CPU {cli['cpu'] / concurrent:.3f} s a run, "
         f"exit codes {dict(cli['exit_codes'])}"
     )
-    print(f"  service / CLI wall time {service['elapsed'] / cli['elapsed']:.2f}  (goal <= 0.5)")
-    print(f"  service / CLI CPU a run {service['cpu'] / cli['cpu']:.2f}")
-    print(f"  clause results {sum(verdicts.values())}: {dict(verdicts)}; harness errors {verdicts.get('error', 0)}")
+    for n, service in services:
+        verdicts = service["verdicts"]
+        print(
+            f"  `rlconform serve`, {n} run processes   {service['elapsed']:6.1f} s wall, "
+            f"CPU {service['cpu'] / concurrent:.3f} s a run, statuses {dict(service['statuses'])}"
+        )
+        print(f"    service / CLI wall time {service['elapsed'] / cli['elapsed']:.2f}  (goal <= 0.5)")
+        print(f"    service / CLI CPU a run {service['cpu'] / cli['cpu']:.2f}")
+        errors = verdicts.get("error", 0)
+        print(f"    clause results {sum(verdicts.values())}: {dict(verdicts)}; harness errors {errors}")
 
 
 def main() -> None:
@@ -358,12 +381,18 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=100)
     parser.add_argument("--servers", type=int, default=5, help="reference servers the concurrent runs share")
     parser.add_argument("--skip-pages", action="store_true", help="only the concurrent runs")
+    parser.add_argument(
+        "--run-processes",
+        default="0,2",
+        help="the service's RLCONFORM_RUN_PROCESSES values to measure, comma separated (0: runs in the web process)",
+    )
     parser.add_argument("--profile", metavar="FILE", help="py-spy's raw stacks of the service during its runs")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rlconform-bench-") as workdir:
         if not args.skip_pages:
             bench_pages(Path(workdir), args.runs, args.requests)
-        bench_concurrent_runs(Path(workdir), args.concurrent, args.servers, args.profile)
+        counts = [int(n) for n in args.run_processes.split(",") if n.strip()]
+        bench_concurrent_runs(Path(workdir), args.concurrent, args.servers, counts, args.profile)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,9 @@ def test_two_runs_execute_at_once_in_two_run_processes(serving, reference_server
     for run_id in run_ids:
         assert wait_for_run(client, run_id, timeout=90)["outcome"] == "pass"
         assert run_row(client, run_id).attempts == 1  # each claimed once
+    # The run processes report their runs' ends to the web process, whose /metrics is the one scraped.
+    ended = 'rlconform_runs_ended_total{status="finished",outcome="pass"} 2'
+    wait_until(lambda: ended in client.get("/metrics").text, timeout=10, what="both ends counted in /metrics")
 
 
 def test_a_kind_only_the_web_process_knows_runs_in_the_web_process(serving, fake_kind: str) -> None:
