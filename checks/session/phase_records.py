@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.core import PhaseStopped, Report, Transcript
+from checks.core import Report, Transcript
 from checks.session import judging_phases
 from checks.session.agent import SCHEDULE, Step, run_schedule
 from checks.session.facts import base_request, client, metadata_of, records_of
 from checks.session.judging import forced_field_problems, tool_id_problems
 from checks.session.options import Ctx
-from checks.session.witness import BODY_CAP, Witness, record_witnessed
+from checks.session.witness import BODY_CAP, Witness, record_witnessed, stop_at_failed_turn
 
 STREAMED = ("append_user",)
 
@@ -22,10 +22,8 @@ async def records_phase(ctx: Ctx) -> None:
         run = await run_schedule(http, sid, await base_request(ctx, http, sid), SCHEDULE[:4], STREAMED)
         bad = run.failed_step()
         if bad is not None:
-            witness = Witness(bad.reply, records_of(bad.snapshot), "records after it")
             decision = judging_phases.turn_failed("session.ss04.one-record-per-call", bad, every_turn=True)
-            record_witnessed(report, decision, http.transcript, witness)
-            raise PhaseStopped(f"turn {bad.event} failed", http.transcript)
+            stop_at_failed_turn(report, decision, http.transcript, bad, f"turn {bad.event} failed")
         await http.delete(sid)
     records = records_of(run.steps[-1].snapshot)
     _judge_calls(report, http.transcript, run.steps, records)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from checks.core import PhaseStopped
 from checks.decision import record
 from checks.session import judging, judging_phases
 from checks.session.agent import EXPECTED_LEAVES, EXPECTED_TREE, ScheduleRun, run_schedule
 from checks.session.facts import base_request, client, metadata_of, records_of, tree_mode
 from checks.session.options import Ctx
-from checks.session.witness import Witness, record_witnessed
+from checks.session.witness import Witness, record_witnessed, stop_at_failed_turn
 
 
 def linear_problems(run: ScheduleRun) -> tuple[list[str], Witness | None]:
@@ -30,10 +29,8 @@ async def retry_phase(ctx: Ctx) -> None:
         mode = tree_mode(ctx, run.steps[-1].snapshot)
         bad = run.failed_step()
         if bad is not None:
-            witness = Witness(bad.reply, records_of(bad.snapshot), "records after it")
             decision = judging_phases.turn_failed("session.ss09.retry-topology", bad, every_turn=False)
-            record_witnessed(report, decision, http.transcript, witness)
-            raise PhaseStopped(f"{bad.event} failed", http.transcript)
+            stop_at_failed_turn(report, decision, http.transcript, bad, f"{bad.event} failed")
         final = records_of(run.steps[-1].snapshot)
         last = run.steps[-1]
         shown = metadata_of(last.snapshot).get("tree") if mode == "v2" else final

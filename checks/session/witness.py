@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NoReturn
 
-from checks.core import Report, Transcript, summarize, truncate
+from checks.core import PhaseStopped, Report, Transcript, summarize, truncate
 from checks.decision import Decision, record
 from checks.evidence import SUMMARY_LIMIT
 from checks.http_client import Reply
+from checks.session.agent import Step
+from checks.session.facts import records_of
 
 BODY_CAP = 8000  # characters of each body the side-by-side transcript keeps
 
@@ -110,3 +112,10 @@ def record_witnessed(report: Report, decision: Decision, evidence: Transcript, w
         actual=f"{truncate(decision.actual, 220)} | {witness.actual_text()}",
     )
     return record(report, shown, [evidence, witness.transcript(report, decision.clause_id)])
+
+
+def stop_at_failed_turn(report: Report, decision: Decision, evidence: Transcript, step: Step, says: str) -> NoReturn:
+    """Record `decision` on a turn of the schedule that failed, witnessed by its reply beside the records
+    after it, and stop the phase saying `says`."""
+    record_witnessed(report, decision, evidence, Witness(step.reply, records_of(step.snapshot), "records after it"))
+    raise PhaseStopped(says, evidence)
