@@ -45,6 +45,17 @@ async def tapping(spec: TapSpec, upstream: str, scheme: str = "ws", **kwargs: An
         tapped.windows = await run.stop()
 
 
+async def driven_through_the_tap(spec: TapSpec, running: Any, drive: Callable[[str], Awaitable[Any]]) -> Tapped:
+    """`drive(url)` (a suite run, as the client) through a tap in front of `running`, an HTTP server with `url`
+    and `close()`; the server is closed after, whatever happens."""
+    try:
+        async with tapping(spec, running.url, "http") as tapped:
+            await drive(tapped.url)
+    finally:
+        await running.close()
+    return tapped
+
+
 @pytest.fixture
 def tap_factory() -> Callable[..., Any]:
     return tapping

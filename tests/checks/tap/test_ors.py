@@ -3,6 +3,8 @@ server and nothing is flagged; zoo servers are flagged with their clause where t
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from checks.core import run_suite
@@ -10,22 +12,16 @@ from checks.ors.reference import start_reference_server
 from checks.ors.suite import SUITE
 from checks.tap import ors as tap_ors
 from checks.verdicts import Verdict
-from tests.checks.tap.conftest import Tapped, tapping
+from tests.checks.tap.conftest import Tapped, driven_through_the_tap
 from tests.zoo.ors.catalogue import QUICK_OPTIONS, ZOO, start
 
 
-async def through_the_tap(url: str) -> Tapped:
-    async with tapping(tap_ors.spec(), url, "http") as tapped:
-        await run_suite(SUITE, tapped.url, QUICK_OPTIONS)
-    return tapped
+async def through_the_tap(running: Any) -> Tapped:
+    return await driven_through_the_tap(tap_ors.spec(), running, lambda url: run_suite(SUITE, url, QUICK_OPTIONS))
 
 
 async def test_the_reference_driven_by_the_suite_passes_through_the_tap():
-    running = await start_reference_server()
-    try:
-        tapped = await through_the_tap(running.url)
-    finally:
-        await running.close()
+    tapped = await through_the_tap(await start_reference_server())
     verdicts = tapped.verdicts()
     assert tapped.flagged() == set(), verdicts
     for clause in sorted(tap_ors.PASSIVE - {"ors.session.create-session-form"}):
@@ -43,9 +39,5 @@ def test_most_of_the_zoo_is_decided_by_traffic():
 
 @pytest.mark.parametrize("name", PASSIVE_FAULTS)
 async def test_zoo_servers_are_flagged_through_the_tap(name):
-    running = await start(name)
-    try:
-        tapped = await through_the_tap(running.url)
-    finally:
-        await running.close()
+    tapped = await through_the_tap(await start(name))
     assert ZOO[name].clause in tapped.flagged(), tapped.verdicts()

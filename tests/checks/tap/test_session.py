@@ -3,6 +3,8 @@ drives the reference server (v1 and v2) and nothing is flagged; zoo servers are 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from checks.core import run_suite
@@ -10,23 +12,17 @@ from checks.session.reference import serve_app, start_reference_server
 from checks.session.suite import SUITE
 from checks.tap import session as tap_session
 from checks.verdicts import Verdict
-from tests.checks.tap.conftest import Tapped, tapping
+from tests.checks.tap.conftest import Tapped, driven_through_the_tap
 from tests.zoo.session_server.catalogue import ZOO
 
 
-async def through_the_tap(url: str) -> Tapped:
-    async with tapping(tap_session.spec(), url, "http") as tapped:
-        await run_suite(SUITE, tapped.url, {"timeout": 5})
-    return tapped
+async def through_the_tap(running: Any) -> Tapped:
+    return await driven_through_the_tap(tap_session.spec(), running, lambda url: run_suite(SUITE, url, {"timeout": 5}))
 
 
 @pytest.mark.parametrize("tree", ["v1", "v2"])
 async def test_the_reference_driven_by_the_suite_passes_through_the_tap(tree):
-    running = await start_reference_server(tree=tree)
-    try:
-        tapped = await through_the_tap(running.url)
-    finally:
-        await running.close()
+    tapped = await through_the_tap(await start_reference_server(tree=tree))
     verdicts = tapped.verdicts()
     assert tapped.flagged() == set(), verdicts
     for clause in (*sorted(tap_session.PASSIVE - {"openai.logprobs.content"} - set(tap_session.tap_openai.PASSIVE)),):
@@ -50,9 +46,5 @@ FLAGGED = {
 @pytest.mark.parametrize("name", sorted(FLAGGED))
 async def test_zoo_servers_are_flagged_through_the_tap(name):
     entry = ZOO[name]
-    running = await serve_app(entry.start(entry.tree))
-    try:
-        tapped = await through_the_tap(running.url)
-    finally:
-        await running.close()
+    tapped = await through_the_tap(await serve_app(entry.start(entry.tree)))
     assert FLAGGED[name] in tapped.flagged(), tapped.verdicts()
