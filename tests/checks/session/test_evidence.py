@@ -34,6 +34,15 @@ def side_by_side_shown(report: Report, clause: str) -> list[str]:
 
 
 # Different clauses, a record-less call among them (SS-01), a streamed call's record (SS-07) and /samples (SS-12).
+async def zoo_report(name: str, phases: list[str]) -> Report:
+    """The suite's report on the zoo's server `name` (phases `phases`, 5 s deadlines); the server closed after."""
+    running = await start(name)
+    try:
+        return await run_suite(SUITE, running.url, {"timeout": 5}, phases)
+    finally:
+        await running.close()
+
+
 @pytest.mark.parametrize(
     "name, phases",
     [
@@ -46,13 +55,8 @@ def side_by_side_shown(report: Report, clause: str) -> list[str]:
     ],
 )
 async def test_failing_clause_shows_request_reply_and_record(name, phases):
-    clause = ZOO[name].clause
-    running = await start(name)
-    try:
-        report = await run_suite(SUITE, running.url, {"timeout": 5}, phases)
-    finally:
-        await running.close()
-    assert side_by_side_shown(report, clause) == []
+    report = await zoo_report(name, phases)
+    assert side_by_side_shown(report, ZOO[name].clause) == []
 
 
 async def test_the_transcript_keeps_the_bodies_whole_up_to_the_cap():

@@ -2,10 +2,9 @@
 
 import pytest
 
-from checks.core import Outcome, Verdict, run_suite
-from checks.session.suite import SUITE
-from tests.checks.session.test_evidence import side_by_side_shown
-from tests.zoo.session_server.catalogue import ZOO, start
+from checks.core import Outcome, Verdict
+from tests.checks.session.test_evidence import side_by_side_shown, zoo_report
+from tests.zoo.session_server.catalogue import ZOO
 
 SS_PHASES = ["health", "lifecycle", "records", "failures", "retry", "concurrency", "samples"]
 
@@ -13,11 +12,7 @@ SS_PHASES = ["health", "lifecycle", "records", "failures", "retry", "concurrency
 @pytest.mark.parametrize("name", list(ZOO))
 async def test_zoo_entry_fails_its_clause(name):
     clause = ZOO[name].clause
-    running = await start(name)
-    try:
-        report = await run_suite(SUITE, running.url, {"timeout": 5}, SS_PHASES)
-    finally:
-        await running.close()
+    report = await zoo_report(name, SS_PHASES)
     failed = {r.clause_id for r in report.results.values() if r.verdict is Verdict.FAIL}
     assert clause in failed, (name, failed, [r.to_dict() for r in report.results.values() if r.clause_id == clause])
     assert report.outcome() is Outcome.FAIL
