@@ -47,6 +47,13 @@ def _upgrade(url: str, revision: str) -> None:
         command.upgrade(config, revision)
 
 
+def _downgrade(url: str, revision: str) -> None:
+    with make_engine(url).begin() as connection:
+        config = alembic_config(url)
+        config.attributes["connection"] = connection
+        command.downgrade(config, revision)
+
+
 def _value(column: sa.Column[Any], index: int, parent_id: int | None) -> Any:
     """A storable value for `column`, unique per row where the schema may ask for it."""
     if any(key.target_fullname == "clause_message.id" for key in column.foreign_keys):  # from 0008 on
@@ -193,10 +200,7 @@ def test_revision_0006_slims_the_result_and_transcript_keys_and_vacuums_after_fi
                 name: ["autovacuum_vacuum_scale_factor=0", "autovacuum_vacuum_threshold=10000"]
                 for name in ("transcript", "clause_result", "run")
             }
-    with make_engine(database_url).begin() as connection:  # and back: the unique index returns
-        config = alembic_config(database_url)
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0005")
+    _downgrade(database_url, "0005")  # and back: the unique index returns
     assert _counts(database_url) == before
     with make_engine(database_url).connect() as connection:
         inspector = sa.inspect(connection)
@@ -235,10 +239,7 @@ def test_revision_0007_adds_the_tap_tables_as_the_models_have_them_and_its_downg
         about_taps = [d for d in about_taps if "'modify_type', None, 'tap_window', 'updated_at'" not in repr(d)]
     assert about_taps == [], about_taps
     assert _counts(database_url) == before
-    with make_engine(database_url).begin() as connection:
-        config = alembic_config(database_url)
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0006")
+    _downgrade(database_url, "0006")
     with make_engine(database_url).connect() as connection:
         assert not set(TAP_TABLES) & set(sa.inspect(connection).get_table_names())
     assert _counts(database_url) == before
@@ -284,10 +285,7 @@ def test_revision_0008_stores_each_pair_of_texts_once_and_every_result_keeps_its
         if connection.dialect.name == "postgresql":
             updated = {c["name"]: c for c in sa.inspect(connection).get_columns("tap_window")}["updated_at"]
             assert updated["type"].timezone
-    with make_engine(database_url).begin() as connection:
-        config = alembic_config(database_url)
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0007")
+    _downgrade(database_url, "0007")
     assert _counts(database_url) == before
     with make_engine(database_url).connect() as connection:
         restored = connection.execute(sa.text("SELECT expected, actual FROM clause_result ORDER BY id")).all()
@@ -330,10 +328,7 @@ def test_revision_0009_never_reuses_a_run_id_and_adds_the_started_client_column(
         session.add(fresh)
         session.commit()
         assert fresh.id is not None and fresh.id > max(kept)
-    with engine.begin() as connection:  # and back
-        config = alembic_config(database_url)
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0008")
+    _downgrade(database_url, "0008")  # and back
     with engine.connect() as connection:
         assert "client_started_at" not in {c["name"] for c in sa.inspect(connection).get_columns("run")}
         assert connection.execute(sa.text("SELECT count(*) FROM run")).scalar_one() == len(kept) - len(doomed) + 1
@@ -392,9 +387,6 @@ def test_revision_0010_adds_the_deploy_tables_as_the_models_have_them_and_they_g
     with make_engine(database_url).connect() as connection:
         for table in DEPLOY_TABLES:
             assert connection.execute(sa.text(f"SELECT count(*) FROM {table}")).scalar_one() == 0, table
-    with make_engine(database_url).begin() as connection:
-        config = alembic_config(database_url)
-        config.attributes["connection"] = connection
-        command.downgrade(config, "0009")
+    _downgrade(database_url, "0009")
     with make_engine(database_url).connect() as connection:
         assert not set(DEPLOY_TABLES) & set(sa.inspect(connection).get_table_names())
