@@ -37,16 +37,23 @@ T = TypeVar("T")
 
 
 def _once_more_on_conflict(session: Session, write: Callable[[], T]) -> T:
-    """`write` and commit; when a concurrent writer inserted the same key first, once more over its row."""
-    try:
-        result = write()
+    """The row `write` makes or changes, stored, committed and read back; when a concurrent writer inserted
+    the same key first, `write` once more over its row."""
+
+    def store() -> T:
+        row = write()
+        session.add(row)
+        session.flush()
         session.commit()
-        return result
+        return row
+
+    try:
+        row = store()
     except IntegrityError:
         session.rollback()
-        result = write()
-        session.commit()
-        return result
+        row = store()
+    session.refresh(row)
+    return row
 
 
 # ---------------------------------------------------------------- run identities
@@ -63,13 +70,9 @@ def give_version(session: Session, run_id: int, given: VersionGiven) -> RunIdent
         identity = session.get(RunIdentity, run_id) or RunIdentity(run_id=run_id, source="given")
         identity.version, identity.source, identity.read_at = given.version, "given", utcnow()
         identity.implementation = given.implementation or identity.implementation
-        session.add(identity)
-        session.flush()
         return identity
 
-    identity = _once_more_on_conflict(session, write)
-    session.refresh(identity)
-    return identity
+    return _once_more_on_conflict(session, write)
 
 
 def record_wire_identity(engine: Engine, run_id: int, seen: Identity) -> None:
@@ -80,7 +83,7 @@ def record_wire_identity(engine: Engine, run_id: int, seen: Identity) -> None:
     seen = Identity(implementation, version, evidence)
     with Session(engine) as session:
 
-        def write() -> None:
+        def write() -> RunIdentity:
             identity = session.get(RunIdentity, run_id)
             if identity is None:
                 identity = RunIdentity(run_id=run_id, version=seen.version, source="wire")
@@ -89,8 +92,7 @@ def record_wire_identity(engine: Engine, run_id: int, seen: Identity) -> None:
             identity.implementation = seen.implementation or identity.implementation
             identity.evidence = seen.evidence[:500]  # escaping may have lengthened it
             identity.read_at = utcnow()
-            session.add(identity)
-            session.flush()
+            return identity
 
         _once_more_on_conflict(session, write)
 
@@ -151,13 +153,9 @@ def record_deployment(session: Session, target: Target, data: DeploymentCreate) 
             environment=data.environment, target_id=target.id or 0, version=data.version, released=data.released
         )
         deployment.recorded_at = utcnow()
-        session.add(deployment)
-        session.flush()
         return deployment
 
-    deployment = _once_more_on_conflict(session, write)
-    session.refresh(deployment)
-    return deployment
+    return _once_more_on_conflict(session, write)
 
 
 def remove_deployment(session: Session, target: Target, environment: str, version: str | None) -> int:
