@@ -66,18 +66,22 @@ class Deployment(SQLModel, table=True):
 # ---------------------------------------------------------------- API shapes
 
 
-class VersionGiven(SQLModel):
+class _VersionChecked(SQLModel):
+    """A body whose `version` (a field of the subclass, in its own place) must match VERSION_PATTERN whole."""
+
+    @field_validator("version", check_fields=False)
+    @classmethod
+    def _whole_version(cls, value: str) -> str:
+        return whole_match(VERSION_PATTERN, value, "a version")
+
+
+class VersionGiven(_VersionChecked):
     """The version CI names for a run (`rlconform ci --version`), and optionally the implementation."""
 
     model_config = SQLModelConfig(extra="forbid")
 
     version: str = Field(min_length=1, max_length=128, regex=VERSION_PATTERN)
     implementation: str | None = Field(default=None, min_length=1, max_length=128)
-
-    @field_validator("version")
-    @classmethod
-    def _whole_version(cls, value: str) -> str:
-        return whole_match(VERSION_PATTERN, value, "a version")
 
 
 class RunIdentityPublic(SQLModel):
@@ -89,18 +93,13 @@ class RunIdentityPublic(SQLModel):
     read_at: datetime
 
 
-class DeploymentCreate(SQLModel):
+class DeploymentCreate(_VersionChecked):
     model_config = SQLModelConfig(extra="forbid")
 
     target: str = Field(min_length=1, max_length=64)
     version: str = Field(min_length=1, max_length=128, regex=VERSION_PATTERN)
     environment: str = Field(min_length=1, max_length=64, regex=NAME_PATTERN)
     released: bool = False  # beside the current version (record-release), not replacing it
-
-    @field_validator("version")
-    @classmethod
-    def _whole_version(cls, value: str) -> str:
-        return whole_match(VERSION_PATTERN, value, "a version")
 
     @field_validator("environment")
     @classmethod
