@@ -126,7 +126,16 @@ def result_pairing(in_order: Reply, reordered: Reply, cities: list[str]) -> Deci
     )
 
 
-def unknown_call_id(reply: Reply, *, strict: bool) -> Decision:
+def unknown_call_id(reply: Reply, *, strict: bool, echoed: Reply | None = None) -> Decision:
+    """A conversation whose tool message answers no call, refused with a 4xx.
+
+    `echoed`: the reply to the same conversation with the right tool_call_id. When that was not
+    answered 200, the target refuses or fails the conversation itself (its own assistant message
+    echoed, say), and a refusal or failure of the stray id's twin says nothing about the id."""
+    clause_id = "openai.tools.unknown-call-id"
+    if echoed is not None and echoed.status != 200:
+        why = f"the same conversation with the right id was answered {echoed.status} too"
+        return info(clause_id, actual=f"not judged: {why} ({reply.describe()})")
     if 400 <= reply.status < 500:
         return passed("openai.tools.unknown-call-id", actual=reply.describe())
     if reply.status == 200 and not strict:

@@ -70,14 +70,14 @@ PRESETS: dict[str, Profile] = {
     # (this profile: an OpenAI-like one); it validates no parameter itself, and its seed reaches a
     # backend that may not honour it.
     "litellm": Profile(strict_validation=False, deterministic=False),
-    # llama-cpp-python's server: logprobs only when the model is loaded with logits_all (off by
-    # default), n ignored ("ignored or currently unsupported" in its request type), no stream_options,
-    # tool calls only with a function-calling chat format, no bound on temperature or top_logprobs; one
-    # model behind a lock, so a seeded temperature-0 request repeats.
+    # llama-cpp-python's server (0.3.36): logprobs, as its server loads models with logits_all on by
+    # default (the Llama class alone has it off); a tool named in tool_choice is called through a grammar
+    # from its schema with any chat format, but "required" and "auto" only with a function-calling one,
+    # so one call at a time; n ignored ("ignored or currently unsupported" in its request type), no
+    # stream_options, no bound on temperature or top_logprobs; one model behind a lock, so a seeded
+    # temperature-0 request repeats.
     "llama-cpp": Profile(
-        logprobs=False,
         strict_validation=False,
-        tools=False,
         parallel_tool_calls=False,
         stream_usage=False,
         n_choices=False,

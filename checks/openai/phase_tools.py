@@ -47,8 +47,8 @@ async def tools_phase(ctx: Ctx) -> None:
             check_reply(ctx, http, reply, max_tokens=cap)
         usable = shape.outcome == "pass"
         if usable:
-            await round_trip(phase, http, body, reply.body, reorder=False)
-            await _unknown_call_id(ctx, phase, http, body, reply.body)
+            echoed = await round_trip(phase, http, body, reply.body, reorder=False)
+            await _unknown_call_id(ctx, phase, http, body, reply.body, echoed)
         else:
             why = f"not judged: no usable call to go on from ({shape.actual[:200]})"
             for clause_id in ("openai.tools.round-trip", "openai.tools.unknown-call-id"):
@@ -103,14 +103,16 @@ async def round_trip(
     return reply
 
 
-async def _unknown_call_id(ctx: Ctx, phase: PhaseRecord, http: ChatClient, body: dict[str, Any], answer: Any) -> None:
+async def _unknown_call_id(
+    ctx: Ctx, phase: PhaseRecord, http: ChatClient, body: dict[str, Any], answer: Any, echoed: Reply
+) -> None:
     assistant = message_of(answer)
     stray = {"role": "tool", "tool_call_id": "call_matches_nothing_0000", "content": "{}"}
     follow = {**body, "messages": [*body["messages"], assistant, stray]}
     follow.pop("tool_choice", None)
     reply = await http.chat(follow)
     profile = ctx.options.profile()
-    decisions = [judging.unknown_call_id(reply, strict=profile.strict_validation)]
+    decisions = [judging.unknown_call_id(reply, strict=profile.strict_validation, echoed=echoed)]
     decisions += refusal_shape(reply, "a stray tool_call_id", profile.error_shape)
     phase.record(decisions, http.transcript)
 

@@ -143,6 +143,19 @@ def test_an_unknown_call_id_is_refused_or_noted_as_lenient():
     assert held(judging_tools.unknown_call_id(reply(completion()), strict=True)) is False
 
 
+def test_a_stray_call_id_is_judged_only_where_the_same_conversation_with_the_right_id_is_answered():
+    """llama-cpp-python 0.3.36 answers 500 to its own assistant tool-call message echoed (content null):
+    the stray id's twin then fails the same way, which says nothing about the id."""
+    crashed = reply({"error": {"message": "validation", "type": "internal_server_error"}}, status=500)
+    answered, refused = reply(completion()), reply({"error": {}}, status=400)
+    unjudged = judging_tools.unknown_call_id(crashed, strict=False, echoed=crashed)
+    assert held(unjudged) is None and "answered 500 too" in unjudged.actual
+    assert held(judging_tools.unknown_call_id(refused, strict=True, echoed=refused)) is None
+    # With the right id answered, a 5xx for the stray one is still a miss, and a 4xx a pass.
+    assert held(judging_tools.unknown_call_id(crashed, strict=False, echoed=answered)) is False
+    assert held(judging_tools.unknown_call_id(refused, strict=True, echoed=answered))
+
+
 def test_an_invalid_request_refused_with_a_200_is_lenient_only_when_allowed():
     accepted = judging.invalid_refused(reply(completion()), "n 0", lenient_ok=True, strict=False, error_shape="openai")
     assert [held(d) for d in accepted] == [None]

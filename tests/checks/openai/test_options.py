@@ -26,7 +26,8 @@ def test_the_engine_presets_say_what_each_engine_offers():
     assert vllm.logprobs and vllm.tools and vllm.n_choices and vllm.stream_usage
     assert not vllm.deterministic and not vllm.strict_validation
     assert litellm.tools and not litellm.strict_validation and litellm.error_shape == "openai"
-    assert not (llama.logprobs or llama.tools or llama.n_choices or llama.stream_usage) and llama.deterministic
+    assert llama.logprobs and llama.tools and llama.deterministic
+    assert not (llama.parallel_tool_calls or llama.n_choices or llama.stream_usage or llama.strict_validation)
     assert OpenAIChatOptions(preset="llama-cpp", n_choices="yes").profile().n_choices
 
 
