@@ -24,6 +24,7 @@ REAL_PEER_FILES = {
     "tests/realpeers/transformers/test_tap_transformers.py": "transformers serve and the openai client, tapped",
     "tests/realpeers/litellm/test_litellm_proxy.py": "the LiteLLM proxy (RLCONFORM_LITELLM_PYTHON)",
     "tests/realpeers/vllm/test_vllm_server.py": "vLLM on CPU (RLCONFORM_VLLM_PYTHON)",
+    "tests/realpeers/llamacpp/test_llamacpp_server.py": "llama-cpp-python's server (RLCONFORM_LLAMACPP_PYTHON)",
     "tests/app/test_deploy_realpeers.py": "openenv 0.10.0's, openenv-core 0.3.0's and the ORS servers",
 }
 # Fixtures that start the rlmesh package's server (tests/checks/rlmesh/conftest.py).
@@ -65,6 +66,8 @@ SERIAL_FILES = {
     "tests/realpeers/transformers/test_transformers_serve.py",
     "tests/realpeers/transformers/test_tap_transformers.py",
     "tests/realpeers/vllm/test_vllm_server.py",
+    # Serial also because scripts/test may still be compiling its venv while the parallel tests run.
+    "tests/realpeers/llamacpp/test_llamacpp_server.py",
 }
 
 

@@ -141,6 +141,29 @@ VLLM_TINY = PeerTable(
 )
 
 
+# llama-cpp-python 0.3.36's server (`python -m llama_cpp.server`) serving a tiny random GGUF Llama with an API
+# key and a 512-token window, as openai-chat with preset llama-cpp. tests/realpeers/llamacpp/ holds it.
+LLAMACPP_TINY = PeerTable(
+    "openai-chat",
+    {
+        "openai.chat.n-choices": "unsupported",
+        "openai.unicode.round-trip": "info",
+        "openai.tools.parallel": "unsupported",
+        "openai.tools.result-by-id": "unsupported",
+        "openai.tools.round-trip": "fail",
+        "openai.tools.unknown-call-id": "info",
+        "openai.tools.truncated-call": "fail",
+        "openai.stream.equivalent": "fail",
+        "openai.errors.rejects-invalid": "fail",
+        "openai.errors.status-400": "info",
+        "openai.errors.shape": "fail",
+        "openai.errors.unknown-model": "info",
+        "openai.messages.unknown-role": "warn",
+        "openai.concurrency.latency": "info",
+    },
+)
+
+
 # rlmesh 0.1.0's EnvServer serving gymnasium CartPole-v1 (`python -m rlmesh._cli.serve_env`), default options.
 # tests/checks/rlmesh/test_real_peers.py::test_cartpole_passes holds it.
 RLMESH_CARTPOLE = PeerTable(
