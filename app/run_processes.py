@@ -12,10 +12,10 @@ only, as the tests' `fake` kind) is executed in the web process, as with 0 run p
 
 A run process that exits unasked is started again; the runs it held are re-queued at once
 through their lease (`leases.recover_expired`), and after `RLCONFORM_MAX_ATTEMPTS` attempts a
-run ends `interrupted` saying so. Expired leases are also looked for every lease period (a
-process that hangs). The processes stop with the service: asked to stop, their runs end
-`interrupted` as the web process's own do; each also stops when its stdin closes, so a
-web process killed with SIGKILL leaves none behind.
+run ends `interrupted` saying so. Expired leases are also looked for every lease period: a
+process that hangs loses its runs that way, and is killed and started again. The processes
+stop with the service: asked to stop, their runs end `interrupted` as the web process's own
+do; each also stops when its stdin closes, so a web process killed with SIGKILL leaves none.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ class RunProcessSlot:
     index: int
     process: asyncio.subprocess.Process | None = None
     name: str = ""
-    ready: bool = False
+    ready: bool = False  # it said so, and may be handed runs
+    started: bool = False  # it said it was ready, since it was last started
     runs: set[int] = field(default_factory=set)
     changed: asyncio.Event = field(default_factory=asyncio.Event)  # a run of it is done
 
@@ -152,7 +153,7 @@ class ProcessRunner(Runner):
             except Exception:
                 log.exception("run process %d failed", slot.index)
                 code = None
-            was_ready, slot.ready = slot.ready, False
+            was_ready, slot.ready, slot.started = slot.started, False, False
             if self._stopping:
                 return
             log.warning("run process %s exited (status %s); its runs go back to the queue", slot.name, code)
@@ -192,7 +193,8 @@ class ProcessRunner(Runner):
     def _heard(self, slot: RunProcessSlot, message: dict[str, Any]) -> None:
         if "ready" in message:
             self.process_kinds = frozenset(message["ready"])
-            slot.ready, self._failed_starts = True, 0
+            slot.ready = slot.started = True
+            self._failed_starts = 0
             log.info("run process %s ready", slot.name)
             self._wake.set()
         elif "done" in message:
@@ -207,10 +209,18 @@ class ProcessRunner(Runner):
             self.metrics.run_ended(status, outcome, float(seconds), Counter(verdicts))
 
     async def _recover_leases(self) -> None:
-        """Re-queue runs of a process that stopped renewing its lease without exiting."""
+        """Every lease period: a process holding a run whose lease expired is hung (it renews every third of
+        a lease), so it is killed and started again, its runs re-queued; other expired runs are re-queued."""
         while True:
             await asyncio.sleep(self.settings.lease_seconds)
             try:
+                hung = await asyncio.to_thread(_expired_holders, self.engine)
+                for slot in self.slots:
+                    if slot.name in hung and slot.process is not None and slot.process.returncode is None:
+                        log.warning("run process %s stopped renewing its leases; killing it", slot.name)
+                        slot.ready = False  # nothing more for it: its monitor re-queues its runs and restarts it
+                        with contextlib.suppress(ProcessLookupError):
+                            slot.process.kill()
                 if await asyncio.to_thread(leases.recover_expired, self.engine, self.settings.max_attempts, None):
                     self._wake.set()
             except Exception:
@@ -270,6 +280,17 @@ def _queued(engine: Engine, limit: int) -> list[tuple[int, str]]:
             select(Run.id, Run.kind).where(Run.status == RunStatus.QUEUED).order_by(col(Run.id)).limit(limit)
         ).all()
     return [(run_id, kind) for run_id, kind in rows if run_id is not None]
+
+
+def _expired_holders(engine: Engine) -> set[str]:
+    """Who holds a running run whose lease has expired."""
+    with Session(engine) as session:
+        rows = session.exec(
+            select(Run.worker).where(
+                Run.status == RunStatus.RUNNING, col(Run.lease_until).is_not(None), col(Run.lease_until) < utcnow()
+            )
+        ).all()
+    return {worker for worker in rows if worker}
 
 
 def _ended(engine: Engine, run_id: int) -> bool:

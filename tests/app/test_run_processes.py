@@ -138,6 +138,26 @@ def test_a_killed_run_process_is_started_again_and_its_run_taken_up_or_ended_say
     assert wait_for_run(client, again, timeout=60)["status"] == "finished"
 
 
+def test_a_hung_run_process_loses_its_run_by_the_lease_and_is_killed_and_started_again(
+    serving, reference_server
+) -> None:
+    client = serving(1, lease_seconds=3.0)
+    make_target(client, "slow", "plugrl-server", reference_server(policy_delay=0.3), options=SLOW)
+    run_id = client.post("/api/v1/targets/slow/runs", json={}).json()["id"]
+    wait_until(lambda: run_row(client, run_id).decided_clauses >= 1, timeout=60, what="a decided clause")
+    hung = pid_of(run_row(client, run_id).worker)
+    os.kill(hung, signal.SIGSTOP)
+    try:
+        run = wait_for_run(client, run_id, timeout=120)
+    finally:
+        if alive(hung):
+            os.kill(hung, signal.SIGKILL)
+    assert (run["status"], run["outcome"]) == ("finished", "pass"), run
+    assert not alive(hung)
+    row = run_row(client, run_id)
+    assert row.attempts == 2 and pid_of(row.worker) != hung
+
+
 def test_demo_targets_are_reached_from_run_processes_whatever_the_network_policy(serving) -> None:
     client = serving(1, demo=True, allowed_networks=["10.0.0.0/8"])  # loopback is not allowed: the demo is own
     run_id = client.post("/api/v1/targets/demo/runs", json={}).json()["id"]
