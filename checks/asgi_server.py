@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import socket
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -81,19 +79,3 @@ class ServedApp(Generic[ServerT]):
 
     async def close(self) -> None:
         await self.asgi.close()
-
-
-def serve_until_interrupted(start: Callable[[], Awaitable[ServedApp[Any]]], says: Callable[[str], str]) -> int:
-    """A reference server's command line: start it, print `says(url)`, serve until Ctrl-C, close it; exit 0."""
-
-    async def run() -> None:
-        running = await start()
-        print(says(running.url), flush=True)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await running.close()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
-    return 0

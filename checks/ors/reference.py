@@ -28,8 +28,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from checks.asgi_server import ServedApp, serve_asgi, serve_until_interrupted
+from checks.asgi_server import ServedApp, serve_asgi
 from checks.errors import CheckError
+from checks.serving import serve_until_interrupted
 
 ENV = "counter"
 SPLITS = [{"name": "train", "type": "train"}, {"name": "test", "type": "test"}]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import pickle
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +21,7 @@ import numpy as np
 from checks.errors import CheckError, Malformed
 from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode, lenient_length
 from checks.rllink.onnx_policy import onnx_file as policy_onnx_file
+from checks.serving import serve_until_interrupted
 
 HIDDEN = 8
 MAX_BODY = 64 * 1024 * 1024
@@ -234,16 +234,10 @@ def main(argv: list[str]) -> int:
     if args.fragment_length < 1 or not 0 <= args.recycle <= 600:
         parser.error("--fragment-length must be >= 1 and --recycle 0..600 seconds")
 
-    async def run() -> None:
-        reference = await start_reference_server(
+    return serve_until_interrupted(
+        lambda: start_reference_server(
             args.host, args.port, dialect=args.dialect, fragment_length=args.fragment_length, recycle=args.recycle
-        )
-        print(f"RLlink reference server ({args.dialect}) listening on {reference.url}", flush=True)
-        try:
-            await reference.stopped.wait()
-        finally:
-            await reference.close()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
-    return 0
+        ),
+        lambda url: f"RLlink reference server ({args.dialect}) listening on {url}",
+        until=lambda reference: reference.stopped.wait(),
+    )

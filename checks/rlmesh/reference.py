@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AsyncExitStack
@@ -28,6 +27,7 @@ import numpy as np
 
 from checks.errors import CheckError
 from checks.rlmesh.proto import core_pb2, env_pb2, env_pb2_grpc, spaces_pb2
+from checks.serving import serve_until_interrupted
 
 GENERATION = "rlmesh-wire-v1"
 EPISODE_LENGTH = 5
@@ -332,16 +332,10 @@ def main(argv: list[str]) -> int:
     if not 1 <= args.lanes <= 256 or not 0 <= args.step_delay <= 10:
         parser.error("--lanes must be 1..256 and --step-delay 0..10 seconds")
 
-    async def run() -> None:
-        served = await start_reference_server(
+    return serve_until_interrupted(
+        lambda: start_reference_server(
             args.host, args.port, lanes=args.lanes, step_delay=args.step_delay, allow_shutdown=args.allow_shutdown
-        )
-        print(f"rlmesh reference server ({args.lanes} lanes) at {served.url}", flush=True)
-        try:
-            await served.service.stopped.wait()
-        finally:
-            await served.close()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
-    return 0
+        ),
+        lambda url: f"rlmesh reference server ({args.lanes} lanes) at {url}",
+        until=lambda served: served.service.stopped.wait(),
+    )

@@ -28,7 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from checks.asgi_server import ServedApp, serve_asgi, serve_until_interrupted
+from checks.asgi_server import ServedApp, serve_asgi
+from checks.serving import serve_until_interrupted
 from checks.session.assembly import path_sample
 from checks.session.backend import Backend, BackendReply
 from checks.session.samples import WireSample, encode_samples
