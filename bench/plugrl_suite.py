@@ -24,7 +24,7 @@ from websockets.exceptions import ConnectionClosed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.rounds import interleaved_medians, run_with_rounds  # noqa: E402
+from bench.rounds import interleaved_medians, run_with_rounds, timed_against  # noqa: E402
 from checks.core import run_suite  # noqa: E402
 from checks.plugrl.codec import pack, unpack  # noqa: E402
 from checks.plugrl.messages import (  # noqa: E402
@@ -42,13 +42,10 @@ OPTIONS = {"timeout": 10.0}
 
 
 async def timed_suite() -> float:
-    server = await start_reference_server(stop_after=STOP_AFTER)
-    try:
-        started = time.perf_counter()
-        report = await run_suite(SUITE, server.url, OPTIONS, SEED_PHASES, include_optional=True)
-        elapsed = time.perf_counter() - started
-    finally:
-        await server.close()
+    elapsed, report = await timed_against(
+        await start_reference_server(stop_after=STOP_AFTER),
+        lambda server: run_suite(SUITE, server.url, OPTIONS, SEED_PHASES, include_optional=True),
+    )
     if report.outcome() != "pass":
         raise SystemExit(f"the suite did not pass against the reference server: {report.counts()}")
     return elapsed
@@ -144,13 +141,8 @@ async def bare_run(url: str) -> None:
 
 
 async def timed_bare() -> float:
-    server = await start_reference_server(stop_after=STOP_AFTER)
-    try:
-        started = time.perf_counter()
-        await bare_run(server.url)
-        return time.perf_counter() - started
-    finally:
-        await server.close()
+    elapsed, _ = await timed_against(await start_reference_server(stop_after=STOP_AFTER), lambda s: bare_run(s.url))
+    return elapsed
 
 
 def codec_ratio(rounds: int, loops: int = 20) -> tuple[float, float]:

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.rounds import interleaved_medians, run_with_rounds  # noqa: E402
+from bench.rounds import interleaved_medians, run_with_rounds, timed_against  # noqa: E402
 from checks.core import run_suite  # noqa: E402
 from checks.rllink.codec import HEADER_SIZE, Dialect, decode_body, encode  # noqa: E402
 from checks.rllink.episodes import batch, broken_episodes  # noqa: E402
@@ -43,13 +42,10 @@ CLOSE_PATIENCE = 5.0
 
 
 async def timed_suite(dialect: Dialect) -> float:
-    server = await start_reference_server(dialect=dialect, fragment_length=FRAGMENT, recycle=RECYCLE)
-    try:
-        started = time.perf_counter()
-        report = await run_suite(SUITE, server.url, {**OPTIONS, "dialect": dialect}, include_optional=True)
-        elapsed = time.perf_counter() - started
-    finally:
-        await server.close()
+    elapsed, report = await timed_against(
+        await start_reference_server(dialect=dialect, fragment_length=FRAGMENT, recycle=RECYCLE),
+        lambda server: run_suite(SUITE, server.url, {**OPTIONS, "dialect": dialect}, include_optional=True),
+    )
     if report.outcome() != "pass":
         raise SystemExit(f"the suite did not pass against the {dialect} reference server: {report.counts()}")
     return elapsed
@@ -159,12 +155,8 @@ async def bare_run(port: int, dialect: Dialect) -> None:
 
 async def timed_bare(dialect: Dialect) -> float:
     server = await start_reference_server(dialect=dialect, fragment_length=FRAGMENT, recycle=RECYCLE)
-    try:
-        started = time.perf_counter()
-        await bare_run(server.port, dialect)
-        return time.perf_counter() - started
-    finally:
-        await server.close()
+    elapsed, _ = await timed_against(server, lambda s: bare_run(s.port, dialect))
+    return elapsed
 
 
 async def main(rounds: int) -> None:
