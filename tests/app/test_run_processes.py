@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,47 @@ def test_demo_targets_are_reached_from_run_processes_whatever_the_network_policy
     run = wait_for_run(client, run_id, timeout=90)
     assert (run["status"], run["outcome"]) == ("finished", "pass"), run
     assert run_row(client, run_id).worker.endswith(":run-process")  # type: ignore[union-attr]
+
+
+def test_a_listen_run_in_a_run_process_grades_the_client_that_connects(serving) -> None:
+    from checks.plugrl_client.reference import main as reference_client
+    from tests.app.test_listen_runs import announced, client_target, start_run
+
+    client = serving(1)
+    client_target(client)
+    run_id = start_run(client)
+    url = announced(client, run_id)["url"]
+    thread = threading.Thread(target=reference_client, args=([url, "--restart-delay", "0.8"],), daemon=True)
+    thread.start()
+    run = wait_for_run(client, run_id, timeout=90)
+    thread.join(timeout=30)
+    assert run["outcome"] == "pass", run
+    assert str(run_row(client, run_id).worker).endswith(":run-process")
+
+
+def test_a_tap_run_in_a_run_process_judges_and_ends_when_stopped(serving, reference_server, background_loop) -> None:
+    from tests.app.test_tap_service import drive, start_tap, stop, tap_target
+
+    client = serving(1, tap_flush_seconds=0.2)
+    tap_target(client, "tapped", reference_server(stop_after=12))
+    run_id, url = start_tap(client, "tapped")
+    assert str(run_row(client, run_id).worker).endswith(":run-process")
+    assert drive(background_loop, url) == "stop"
+    wait_until(lambda: client.get(f"/api/v1/runs/{run_id}/tap").json()["ledger"].get("judged_messages", 0) > 0)
+    run = stop(client, run_id)
+    assert (run["status"], run["outcome"]) == ("finished", "pass"), run
+    assert client.get(f"/api/v1/runs/{run_id}/results").json()  # the window's verdicts, stored at the stop
+
+
+def test_a_parity_run_in_a_run_process_compares_both_sides(serving, reference_server) -> None:
+    from tests.app.test_parity_runs import run_parity
+
+    client = serving(1)
+    for name in ("a", "b"):
+        make_target(client, name, "plugrl-server", reference_server(), options=SLOW)
+    run = run_parity(client, first="a", second="b")
+    assert (run["status"], run["outcome"], run["parity_status"]) == ("finished", "pass", "identical"), run
+    assert str(run_row(client, run["id"]).worker).endswith(":run-process")
 
 
 def test_the_run_processes_setting_and_flag() -> None:
