@@ -42,6 +42,7 @@ SLOW_TESTS = {
     ("tests/checks/plugrl/test_hostile.py", "test_cli_until_stop_ends_well_within_its_deadlines"),
     ("tests/realpeers/vllm/test_vllm_server.py", "test_vllm_gets_exactly_its_recorded_verdicts"),
     ("tests/realpeers/litellm/test_litellm_proxy.py", "test_litellm_proxy_gets_exactly_its_recorded_verdicts"),
+    ("tests/realpeers/llamacpp/test_llamacpp_server.py", "test_llamacpp_server_gets_exactly_its_recorded_verdicts"),
     ("tests/checks/session/test_cli.py", "test_a_broken_server_exits_1_naming_its_clause"),
     ("tests/checks/session/test_cli.py", "test_the_reference_exits_0"),
     ("tests/checks/openenv/test_zoo.py", "test_broken_server_is_flagged_with_its_clause[slow-reset]"),
