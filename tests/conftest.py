@@ -40,6 +40,10 @@ SLOW_TESTS = {
         "test_the_official_client_through_the_tap_gets_the_recorded_verdicts",
     ),
     ("tests/checks/plugrl/test_hostile.py", "test_cli_until_stop_ends_well_within_its_deadlines"),
+    (
+        "tests/checks/openenv/test_false_verdicts.py",
+        "test_a_slot_held_by_a_dropped_slow_reset_is_waited_for_within_the_timeout",
+    ),
     ("tests/realpeers/vllm/test_vllm_server.py", "test_vllm_gets_exactly_its_recorded_verdicts"),
     ("tests/realpeers/litellm/test_litellm_proxy.py", "test_litellm_proxy_gets_exactly_its_recorded_verdicts"),
     ("tests/realpeers/llamacpp/test_llamacpp_server.py", "test_llamacpp_server_gets_exactly_its_recorded_verdicts"),
