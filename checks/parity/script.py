@@ -62,6 +62,23 @@ class ParityScript(Protocol):
     def allowed_rate(self, options: Any) -> float: ...
 
 
+class ExactScript:
+    """What a script shares when no divergence is allowed: no units to count a rate over, nothing to order
+    first, no projections; `recorded_inputs` names the options that decide what is sent, recorded beside
+    each side. A script overrides what differs."""
+
+    unit: str | None = None
+    leading: tuple[str, ...] = ()
+    projections: tuple[Projection, ...] = ()
+    recorded_inputs: frozenset[str] = frozenset()
+
+    def inputs(self, options: ParityOptions) -> dict[str, Any]:
+        return options.model_dump(include=set(self.recorded_inputs))
+
+    def allowed_rate(self, options: ParityOptions) -> float:
+        return 0.0
+
+
 class Status(enum.StrEnum):
     IDENTICAL = "identical"
     DIVERGENT = "divergent"

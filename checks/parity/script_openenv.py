@@ -19,7 +19,7 @@ from checks.openenv.facts import action_plan, load_schema
 from checks.openenv.options import Facts, OpenEnvOptions
 from checks.openenv.session import Reply
 from checks.parity.projections import Projection
-from checks.parity.script import NotRecorded, Observed, ParityOptions
+from checks.parity.script import ExactScript, NotRecorded, Observed, ParityOptions
 
 
 class OpenEnvParityOptions(ParityOptions):
@@ -41,22 +41,15 @@ def frame(reply: Reply) -> Any:
     return reply.message if reply.is_json else {"text": reply.raw}
 
 
-class OpenEnvScript:
+class OpenEnvScript(ExactScript):
     kind = "openenv"
     version = "1"
     options_model = OpenEnvParityOptions
-    unit = None
-    leading: tuple[str, ...] = ()
+    recorded_inputs = frozenset({"lanes", "seed", "reset", "actions", "max_steps"})
     projections = (
         # A server that makes up its own episode ids may, as long as it uses them consistently.
         Projection("lanes[*].**.episode_id", "identity", "episode"),
     )
-
-    def inputs(self, options: OpenEnvParityOptions) -> dict[str, Any]:
-        return options.model_dump(include={"lanes", "seed", "reset", "actions", "max_steps"})
-
-    def allowed_rate(self, options: OpenEnvParityOptions) -> float:
-        return 0.0
 
     async def observe(self, url: str, options: OpenEnvParityOptions, report: Report) -> Observed:
         suite_options = OpenEnvOptions(timeout=options.timeout, max_steps=options.max_steps, actions=options.actions)

@@ -17,8 +17,7 @@ from checks.core import PhaseContext, Report
 from checks.ors.options import OrsOptions, OrsState
 from checks.ors.routes import client, close_state, learn, tool_call
 from checks.ors.stream import result_of
-from checks.parity.projections import Projection
-from checks.parity.script import NotRecorded, Observed, ParityOptions
+from checks.parity.script import ExactScript, NotRecorded, Observed, ParityOptions
 
 
 class OrsParityOptions(ParityOptions):
@@ -40,19 +39,11 @@ def call_record(stream_result: tuple[Any, str], error: str | None) -> Any:
     return result
 
 
-class OrsScript:
+class OrsScript(ExactScript):
     kind = "ors"
     version = "1"
     options_model = OrsParityOptions
-    unit = None
-    leading: tuple[str, ...] = ()
-    projections: tuple[Projection, ...] = ()
-
-    def inputs(self, options: OrsParityOptions) -> dict[str, Any]:
-        return options.model_dump(include={"env", "split", "tasks", "calls", "max_steps"})
-
-    def allowed_rate(self, options: OrsParityOptions) -> float:
-        return 0.0
+    recorded_inputs = frozenset({"env", "split", "tasks", "calls", "max_steps"})
 
     async def observe(self, url: str, options: OrsParityOptions, report: Report) -> Observed:
         suite_options = OrsOptions(timeout=options.timeout, env=options.env, split=options.split)

@@ -15,7 +15,7 @@ import pydantic
 
 from checks.core import PhaseContext, Report
 from checks.parity.projections import Projection
-from checks.parity.script import Observed, ParityOptions
+from checks.parity.script import ExactScript, Observed, ParityOptions
 from checks.plugrl.options import PlugRLServerOptions, RunState
 from checks.plugrl.probe import Probe
 
@@ -37,20 +37,14 @@ def action_value(action: np.ndarray[Any, Any] | None) -> Any:
     return action if action is not None else {"no_array": True}
 
 
-class PlugrlScript:
+class PlugrlScript(ExactScript):
     kind = "plugrl-server"
     version = "1"
     options_model = PlugrlParityOptions
-    unit = None
+    recorded_inputs = frozenset({"state_key", "state_dim", "image_key", "image_size", "rounds"})
     leading: tuple[str, ...] = ("metadata",)  # the action horizon and shapes the actions follow from
     # Two builds name themselves differently; everything else in the metadata must agree.
     projections = (Projection("metadata.server_version", "drop"), Projection("metadata.server", "drop"))
-
-    def inputs(self, options: PlugrlParityOptions) -> dict[str, Any]:
-        return options.model_dump(include={"state_key", "state_dim", "image_key", "image_size", "rounds"})
-
-    def allowed_rate(self, options: PlugrlParityOptions) -> float:
-        return 0.0
 
     async def observe(self, url: str, options: PlugrlParityOptions, report: Report) -> Observed:
         suite_options = PlugRLServerOptions(

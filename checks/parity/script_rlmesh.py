@@ -15,7 +15,7 @@ import numpy as np
 import pydantic
 
 from checks.core import Report, Transcript
-from checks.parity.script import NotRecorded, Observed, ParityOptions
+from checks.parity.script import ExactScript, NotRecorded, Observed, ParityOptions
 from checks.rlmesh import codec
 from checks.rlmesh.client import Endpoint, JoinEnded, JoinSession, RpcFailed, error_text
 from checks.rlmesh.common import Contract, fetch_contract, kind_of, reset_request, step_request
@@ -47,19 +47,12 @@ def answer(response: env_pb2.JoinResponse) -> dict[str, Any] | None:
     return None if kind in ("step", "reset") else {"unexpected": kind}
 
 
-class RlmeshScript:
+class RlmeshScript(ExactScript):
     kind = "rlmesh"
     version = "1"
     options_model = RlmeshParityOptions
-    unit = None
+    recorded_inputs = frozenset({"seed", "steps"})
     leading: tuple[str, ...] = ("contract",)  # the env contract the lanes follow from
-    projections = ()
-
-    def inputs(self, options: RlmeshParityOptions) -> dict[str, Any]:
-        return options.model_dump(include={"seed", "steps"})
-
-    def allowed_rate(self, options: RlmeshParityOptions) -> float:
-        return 0.0
 
     async def observe(self, url: str, options: RlmeshParityOptions, report: Report) -> Observed:
         transcript = report.transcript("Join: parity")

@@ -25,7 +25,7 @@ import pydantic
 from checks.core import PhaseContext, Report
 from checks.http_client import Reply
 from checks.parity.projections import Projection
-from checks.parity.script import Observed, ParityOptions
+from checks.parity.script import ExactScript, Observed, ParityOptions
 from checks.session.agent import run_schedule
 from checks.session.facts import base_request
 from checks.session.options import SessionOptions, SessionState
@@ -66,12 +66,11 @@ def samples_value(reply: Reply) -> Any:
     }
 
 
-class SessionScript:
+class SessionScript(ExactScript):
     kind = "session-server"
     version = "1"
     options_model = SessionParityOptions
-    unit = None
-    leading: tuple[str, ...] = ()
+    recorded_inputs = frozenset({"trajectories", "model", "max_seq_len"})
     projections = (
         Projection("trajectories[*].records[*].timestamp", "timestamp"),
         Projection("trajectories[*].records[*].request_timestamp", "timestamp"),
@@ -106,12 +105,6 @@ class SessionScript:
         Projection("**.fields.reward", "optional"),
         Projection("**.fields.nulls", "optional"),
     )
-
-    def inputs(self, options: SessionParityOptions) -> dict[str, Any]:
-        return options.model_dump(include={"trajectories", "model", "max_seq_len"})
-
-    def allowed_rate(self, options: SessionParityOptions) -> float:
-        return 0.0
 
     async def observe(self, url: str, options: SessionParityOptions, report: Report) -> Observed:
         suite_options = SessionOptions(timeout=options.timeout, model=options.model)
