@@ -7,7 +7,7 @@ them itself.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -59,3 +59,28 @@ def shoot(page: Any, folder: Path, name: str) -> dict[int, int]:
         scrolls[width] = page.evaluate("document.documentElement.scrollWidth")
     page.set_viewport_size(VIEWPORT)
     return scrolls
+
+
+def add_target_in_the_form(
+    page: Any,
+    base: str,
+    kind: str,
+    name: str,
+    fields: dict[str, str],
+    before_filling: Callable[[], None] = lambda: None,
+) -> None:
+    """From the overview, add a target of `kind` through the generated form: `fields` maps a selector to what
+    is typed there; `before_filling` checks the form once its kind's options show. Ends on the target's page."""
+    expect = playwright_or_skip().expect
+    page.goto(base + "/")
+    page.get_by_role("link", name="Add target").first.click()
+    page.select_option("#kind", kind)
+    page.wait_for_load_state()
+    # Choosing a kind reloads the form with its options; on a loaded machine that takes more than expect's 5 s.
+    expect(page.locator("legend", has_text=f"Options for {kind}")).to_be_visible(timeout=30_000)
+    before_filling()
+    page.fill("#name", name)
+    for selector, value in fields.items():
+        page.fill(selector, value)
+    page.get_by_role("button", name="Add target").click()
+    expect(page).to_have_url(f"{base}/targets/{name}")

@@ -19,7 +19,7 @@ import pytest
 from websockets.asyncio.server import serve
 
 from checks.plugrl.reference import REUSE_FEATURE, ReferenceServer
-from tests.app.browser import playwright_or_skip, shoot
+from tests.app.browser import add_target_in_the_form, playwright_or_skip, shoot
 from tests.app.conftest import QUICK_PLUGRL as QUICK
 from tests.zoo.plugrl_server.core import ZooServer
 
@@ -82,17 +82,8 @@ def test_add_run_inspect_and_diff_in_a_real_browser(
     page.on("console", lambda message: message.type == "error" and console_errors.append(message.text))
 
     # Add the target through the generated form.
-    page.goto(live_service + "/")
-    page.get_by_role("link", name="Add target").first.click()
-    page.select_option("#kind", "plugrl-server")
-    page.wait_for_load_state()
-    expect(page.locator("legend", has_text="Options for plugrl-server")).to_be_visible()
-    page.fill("#name", "broken-trainer")
-    page.fill("#url", broken_server.url)
-    page.fill("#opt-timeout", "2")
-    page.fill("#opt-patience", "0.5")
-    page.get_by_role("button", name="Add target").click()
-    expect(page).to_have_url(live_service + "/targets/broken-trainer")
+    fields = {"#url": broken_server.url, "#opt-timeout": "2", "#opt-patience": "0.5"}
+    add_target_in_the_form(page, live_service, "plugrl-server", "broken-trainer", fields)
 
     # Run it and watch results arrive while the run is still live.
     page.get_by_role("button", name="Run now").click()

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.app.browser import new_context, playwright_or_skip, shoot
+from tests.app.browser import add_target_in_the_form, new_context, playwright_or_skip, shoot
 
 pytestmark = pytest.mark.browser
 
@@ -37,21 +37,12 @@ def test_run_a_client_kind_from_the_page_with_the_command_it_shows(live_service:
     page.on("pageerror", lambda error: console_errors.append(str(error)))
 
     # A client kind asks for no URL: the run listens and says where.
-    page.goto(live_service + "/")
-    page.get_by_role("link", name="Add target").first.click()
-    page.select_option("#kind", "plugrl-client")
-    page.wait_for_load_state()
-    # Choosing a kind reloads the form with its options; on a loaded machine that takes more than expect's 5 s.
-    expect(page.locator("legend", has_text="Options for plugrl-client")).to_be_visible(timeout=30_000)
-    expect(page.locator("#url")).to_have_count(0)
-    expect(page.locator("#listen-hint")).to_contain_text("There is no URL to enter")
-    page.fill("#name", "env-client")
-    page.fill("#opt-steps", "6")
-    page.fill("#opt-reconnect_window", "0.4")
-    page.fill("#opt-timeout", "3")
-    page.fill("#opt-connect_deadline", "90")
-    page.get_by_role("button", name="Add target").click()
-    expect(page).to_have_url(live_service + "/targets/env-client")
+    def no_url_field() -> None:
+        expect(page.locator("#url")).to_have_count(0)
+        expect(page.locator("#listen-hint")).to_contain_text("There is no URL to enter")
+
+    fields = {"#opt-steps": "6", "#opt-reconnect_window": "0.4", "#opt-timeout": "3", "#opt-connect_deadline": "90"}
+    add_target_in_the_form(page, live_service, "plugrl-client", "env-client", fields, before_filling=no_url_field)
 
     # Run: the page waits for a client, with the address, a countdown and a ready command.
     page.get_by_role("button", name="Run now").click()
