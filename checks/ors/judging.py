@@ -8,7 +8,7 @@ id) is `checks.ors.stream`; call judges are in `checks.ors.judging_calls`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from checks.decision import Decision, check, info, missed, passed
@@ -25,6 +25,12 @@ def _problem(clause: str, problem: str, expected: str, fine: str = "well formed"
     return (
         missed(clause, expected=expected, actual=problem) if problem else passed(clause, actual=fine, expected=expected)
     )
+
+
+def _shape_of(reply: Reply, clause: str, problem_of: Callable[[Any], str], expected: str) -> Decision:
+    """A 200 reply's body judged by `problem_of` (its problem, or "" when well formed); another status is the
+    problem itself."""
+    return _problem(clause, problem_of(reply.body) if reply.status == 200 else reply.describe(), expected)
 
 
 def _status_ok(reply: Reply) -> bool:
@@ -94,13 +100,11 @@ def tasks_problem(body: Any) -> str:
 
 
 def judge_tools(reply: Reply) -> Decision:
-    problem = tools_problem(reply.body) if reply.status == 200 else reply.describe()
-    return _problem("ors.tools.shape", problem, "ToolSpecs")
+    return _shape_of(reply, "ors.tools.shape", tools_problem, "ToolSpecs")
 
 
 def judge_splits(reply: Reply) -> Decision:
-    problem = splits_problem(reply.body) if reply.status == 200 else reply.describe()
-    return _problem("ors.splits.shape", problem, "[{name, type}]")
+    return _shape_of(reply, "ors.splits.shape", splits_problem, "[{name, type}]")
 
 
 def judge_tasks(reply: Reply, count: Reply | None = None) -> Decision:
@@ -111,8 +115,7 @@ def judge_tasks(reply: Reply, count: Reply | None = None) -> Decision:
     if refused(reply) and count is not None and task_count(count) is not None:
         why = f"not judged: /tasks refused ({reply.describe(80)}) while the index API counts {task_count(count)} tasks"
         return info("ors.tasks.shape", actual=why)
-    problem = tasks_problem(reply.body) if reply.status == 200 else reply.describe()
-    return _problem("ors.tasks.shape", problem, '{"tasks": [...], "env_name": str}')
+    return _shape_of(reply, "ors.tasks.shape", tasks_problem, '{"tasks": [...], "env_name": str}')
 
 
 def judge_invalid_split(reply: Reply) -> Decision:
@@ -213,8 +216,7 @@ def blocks_problem(value: Any) -> str:
 
 
 def judge_prompt(reply: Reply) -> Decision:
-    problem = blocks_problem(reply.body) if reply.status == 200 else reply.describe()
-    return _problem("ors.prompt.blocks", problem, "an array of text or image blocks")
+    return _shape_of(reply, "ors.prompt.blocks", blocks_problem, "an array of text or image blocks")
 
 
 def judge_create_duplicate(again: Reply) -> Decision:
