@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.app.helpers import free_port, wait_for_run, wait_until
+from tests.processes import stop
 
 ROOT = Path(__file__).resolve().parents[2]
 RLCONFORM = Path(sys.executable).with_name("rlconform")
@@ -52,12 +53,7 @@ def serving(command: list[str], database_url: str) -> Iterator[tuple[httpx.Clien
             yield client, process
     finally:
         if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+            stop(process, wait=15, after_kill=5)
         process.stderr.close()
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.processes import stop
+
 
 @contextmanager
 def peer_process(
@@ -44,10 +46,5 @@ def peer_process(
             time.sleep(poll)
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=stop_wait)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop(process, wait=stop_wait)
         log.close()

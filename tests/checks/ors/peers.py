@@ -13,6 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.processes import stop
+
 PEERS = Path(__file__).resolve().parents[2] / "realpeers" / "ors"
 PEER_PYTHON = os.environ.get("RLCONFORM_ORS_PYTHON", "")
 needs_peers = pytest.mark.skipif(
@@ -51,12 +53,7 @@ def serving(*args: str, cwd: Path | None = None) -> Iterator[str]:
             time.sleep(0.1)
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process, after_kill=None)
 
 
 def scaffold_template(where: Path) -> Path:
