@@ -93,7 +93,7 @@ _must(
 _must(
     "openai.stream.format",
     'stream true answers text/event-stream; every event is data: <json> with object "chat.completion.chunk" and '
-    "the same id, created and model; the first delta has role assistant; one chunk has a finish_reason; the stream "
+    "the same id and created; the first delta has role assistant; one chunk has a finish_reason; the stream "
     "ends with data: [DONE] and nothing after it. A stream request refused with a 4xx JSON error is no stream and "
     "not judged, unless the same request without stream was answered 200.",
 )

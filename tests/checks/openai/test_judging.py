@@ -207,6 +207,14 @@ def test_a_stream_without_done_or_role_is_named():
     assert problems == ["the first delta has role None", "no data: [DONE]"]
 
 
+def test_chunks_must_share_id_and_created_but_may_name_the_model_two_ways():
+    # LiteLLM 1.74 in front of vLLM: content chunks name the model as asked, the closing ones with its provider.
+    renamed = stream_of(chunk({"role": "assistant", "content": "a"}), chunk({}, "stop", model="hosted_vllm/m"))
+    assert stream_format_problems(renamed) == []
+    other_id = stream_of(chunk({"role": "assistant", "content": "a"}), chunk({}, "stop", id="c2"))
+    assert stream_format_problems(other_id) == ["chunks differ in id"]
+
+
 def test_two_json_replies_that_differ_leave_the_stream_unjudged():
     stream = stream_of(chunk({"role": "assistant", "content": "a"}, "stop"))
     noted = judging.stream_equivalent(reply(completion("a")), stream, reply(completion("b")), "text")
