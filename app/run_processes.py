@@ -184,11 +184,10 @@ class ProcessRunner(Runner):
             while line := await process.stdout.readline():
                 self._heard(slot, json.loads(line))
             return await process.wait()
-        except asyncio.CancelledError:  # the service stops: a process that has not stopped yet is killed
+        finally:  # cancelled (the service stops) or failed: the process does not outlive its slot's monitor
             if process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
-            raise
 
     def _heard(self, slot: RunProcessSlot, message: dict[str, Any]) -> None:
         if "ready" in message:
