@@ -208,7 +208,8 @@ def test_a_parity_run_in_a_run_process_compares_both_sides(serving, reference_se
     assert str(run_row(client, run["id"]).worker).endswith(":run-process")
 
 
-def test_the_run_processes_setting_and_flag() -> None:
+def test_the_run_processes_setting_and_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RLCONFORM_RUN_PROCESSES", raising=False)
     assert Settings().run_processes == min(2, os.cpu_count() or 1)
     assert settings_from_args(type("Args", (), {"run_processes": 0})()).run_processes == 0  # type: ignore[arg-type]
     with pytest.raises(ValueError):
