@@ -66,6 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     reference_client.set_defaults(handler=lazy("app.cli.reference_client:cmd_reference_client"))
     register_tap(commands)
 
+    _add_serve_parser(commands)
+    _add_ci_parser(commands)
+    add_parity_parser(commands)
+    add_deploy_parsers(commands)
+    add_worker_parser(commands)
+    return parser
+
+
+def _add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     serving = commands.add_parser("serve", help="run the dashboard and API")
     serving.add_argument("--host", help="bind address (RLCONFORM_HOST)")
     serving.add_argument("--port", type=int, help="port (RLCONFORM_PORT, default 8080)")
@@ -83,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serving.set_defaults(handler=lazy("app.cli.serve:cmd_serve"))
 
+
+def _add_ci_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ci = commands.add_parser("ci", help="start a run on a server, wait for it and exit 0/1/2")
     ci.add_argument("--server", required=True, help="base URL of the rlconform service")
     ci.add_argument("--target", help="target name (or --parity)")
@@ -99,10 +110,6 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--wait-timeout", type=float, default=1800.0, help="give up waiting after this many seconds")
     ci.add_argument("--version", help="the target's version this run checks (a tag, a git SHA), for can-i-deploy")
     ci.set_defaults(handler=lazy("app.cli.ci:cmd_ci"))
-    add_parity_parser(commands)
-    add_deploy_parsers(commands)
-    add_worker_parser(commands)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
