@@ -214,11 +214,7 @@ def every_import_statement(tree: ast.Module) -> Iterator[ast.stmt]:
 
 # Circles closed only by an import inside a function, each with why it is still there. The list is exact:
 # a circle gone must be dropped from it.
-FUNCTION_LEVEL_CIRCLES: dict[str, str] = {
-    "checks.tap.judging_process": "the judging child process builds its tap spec (checks.tap.kinds, whose taps "
-    "import checks.tap.run, which starts that process) inside its entry function; untangling it belongs to the "
-    "tap's own rework (issue 33, item 3)",
-}
+FUNCTION_LEVEL_CIRCLES: dict[str, str] = {}
 
 
 def test_no_import_circles_even_through_imports_in_functions() -> None:
@@ -319,10 +315,7 @@ def test_the_seam_finders_find_what_they_look_for() -> None:
 
 # Each package's root and the exception classes defined there that may stay outside it, with why.
 ERROR_ROOTS = {"checks": "CheckError", "app": "ServiceError"}
-OUTSIDE_THE_FAMILY: dict[str, str] = {
-    "checks/openai/reference.py:Refusal": "checks/openai/ is being reworked in a parallel change this round; "
-    "derive Refusal from CheckError there, as checks/ors/reference.py's Refusal is",
-}
+OUTSIDE_THE_FAMILY: dict[str, str] = {}
 BUILTIN_EXCEPTIONS = {
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
 }

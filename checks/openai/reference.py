@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from checks.asgi_server import AsgiServer, serve_asgi
+from checks.errors import CheckError
 
 MODEL_ID = "rlconform-reference"
 CONTEXT_WINDOW = 4096
@@ -30,7 +31,7 @@ PIECE = re.compile(r"\S+\s*")
 ARGUMENT_TOKEN = 4  # characters of tool-call arguments per token
 
 
-class Refusal(Exception):
+class Refusal(CheckError):
     def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.param, self.code = status, message, param, code

@@ -182,7 +182,7 @@ def judge_spawned(
 ) -> None:
     """A spawned judging process: the kind's tap made again from its origin, then the judging loop."""
     from checks.tap.kinds import tap_spec
-    from checks.tap.run import shorten_switch_interval
+    from checks.tap.spec import shorten_switch_interval
 
     shorten_switch_interval()  # the judging process is the tap's own: its lane's threads yield to it often
     spec = tap_spec(origin[0], dict(origin[1]))

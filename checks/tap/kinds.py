@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import pydantic
 
 from checks.registry import find_record, kinds_with, load_part
-from checks.tap.run import TapSpec
+from checks.tap.spec import TapSpec
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 

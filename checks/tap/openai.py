@@ -23,7 +23,7 @@ from checks.tap import fidelity
 from checks.tap.exchanges import ExchangeWatcher, reply_of
 from checks.tap.http1 import HttpMessage
 from checks.tap.ledger import Ledger
-from checks.tap.run import TapSpec
+from checks.tap.spec import TapSpec
 
 FIDELITY_STATEMENTS = {
     fidelity.EXTEND: "Across the turns of one conversation, where the replies carry token ids, each turn's prompt "

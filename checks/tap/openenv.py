@@ -28,7 +28,7 @@ from checks.tap.copies import Copy
 from checks.tap.exchanges import ExchangeWatcher, reply_of
 from checks.tap.http1 import HttpMessage
 from checks.tap.ledger import Ledger
-from checks.tap.run import TapSpec
+from checks.tap.spec import TapSpec
 from checks.tap.wsframes import BINARY, CLOSE, TEXT, Inflater, WsMessage, deflate_params
 
 DISCOVERY = {

@@ -20,7 +20,7 @@ from checks.ors.stream import OrsStream, is_sse, output_of, parse_stream, refuse
 from checks.tap.exchanges import ExchangeWatcher, reply_of
 from checks.tap.http1 import HttpMessage
 from checks.tap.ledger import Ledger
-from checks.tap.run import TapSpec
+from checks.tap.spec import TapSpec
 
 CALL_CLAUSES = (
     "ors.call.sse-content-type",

@@ -28,7 +28,7 @@ from checks.report import Catalogue
 from checks.tap.copies import Copy
 from checks.tap.http1 import Head
 from checks.tap.ledger import Ledger
-from checks.tap.run import TapSpec
+from checks.tap.spec import TapSpec
 from checks.tap.watcher import Connection, ConnectionWatcher
 from checks.tap.wsframes import BINARY, CLOSE, TEXT, FrameReader, WsMessage
 

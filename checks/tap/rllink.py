@@ -22,7 +22,7 @@ from checks.rllink.codec import HEADER_SIZE, Dialect, PickleRefused, decode_body
 from checks.rllink.options import RLlinkOptions
 from checks.tap.copies import Copy
 from checks.tap.ledger import Ledger
-from checks.tap.run import TapSpec
+from checks.tap.spec import TapSpec
 from checks.tap.watcher import Connection, ConnectionWatcher
 
 # The reply each reply-bearing request calls for, and the clause a wrong one misses.

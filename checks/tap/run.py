@@ -13,34 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 from urllib.parse import urlsplit
 
-from checks.report import Catalogue
-from checks.tap.copies import Copy, CopyQueue
+from checks.tap.copies import CopyQueue
 from checks.tap.judging_process import Final, ProcessJudging, ProcessQueue
 from checks.tap.ledger import Ledger, Rollover
-from checks.tap.relay import Relay, StreamReader
+from checks.tap.relay import Relay
+from checks.tap.spec import SWITCH_INTERVAL, TapSpec, Watcher, shorten_switch_interval
 
-# A thread of the tap's (the judging thread, or the feeder of the judging process's queue) gives the event loop
-# the GIL back this often (seconds): forwarding waits at most this long. Set by the process that is the tap's own
-# (`rlconform tap`, a judging process), never by a service that hosts taps among its other work.
-SWITCH_INTERVAL = 0.0005
 MAX_WINDOWS = 100
+# Re-exported: `app/` and `rlconform tap` take the tap's whole interface from this module.
+__all__ = ["SWITCH_INTERVAL", "TapRun", "TapSpec", "Watcher", "shorten_switch_interval", "upstream_address"]
 # Where the judges run: a forked process (a process of the tap's own, where forking copies no one else's
 # locks), a spawned process (inside a service, with its threads and database connections), or a thread.
 Judging = Literal["fork", "spawn", "thread"]
-
-
-def shorten_switch_interval() -> None:
-    """In the tap's own process: hand the GIL back to the relay's event loop often (see SWITCH_INTERVAL)."""
-    if sys.getswitchinterval() > SWITCH_INTERVAL:
-        sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 def judging_queue(judging: Judging) -> CopyQueue | ProcessQueue:
@@ -48,26 +38,6 @@ def judging_queue(judging: Judging) -> CopyQueue | ProcessQueue:
     if judging == "thread" or (judging == "fork" and "fork" not in multiprocessing.get_all_start_methods()):
         return CopyQueue()
     return ProcessQueue(start=judging)
-
-
-class Watcher(Protocol):
-    """A kind's judging side: readers for a connection's two directions, and the judge of each copy."""
-
-    def readers(self) -> tuple[StreamReader, StreamReader]: ...
-
-    def judge(self, copy: Copy, ledger: Ledger) -> None: ...
-
-
-@dataclass(frozen=True)
-class TapSpec:
-    """What a kind's tap reports: its clauses, those only an active run decides, and those a profile makes MUST."""
-
-    catalogue: Catalogue
-    active_only: frozenset[str]
-    raised: frozenset[str]
-    watcher: Callable[[], Watcher]
-    # The kind and options `kinds.tap_spec` made it from: how a spawned judging process makes it again.
-    origin: tuple[str, tuple[tuple[str, str], ...]] = ("", ())
 
 
 def upstream_address(url: str) -> tuple[str, int]:

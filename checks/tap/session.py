@@ -27,7 +27,7 @@ from checks.tap import openai as tap_openai
 from checks.tap.exchanges import reply_of
 from checks.tap.http1 import HttpMessage
 from checks.tap.ledger import Ledger
-from checks.tap.run import TapSpec
+from checks.tap.spec import TapSpec
 
 SESSION_PATH = re.compile(r"^/sessions/([^/?]+)(/.*)?$")
 RECORD_CLAUSES = (
