@@ -8,13 +8,10 @@ from typing import Any
 import pytest
 
 from checks.core import Report
+from checks.plugrl_client.conforming import QUICK_OPTIONS, RESTART_DELAY
 from checks.plugrl_client.reference import ReferenceClient, run_sessions
 from checks.plugrl_client.suite import SUITE
 from tests.checks.client_kinds import grade_listening
-
-# Short waits keep the tests fast; the restart delay must exceed the reconnect window.
-QUICK_OPTIONS: dict[str, Any] = {"timeout": 3.0, "connect_deadline": 5.0, "reconnect_window": 0.4, "steps": 8}
-RESTART_DELAY = 0.6
 
 
 async def grade(

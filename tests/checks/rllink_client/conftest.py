@@ -8,19 +8,10 @@ from typing import Any
 import pytest
 
 from checks.core import Report
+from checks.rllink_client.conforming import QUICK_OPTIONS
 from checks.rllink_client.reference import ReferenceClient
 from checks.rllink_client.suite import SUITE
 from tests.checks.client_kinds import grade_listening
-
-# Short waits keep the tests fast.
-QUICK_OPTIONS: dict[str, Any] = {
-    "timeout": 2.0,
-    "connect_deadline": 5.0,
-    "reply_delay": 0.1,
-    "recycle": 0.4,
-    "reconnect_window": 3.0,
-    "fragment_length": 20,
-}
 
 
 async def grade(
