@@ -22,6 +22,8 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import UUID4, AnyUrl, BaseModel, EmailStr, Field
 
+from checks.openenv.reference import DEMO_OPTIONS
+
 # task id -> (prompt, {answer: reward}); the "null" task is the seed's: its answer scores 0.5.
 TASKS: dict[str, tuple[str, dict[str, float]]] = {
     "t1": ("capital of France?", {"paris": 1.0, "half": 0.5}),
@@ -286,21 +288,8 @@ def production_quiz_app():
 
 
 # Options a target of each kind would register with.
-QUIZ_OPTIONS: dict[str, Any] = {
-    "reset": {"task_id": "t1", "seed": 7},
-    "contrast_task_id": "t2",
-    "actions": [
-        {"answer": "paris"},
-        {"answer": ""},
-        {"answer": "x", "bogus": 1},
-        {"confidence": 3},
-        {"answer": "x", "confidence": 101},
-    ],
-    "expected_reward": 1.0,
-    "crash_action": {"answer": CRASH_ANSWER},
-    "timeout": 5.0,
-    "latency_rounds": 5,
-}
+# The quiz here asks what the reference quiz asks, so its demo options fit it.
+QUIZ_OPTIONS: dict[str, Any] = {**DEMO_OPTIONS, "timeout": 5.0}
 # The seed's scenario: one task whose correct answer scores 0.5, five odd actions, a group of five.
 SEED_OPTIONS: dict[str, Any] = {
     "reset": {"task_id": "null"},
