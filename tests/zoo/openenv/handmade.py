@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import socket
 import sys
 from dataclasses import dataclass
@@ -19,15 +18,10 @@ from typing import Any, Literal
 
 from fastapi import FastAPI, Request, Response, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-TASKS = {"t1": ("capital of France?", "paris"), "t2": ("2+2?", "4")}
-
-
-class QuizAction(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    answer: str = Field(min_length=1, max_length=64)
-    confidence: int = Field(50, ge=0, le=100)
+# The quiz's models are the reference server's: the quirks below are all that sets this server apart.
+from checks.openenv.reference import TASKS, QuizAction, QuizEpisode, QuizObservation, QuizState
 
 
 class AdvertisedQuizAction(QuizAction):
@@ -42,15 +36,6 @@ class StyledQuizAction(QuizAction):
     style: Literal["terse", "verbose"] | None = None
 
 
-class QuizObservation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    done: bool = False
-    reward: float | None = None
-    prompt: str = ""
-    feedback: str = ""
-    nonce: float = 0.0
-
-
 class QuizObservationWithMetadata(QuizObservation):
     """What /schema shows under the `metadata_mismatch` quirk: observations carry metadata (as in 0.10)."""
 
@@ -61,11 +46,6 @@ class QuizResetObservation(QuizObservation):
     """The reset observation under the `own_reset_observation` quirk: it also names the task."""
 
     task_id: str = ""
-
-
-class QuizState(BaseModel):
-    episode_id: str | None = None
-    step_count: int = Field(0, ge=0)
 
 
 @dataclass(frozen=True)
@@ -114,31 +94,27 @@ class Quirks:
     mirror_metadata: bool = False  # step frames mirror the observation's metadata at the top of data (as 0.10)
 
 
-class Episode:
+class Episode(QuizEpisode):
+    """The reference quiz's episode, bent by the quirks that touch its state, seed and feedback."""
+
     def __init__(self, quirks: Quirks) -> None:
+        super().__init__()
         self.quirks = quirks
-        self.task, self.rng = "t1", random.Random(0)
         self.state = QuizState(episode_id="fresh", step_count=quirks.first_step_count)
 
     def reset(self, data: dict[str, Any]) -> QuizObservation:
-        task = data.get("task_id", "t1")
-        self.task = task if task in TASKS else "t1"
-        seed = data.get("seed")
-        if seed or not self.quirks.reseed_if_truthy:
-            self.rng = random.Random(seed if isinstance(seed, int) else 0)
+        rng = self.rng
         kept = self.state.step_count if self.quirks.keep_step_count else self.quirks.first_step_count
-        self.state = QuizState(episode_id=str(data.get("episode_id") or "episode"), step_count=kept)
-        return QuizObservation(prompt=TASKS[self.task][0])
+        observation = super().reset(data)
+        if self.quirks.reseed_if_truthy and not data.get("seed"):
+            self.rng = rng  # `if seed:` skips seed 0 (and no seed), so the RNG runs on
+        self.state.step_count = kept
+        return observation
 
     def step(self, action: QuizAction) -> QuizObservation:
-        if action.answer == "boom":
-            raise RuntimeError("simulated env crash")
-        self.state.step_count += 1
-        correct = action.answer.strip().lower() == TASKS[self.task][1]
-        feedback = ("correct" if correct else "wrong") + "." * self.quirks.feedback_padding
-        return QuizObservation(
-            prompt="", feedback=feedback, nonce=self.rng.random(), done=True, reward=1.0 if correct else 0.0
-        )
+        observation = super().step(action)
+        observation.feedback += "." * self.quirks.feedback_padding
+        return observation
 
 
 def envelope(observation: QuizObservation, quirks: Quirks) -> dict[str, Any]:
@@ -296,10 +272,7 @@ def ws_endpoint(quirks: Quirks, http_sessions: dict[str, int]) -> Any:
             if quirks.greeting:
                 await websocket.send_text(json.dumps({"type": "hello", "data": {"server": "handmade quiz"}}))
             try:
-                while True:
-                    reply = await answer_frame(websocket, episode, quirks)
-                    if reply is not None:
-                        await websocket.send_text(reply)
+                await answer_frames(websocket, episode, quirks)
             except EndSession as end:
                 if end.close_code is None:
                     return
@@ -323,10 +296,7 @@ async def serve_attached(websocket: WebSocket, quirks: Quirks, http_sessions: di
     http_sessions[session_id] = attached + 1
     episode = Episode(quirks)
     try:
-        while True:
-            reply = await answer_frame(websocket, episode, quirks)
-            if reply is not None:
-                await websocket.send_text(reply)
+        await answer_frames(websocket, episode, quirks)
     except EndSession as end:
         if end.close_code is not None:
             await websocket.close(end.close_code)
@@ -345,6 +315,14 @@ async def refuse_at_capacity(websocket: WebSocket, quirks: Quirks, active: int) 
         await websocket.close(1000)
     else:
         await websocket.close(1013)
+
+
+async def answer_frames(websocket: WebSocket, episode: Episode, quirks: Quirks) -> None:
+    """Answer the client's frames until the session ends (EndSession) or the client leaves."""
+    while True:
+        reply = await answer_frame(websocket, episode, quirks)
+        if reply is not None:
+            await websocket.send_text(reply)
 
 
 async def answer_frame(websocket: WebSocket, episode: Episode, quirks: Quirks) -> str | None:
