@@ -9,7 +9,6 @@ per quoted string in the prompt, and gives each token the logprob -(i+1)/64.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import re
 import uuid
@@ -23,6 +22,7 @@ from starlette.routing import Route
 
 from checks.asgi_server import AsgiServer, serve_asgi
 from checks.errors import CheckError
+from checks.serving import serve_until_interrupted
 
 MODEL_ID = "rlconform-reference"
 CONTEXT_WINDOW = 4096
@@ -293,16 +293,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--api-key", help="require this bearer token")
     args = parser.parse_args(argv)
 
-    async def run() -> None:
-        server = await start_reference_server(args.host, args.port, api_key=args.api_key)
-        print(f"OpenAI-compatible reference endpoint at {server.url}", flush=True)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await server.close()
-
-    try:
-        asyncio.run(run())
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve_until_interrupted(
+        lambda: start_reference_server(args.host, args.port, api_key=args.api_key),
+        lambda url: f"OpenAI-compatible reference endpoint at {url}",
+    )

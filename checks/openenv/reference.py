@@ -15,7 +15,6 @@ answer "boom" makes the env raise, to show EXECUTION_ERROR.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import random
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from checks.asgi_server import AsgiServer, listening_socket
 from checks.errors import CheckError
+from checks.serving import serve_until_interrupted
 
 TASKS = {"t1": ("capital of France?", "paris"), "t2": ("2+2?", "4")}
 CRASH_ANSWER = "boom"
@@ -315,14 +315,7 @@ def main(argv: list[str]) -> int:
     if not 1 <= args.capacity <= 1024:
         parser.error("--capacity must be 1..1024")
 
-    async def run() -> None:
-        server = await start_reference_server(args.host, args.port, capacity=args.capacity)
-        print(f"OpenEnv reference server (quiz) at {server.url}", flush=True)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await server.close()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(run())
-    return 0
+    return serve_until_interrupted(
+        lambda: start_reference_server(args.host, args.port, capacity=args.capacity),
+        lambda url: f"OpenEnv reference server (quiz) at {url}",
+    )
