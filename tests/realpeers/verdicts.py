@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from checks.core import Report
+from checks.core import Report, Suite, run_suite
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,14 @@ def differences(report: Report, table: PeerTable, clause_ids: set[str]) -> dict[
         for c in sorted(clause_ids)
         if got.get(c, "absent") not in expected[c].split("|")
     }
+
+
+async def suite_differences(
+    suite: Suite, url: str, options: dict[str, Any], table: PeerTable
+) -> dict[str, tuple[str, str]]:
+    """Run `suite` against the peer at `url` with `options`: its `differences` from `table` (empty: none)."""
+    report = await run_suite(suite, url, options)
+    return differences(report, table, {clause.id for clause in suite.catalogue})
 
 
 # transformers 5.23 `transformers serve` on a tiny random Llama, checked as openai-chat with the

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from checks.core import run_suite
 from checks.openai.suite import SUITE
 from tests.app.helpers import free_port
 from tests.realpeers.process import peer_process
-from tests.realpeers.verdicts import LITELLM_MOCK, differences
+from tests.realpeers.verdicts import LITELLM_MOCK, suite_differences
 
 PYTHON = os.environ.get("RLCONFORM_LITELLM_PYTHON")
 pytestmark = pytest.mark.skipif(
@@ -75,6 +74,4 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 async def test_litellm_proxy_gets_exactly_its_recorded_verdicts(litellm_proxy):
-    report = await run_suite(SUITE, litellm_proxy, OPTIONS)
-    clause_ids = {clause.id for clause in SUITE.catalogue}
-    assert differences(report, LITELLM_MOCK, clause_ids) == {}
+    assert await suite_differences(SUITE, litellm_proxy, OPTIONS, LITELLM_MOCK) == {}

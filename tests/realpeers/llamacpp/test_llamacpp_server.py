@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from checks.core import run_suite
 from checks.openai.suite import SUITE
 from tests.app.helpers import free_port
 from tests.realpeers.process import peer_process
-from tests.realpeers.verdicts import LLAMACPP_TINY, differences
+from tests.realpeers.verdicts import LLAMACPP_TINY, suite_differences
 
 PYTHON = os.environ.get("RLCONFORM_LLAMACPP_PYTHON")
 pytestmark = pytest.mark.skipif(
@@ -63,6 +62,4 @@ def llamacpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 async def test_llamacpp_server_gets_exactly_its_recorded_verdicts(llamacpp_server):
-    report = await run_suite(SUITE, llamacpp_server, OPTIONS)
-    clause_ids = {clause.id for clause in SUITE.catalogue}
-    assert differences(report, LLAMACPP_TINY, clause_ids) == {}
+    assert await suite_differences(SUITE, llamacpp_server, OPTIONS, LLAMACPP_TINY) == {}
