@@ -36,7 +36,7 @@ from app.hostcheck import allowed_hosts
 from app.metrics import Metrics
 from app.models import Run, stored_id
 from app.request_guard import RequestGuard
-from app.runner import Runner, recover_interrupted
+from app.runner import Runner, recover_interrupted, runner_options
 from app.scheduler import Scheduler
 from app.settings import Settings, get_settings
 from app.textsafe import storable
@@ -72,17 +72,7 @@ def _run_backend(
             engine, settings, metrics=metrics, on_end=on_end, on_done=clients.run_ended, log_level=level
         )
     else:
-        runner = Runner(
-            engine,
-            max_concurrent=settings.max_concurrent_runs,
-            allowed_networks=settings.allowed_networks,
-            listen_host=settings.listen_address,
-            listen_ports=settings.listen_ports,
-            retention_runs=settings.retention_runs,
-            whole_passing=settings.retention_whole_passing,
-            metrics=metrics,
-            on_end=on_end,
-        )
+        runner = Runner(engine, **runner_options(settings), metrics=metrics, on_end=on_end)
     runner.executor.tap_flush_seconds = settings.tap_flush_seconds
     runner.executor.tap_judging = settings.tap_judging
     return runner

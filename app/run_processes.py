@@ -40,7 +40,7 @@ from app import leases
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, Run, RunStatus, utcnow
 from app.run_process import process_config
-from app.runner import CANCEL_WAIT, Runner, cancel_in_db
+from app.runner import CANCEL_WAIT, Runner, cancel_in_db, runner_options
 from app.settings import Settings
 
 log = logging.getLogger("rlconform.runner")
@@ -87,17 +87,7 @@ class ProcessRunner(Runner):
         on_done: Callable[[int], object] | None = None,
         log_level: str = "info",
     ) -> None:
-        super().__init__(
-            engine,
-            max_concurrent=settings.max_concurrent_runs,
-            allowed_networks=settings.allowed_networks,
-            listen_host=settings.listen_address,
-            listen_ports=settings.listen_ports,
-            retention_runs=settings.retention_runs,
-            whole_passing=settings.retention_whole_passing,
-            metrics=metrics,
-            on_end=on_end,
-        )
+        super().__init__(engine, **runner_options(settings), metrics=metrics, on_end=on_end)
         self.settings, self.on_done, self.log_level = settings, on_done, log_level
         self.slots = [RunProcessSlot(index) for index in range(settings.run_processes)]
         self.process_kinds: frozenset[str] | None = None  # what a fresh process knows, once one said

@@ -17,6 +17,7 @@ import logging
 import os
 import socket
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypedDict
 
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
@@ -29,6 +30,9 @@ from app.metrics import Metrics
 from app.models import ENDED_STATUSES, Run, RunStatus, Target, utcnow
 from app.netpolicy import Reach
 from app.recording import EndWriter
+
+if TYPE_CHECKING:
+    from app.settings import Settings
 
 log = logging.getLogger("rlconform.runner")
 
@@ -76,6 +80,27 @@ class RunBackend(abc.ABC):
         for run_id in await asyncio.to_thread(crud.live_run_ids, session, target):
             await self.cancel(run_id)
         await asyncio.to_thread(crud.delete_target, session, target)
+
+
+class RunnerOptions(TypedDict):
+    max_concurrent: int
+    allowed_networks: Sequence[str]
+    listen_host: str
+    listen_ports: Sequence[int]
+    retention_runs: int
+    whole_passing: int
+
+
+def runner_options(settings: Settings) -> RunnerOptions:
+    """What the settings decide of a Runner, alike for runs in the web process and in run processes."""
+    return RunnerOptions(
+        max_concurrent=settings.max_concurrent_runs,
+        allowed_networks=settings.allowed_networks,
+        listen_host=settings.listen_address,
+        listen_ports=settings.listen_ports,
+        retention_runs=settings.retention_runs,
+        whole_passing=settings.retention_whole_passing,
+    )
 
 
 class Runner(RunBackend):
