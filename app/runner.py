@@ -93,14 +93,14 @@ class RunnerOptions(TypedDict):
 
 def runner_options(settings: Settings) -> RunnerOptions:
     """What the settings decide of a Runner, alike for runs in the web process and in run processes."""
-    return RunnerOptions(
-        max_concurrent=settings.max_concurrent_runs,
-        allowed_networks=settings.allowed_networks,
-        listen_host=settings.listen_address,
-        listen_ports=settings.listen_ports,
-        retention_runs=settings.retention_runs,
-        whole_passing=settings.retention_whole_passing,
-    )
+    return {
+        "max_concurrent": settings.max_concurrent_runs,
+        "allowed_networks": settings.allowed_networks,
+        "listen_host": settings.listen_address,
+        "listen_ports": settings.listen_ports,
+        "retention_runs": settings.retention_runs,
+        "whole_passing": settings.retention_whole_passing,
+    }
 
 
 class Runner(RunBackend):
