@@ -3,7 +3,8 @@
 The executor loads the run, checks where it may connect (`app.netpolicy.Reach`),
 pins the checked address, runs the suite into a `RunRecorder` while a lease
 renewer runs beside it (`app.leases.keep_renewed`), and records the run's end
-(`EndWriter`). Parity runs go to `app.parity_runs.execute_parity` instead.
+(`EndWriter`) with the outcome, summary and counts its recorder rolls up from what it
+wrote. Parity runs go to `app.parity_runs.execute_parity` instead.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from app.db import is_disk_full
 from app.deployments import read_identity
 from app.leases import Ending
 from app.listening import Announcing, listen_policy
-from app.models import ClauseResultRow, Run, RunStatus, Target, stored_id
+from app.models import Run, RunStatus, Target, stored_id
 from app.models_tap import TapTarget
 from app.netpolicy import NetworkRefused, Reach
-from app.recording import EndWriter, GroupWriter, RunRecorder, prepare_attempt, stored_clauses
+from app.recording import Decided, EndWriter, GroupWriter, RunRecorder, prepare_attempt
 from app.redaction import scrub, secret_values, url_secrets
 from checks.core import (
     ListenPolicy,
@@ -56,6 +57,7 @@ class _Progress:
 
     recorder: RunRecorder | None = None
     secrets: list[str] = field(default_factory=list)
+    counts: dict[str, int] | None = None  # the run's, once its recorder committed all it decided
 
 
 @dataclass
@@ -102,8 +104,8 @@ class Executor:
             await asyncio.gather(renewer, return_exceptions=True)
 
     async def _execute(self, run_id: int, attempt: int, ending: Callable[[], Ending], lost: asyncio.Event) -> None:
-        end = functools.partial(self._finish, run_id, attempt, time.monotonic())
         progress = _Progress()
+        end = functools.partial(self._finish, run_id, attempt, time.monotonic(), progress)
         try:
             await self._run(run_id, attempt, end, progress)
         except leases.LeaseLost:
@@ -189,7 +191,7 @@ class Executor:
         task = asyncio.current_task()
         if task is not None and task.cancelling():  # a phase swallowed the cancellation
             raise asyncio.CancelledError
-        rolled = await asyncio.to_thread(stored_clauses, self.engine, run_id)
+        rolled, progress.counts = recorder.rolled()  # all of it committed: what the rows would say
         outcome = outcome_of(rolled_verdicts(rolled), run.gate, run.expected_failures)
         await end(RunStatus.FINISHED, outcome, _summary(rolled, run))
 
@@ -216,13 +218,21 @@ class Executor:
             await end(RunStatus.CANCELLED, None, "cancelled; decided clauses are kept")
 
     async def _finish(
-        self, run_id: int, attempt: int, started: float, status: RunStatus, outcome: Outcome | None, message: str
+        self,
+        run_id: int,
+        attempt: int,
+        started: float,
+        progress: _Progress,
+        status: RunStatus,
+        outcome: Outcome | None,
+        message: str,
     ) -> None:
         """Record the run's end. On a full disk the run ends `interrupted`, written as soon as there is space."""
         elapsed = time.monotonic() - started
         while True:
             try:
-                await asyncio.to_thread(self.ends.write, run_id, attempt, status, outcome, message, elapsed)
+                write = functools.partial(self.ends.write, counts=progress.counts)
+                await asyncio.to_thread(write, run_id, attempt, status, outcome, message, elapsed)
                 return
             except Exception as exc:
                 task = asyncio.current_task()
@@ -234,7 +244,7 @@ class Executor:
             await asyncio.sleep(FULL_RETRY_SECONDS)
 
 
-def _summary(rolled: Sequence[RolledUp[ClauseResultRow]], run: Run) -> str:
+def _summary(rolled: Sequence[RolledUp[Decided]], run: Run) -> str:
     """The clauses not met (in run order), then how many could not be decided and the biggest cause."""
     expected = set(run.expected_failures)
     failing = [e.clause_id for e in rolled if e.verdict in run.gate.failing() and e.clause_id not in expected]

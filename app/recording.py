@@ -6,7 +6,8 @@ what all the runs decided meanwhile in one transaction (off the event loop),
 so progress is live and a crash loses nothing already written. Every write
 is fenced on the attempt's lease (`app.leases`). `EndWriter` records a run's
 end in one transaction with what goes with it: the attempt's end, the
-`on_end` hook (webhooks), pruning of old runs and the metrics.
+`on_end` hook (webhooks), pruning of old runs and the metrics; its counts and
+summary come from the recorder (`RunRecorder.rolled`), so it reads no results back.
 """
 
 from __future__ import annotations
@@ -28,14 +29,14 @@ from app.db import release_free_pages
 from app.listening import Announcing, answered, with_client
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
-from app.models_clause import message_ids
+from app.models_clause import ClauseMessage, message_ids
 from app.redaction import scrub
 from app.textsafe import storable
 from checks.core import ClauseResult, Outcome, RolledUp, Transcript, roll_up, truncate, verdict_counts
 
 
 def _run_counts(session: Session, run_id: int) -> dict[str, int]:
-    """Clauses per rolled-up verdict (zeros left out): progress and counts count clauses, not phase results."""
+    """Clauses per rolled-up verdict (zeros left out), read from the rows: for an end without a recorder."""
     rows = session.exec(
         select(ClauseResultRow.clause_id, ClauseResultRow.verdict)
         .where(ClauseResultRow.run_id == run_id)
@@ -62,6 +63,16 @@ def transcript_row(session: Session, run_id: int, data: dict[str, Any]) -> Trans
 ResultKey = tuple[str, str]  # (phase, clause id): one stored row per key and run
 
 
+@dataclass(frozen=True)
+class Decided:
+    """One stored result as a run's end reads it: `executor._summary` names its phase and `error` reason."""
+
+    phase: str
+    clause_id: str
+    verdict: str
+    actual: str  # as stored (secrets masked), kept for `error` results only: the summary's causes
+
+
 @dataclass
 class KeptResults:
     """What earlier attempts of a run kept (`prepare_attempt`): the rows this attempt goes on from."""
@@ -69,6 +80,7 @@ class KeptResults:
     transcript_offset: int = 0
     rows: dict[ResultKey, tuple[int, str]] = field(default_factory=dict)  # row id and verdict, in run order
     finished_phases: list[str] = field(default_factory=list)
+    error_reasons: dict[ResultKey, str] = field(default_factory=dict)  # the stored `actual` of kept errors
 
 
 @dataclass
@@ -284,7 +296,8 @@ class RunRecorder:
         self.offset = kept.transcript_offset
         # Every row the run holds, so a batch needs no lookups and the counts no re-reading of the run.
         self._row_ids = {key: row_id for key, (row_id, _) in kept.rows.items()}
-        self._verdicts = {key: verdict for key, (_, verdict) in kept.rows.items()}
+        self._verdicts = {key: verdict for key, (_, verdict) in kept.rows.items()}  # in run order, as the rows
+        self._reasons = dict(kept.error_reasons)  # so the run's end reads nothing back
         self.error: BaseException | None = None
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
         self._transcripts: dict[int, dict[str, Any]] = {}
@@ -327,8 +340,11 @@ class RunRecorder:
         self._moved_on()
         data = result.to_dict()
         data["transcript_ids"] = [number + self.offset for number in data["transcript_ids"]]
-        self._results[(result.phase, result.clause_id)] = data
-        self._verdicts[(result.phase, result.clause_id)] = data["verdict"]
+        key = (result.phase, result.clause_id)
+        self._results[key] = data
+        self._verdicts[key] = data["verdict"]
+        # An error's reason as its row stores it (masked, storable: `_write_one`), for the run's summary.
+        self._reasons[key] = storable(scrub(data["actual"], self.secrets)) if data["verdict"] == "error" else ""
         self._changed()
 
     def transcript(self, transcript: Transcript) -> None:
@@ -374,6 +390,15 @@ class RunRecorder:
         counts = verdict_counts(roll_up(self._verdicts.items(), lambda item: (item[0][1], item[1])))
         return {verdict: n for verdict, n in counts.items() if n}
 
+    def rolled(self) -> tuple[list[RolledUp[Decided]], dict[str, int]]:
+        """The run's clauses rolled up and their counts, as its rows say once `close()` returned (ids in order)."""
+        decided = [
+            Decided(phase, clause_id, verdict, self._reasons.get((phase, clause_id), ""))
+            for (phase, clause_id), verdict in self._verdicts.items()
+        ]
+        rolled = roll_up(decided, lambda row: (row.clause_id, row.verdict))
+        return rolled, {verdict: n for verdict, n in verdict_counts(rolled).items() if n}
+
     def written(self, batch: Batch | None, error: BaseException | None) -> None:
         if error is not None and self.error is None:
             self.error = error
@@ -411,19 +436,14 @@ def prepare_attempt(engine: Engine, run_id: int, attempt: int) -> KeptResults:
             .where(ClauseResultRow.run_id == run_id)
             .order_by(col(ClauseResultRow.id))
         ).all()
+        reasons = session.exec(  # the summary's causes; on a first attempt the run holds no rows
+            select(ClauseResultRow.phase, ClauseResultRow.clause_id, ClauseMessage.actual)
+            .join(ClauseMessage, col(ClauseMessage.id) == col(ClauseResultRow.message_id))
+            .where(ClauseResultRow.run_id == run_id, ClauseResultRow.verdict == "error")
+        ).all()
         session.commit()
         kept = {(phase, clause): (cast(int, i), v) for i, phase, clause, v in rows}
-        return KeptResults(int(highest or 0), kept, done)
-
-
-def stored_clauses(engine: Engine, run_id: int) -> list[RolledUp[ClauseResultRow]]:
-    """Every clause the run holds, across its attempts, rolled up over its phases."""
-    with Session(engine) as session:
-        rows = session.exec(
-            select(ClauseResultRow).where(ClauseResultRow.run_id == run_id).order_by(col(ClauseResultRow.id))
-        ).all()
-        session.expunge_all()
-    return roll_up(rows, lambda row: (row.clause_id, row.verdict))
+        return KeptResults(int(highest or 0), kept, done, {(phase, clause): text for phase, clause, text in reasons})
 
 
 FREED_PAGES_PER_END = 4096  # a bounded pause at each run's end; the retention sweep returns the rest
@@ -440,8 +460,16 @@ class EndWriter:
     on_end: Callable[[Session, Run], object] | None = None  # inside the transaction that ends a run
 
     def write(
-        self, run_id: int, attempt: int, status: RunStatus, outcome: Outcome | None, message: str, elapsed: float
+        self,
+        run_id: int,
+        attempt: int,
+        status: RunStatus,
+        outcome: Outcome | None,
+        message: str,
+        elapsed: float,
+        counts: dict[str, int] | None = None,
     ) -> None:
+        """`counts` are the run's, from its recorder once all it decided is committed; else read from the rows."""
         with Session(self.engine) as session:
             run = session.exec(select(Run).where(Run.id == run_id).with_for_update()).first()
             if run is None:
@@ -450,7 +478,7 @@ class EndWriter:
                 status, outcome, message = run.status, run.outcome, run.message
             elif run.attempts != attempt:  # another attempt took over: it records the end
                 return
-            counts = _run_counts(session, run_id)
+            counts = _run_counts(session, run_id) if counts is None else counts
             run.status, run.outcome, run.message = status, outcome, storable(message)
             run.counts, run.decided_clauses = counts, sum(counts.values())
             if status is RunStatus.FINISHED:

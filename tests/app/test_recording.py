@@ -9,7 +9,7 @@ from app import leases
 from app.db import make_engine, upgrade_database
 from app.models import ClauseResultRow, Run, RunStatus, TranscriptRow
 from app.recording import GroupWriter, RunRecorder, _run_counts, prepare_attempt
-from checks.core import ClauseResult, Level, Transcript, Verdict
+from checks.core import ClauseResult, Level, Transcript, Verdict, roll_up
 from tests.app.constructed import add_run, add_target
 
 
@@ -117,3 +117,52 @@ async def test_a_run_that_lost_its_lease_writes_nothing_and_costs_the_others_not
     recorders[kept_id].result(_result("one", "c.a", Verdict.FAIL))  # its row id came from the retried commit
     await recorders[kept_id].close()
     assert _stored(engine, kept_id)[0] == [("one", "c.a", "fail", "fail")]
+
+
+def _rows_rolled(engine: Engine, run_id: int) -> list[tuple[str, str, str, str]]:
+    """What a run's end read back before the recorder rolled up itself: (clause, verdict, phase, reason)."""
+    with Session(engine) as session:
+        rows = session.exec(
+            select(ClauseResultRow).where(ClauseResultRow.run_id == run_id).order_by(col(ClauseResultRow.id))
+        ).all()
+        rolled = roll_up(rows, lambda row: (row.clause_id, row.verdict))
+        return [(e.clause_id, str(e.verdict), e.decisive.phase, _reason(e.verdict, e.decisive.actual)) for e in rolled]
+
+
+def _reason(verdict: str, actual: str) -> str:
+    return actual if verdict == "error" else ""  # the summary reads the reasons of errors only
+
+
+async def test_the_end_rolls_up_what_the_rows_say_across_attempts_without_reading_them(database_url: str) -> None:
+    engine, run_id = _queued_run(database_url)
+    first = leases.claim(engine, run_id, "w", 60.0) or 0
+    recorder = RunRecorder(GroupWriter(engine), run_id, first, ["s3cret"], prepare_attempt(engine, run_id, first))
+    recorder.result(_result("done", "c.a", Verdict.ERROR, actual="not run: s3cret refused"))
+    recorder.result(_result("done", "c.b", Verdict.PASS))
+    recorder.phase("done", "done")
+    recorder.result(_result("cut", "c.c", Verdict.ERROR, actual="dropped on resuming"))
+    await recorder.close()
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        assert run is not None
+        run.status = RunStatus.QUEUED
+        session.add(run)
+        session.commit()
+    second = leases.claim(engine, run_id, "w", 60.0) or 0
+    recorder = RunRecorder(GroupWriter(engine), run_id, second, ["s3cret"], prepare_attempt(engine, run_id, second))
+    recorder.result(_result("cut", "c.c", Verdict.PASS))
+    recorder.result(_result("cut", "c.b", Verdict.ERROR, actual="not exercised: s3cret gone"))
+    recorder.result(_result("cut", "c.d", Verdict.ERROR, actual="timed out"))
+    recorder.result(_result("cut", "c.d", Verdict.FAIL))  # decided again: no longer an error
+    await recorder.close()
+    rolled, counts = recorder.rolled()
+    mine = [(e.clause_id, str(e.verdict), e.decisive.phase, e.decisive.actual) for e in rolled]
+    assert mine == _rows_rolled(engine, run_id)
+    assert [entry[:3] for entry in mine] == [
+        ("c.a", "error", "done"),  # kept from the first attempt, with its reason
+        ("c.b", "pass", "done"),  # a kept pass outranks this attempt's error
+        ("c.c", "pass", "cut"),  # its first attempt's error was dropped with the unfinished phase
+        ("c.d", "fail", "cut"),
+    ]
+    assert mine[0][3].startswith("not run: ") and "s3cret" not in mine[0][3]
+    assert counts == _stored(engine, run_id)[1] == {"error": 1, "pass": 2, "fail": 1}

@@ -1,0 +1,153 @@
+"""Where the service's CPU goes during 100 queued PlugRL runs: the writer's share of py-spy samples.
+
+Starts reference PlugRL servers and one `rlconform serve` (SQLite, `--run-processes` run
+processes beside the web process), adds `--concurrent` targets on them, queues a run of each
+at once, and samples the web process and its run processes (`py-spy record --subprocesses`)
+until the runs end. It prints the samples of all those processes, the share spent in
+`app/recording`'s writer (`write_batches` and everything below it, the run's end
+`EndWriter.write`, and `stored_clauses` where a checkout still has it) and the biggest
+other shares by function, so the number issue 31 asks for is one command:
+
+    python bench/profile_service.py [--concurrent 100] [--run-processes 2] [--gil] [--checkout DIR] [--keep FILE]
+
+py-spy counts a thread waiting in C (on SQLite's lock, on a thread pool's queue) as active, so by
+default the share is of every sampled stack; `--gil` samples only the thread holding the GIL in
+each process, which leaves the waiting out and is closer to where the CPU goes.
+
+`--checkout DIR` runs the service from another checkout of the project (for instance an older
+revision added with `git worktree add`), with this venv, so two revisions are profiled the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.service import (  # noqa: E402
+    QUICK_OPTIONS,
+    ROOT,
+    _await_ended,
+    _await_healthy,
+    _free_port,
+    _queue_run,
+    start_reference_servers,
+)
+
+# A frame of the writer: py-spy's raw format writes a frame as "function (path:line)".
+WRITER = r"write_batches|EndWriter\.write|stored_clauses|_run_counts"
+WRITER_FRAME = re.compile(rf"^({WRITER}) \([^)]*app/recording\.py:\d+\)$")
+
+
+def writer_share(raw: str) -> tuple[int, int, Counter[str]]:
+    """(all samples, samples in the writer, samples by innermost app/checks function) of py-spy raw output."""
+    total = writer = 0
+    leaves: Counter[str] = Counter()
+    for line in raw.splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        if not stack or not count_text.isdigit():
+            continue
+        count = int(count_text)
+        frames = stack.split(";")
+        total += count
+        if any(WRITER_FRAME.match(frame) for frame in frames):
+            writer += count
+        ours = [frame for frame in frames if "app/" in frame or "checks/" in frame]
+        leaves[(ours[-1] if ours else frames[-1]).rsplit(":", 1)[0] + ")"] += count
+    return total, writer, leaves
+
+
+def profiled_runs(
+    checkout: Path, workdir: Path, concurrent: int, urls: list[str], processes: int, out: Path, gil: bool
+) -> float:
+    """Queue `concurrent` runs in a fresh service from `checkout`, sampled until they end; returns the wall time."""
+    port = _free_port()
+    env = os.environ | {
+        "RLCONFORM_DATABASE_URL": f"sqlite:///{workdir / 'profile.db'}",
+        "RLCONFORM_RUN_PROCESSES": str(processes),
+        "RLCONFORM_DEMO": "false",
+        "RLCONFORM_MAX_CONCURRENT_RUNS": str(concurrent),
+        "RLCONFORM_SCHEDULER_INTERVAL": "3600",
+        "PYTHONPATH": str(checkout),
+    }
+    env.pop("RLCONFORM_API_TOKEN", None)
+    command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    serve = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    spy = Path(sys.executable).parent / "py-spy"
+    record = [str(spy) if spy.exists() else "py-spy", "record", "-r", "50", "-f", "raw", "--subprocesses"]
+    record += ["--gil"] if gil else []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            _await_healthy(client, serve)
+            for index in range(concurrent):
+                body = {"name": f"reference-{index}", "kind": "plugrl-server", "url": urls[index % len(urls)]}
+                client.post("/api/v1/targets", json=body | {"options": QUICK_OPTIONS}).raise_for_status()
+            time.sleep(2.0)  # the run processes are up and idle before sampling starts
+            profiler = subprocess.Popen(
+                [*record, "-o", str(out), "--pid", str(serve.pid)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            began = time.perf_counter()
+            with ThreadPoolExecutor(16) as pool:
+                run_ids = list(pool.map(lambda i: _queue_run(client, f"reference-{i}"), range(concurrent)))
+            statuses = _await_ended(client, run_ids)
+            elapsed = time.perf_counter() - began
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(timeout=60)
+            print(f"runs ended: {dict(statuses)} in {elapsed:.1f} s")
+    finally:
+        serve.terminate()
+        try:
+            serve.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait(timeout=10)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrent", type=int, default=100)
+    parser.add_argument("--servers", type=int, default=5, help="reference servers the runs share")
+    parser.add_argument("--run-processes", type=int, default=2, help="RLCONFORM_RUN_PROCESSES of the service")
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="the checkout whose service is profiled")
+    parser.add_argument("--gil", action="store_true", help="sample only threads holding the GIL")
+    parser.add_argument("--keep", type=Path, help="also keep py-spy's raw stacks in this file")
+    args = parser.parse_args()
+    processes, urls = start_reference_servers(args.servers)
+    try:
+        with tempfile.TemporaryDirectory(prefix="rlconform-profile-") as workdir:
+            out = args.keep or Path(workdir) / "stacks.txt"
+            checkout = args.checkout.resolve()
+            profiled_runs(checkout, Path(workdir), args.concurrent, urls, args.run_processes, out, args.gil)
+            raw = out.read_text()
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=10)
+    total, writer, leaves = writer_share(raw)
+    if not total:
+        raise SystemExit("py-spy recorded no samples (is ptrace allowed here?)")
+    which = "GIL-holding samples" if args.gil else "samples"
+    print(f"{total} {which} of the web process and its {args.run_processes} run processes, {args.checkout.resolve()}")
+    print(f"writer (app/recording write_batches and below, the end writer): {writer} = {writer / total:.1%}")
+    print("by innermost function of app/ or checks/ (else the innermost):")
+    for name, count in leaves.most_common(10):
+        print(f"  {count / total:6.1%}  {name}")
+
+
+if __name__ == "__main__":
+    main()
