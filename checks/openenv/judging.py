@@ -159,6 +159,17 @@ def signature(reply: Reply) -> str:
     return repr(reply.raw)
 
 
+# What observation_decisions decides on a reply to reset or step, in the order the phases list them.
+OBSERVATION_CLAUSES = (
+    "openenv.ws.envelope",
+    "openenv.ws.reward",
+    "openenv.ws.reward-range",
+    "openenv.ws.reward-number",
+    "openenv.ws.metadata-mirror",
+    "openenv.schema.observation-valid",
+)
+
+
 def observation_decisions(
     reply: Reply, schema: dict[str, Any] | None, options: OpenEnvOptions, on_reset: bool
 ) -> list[Decision]:

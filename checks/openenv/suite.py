@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from checks.core import Phase, Suite
 from checks.decision import record
 from checks.openenv.clauses import CATALOGUE
+from checks.openenv.judging import OBSERVATION_CLAUSES
 from checks.openenv.judging_timing import reply_in_time
 from checks.openenv.options import Ctx, Facts, OpenEnvOptions
 from checks.openenv.phase_actions import actions_phase
@@ -66,12 +67,7 @@ PHASES = (
         timed(session_phase),
         (
             "openenv.ws.handshake",
-            "openenv.ws.envelope",
-            "openenv.ws.reward",
-            "openenv.ws.reward-range",
-            "openenv.ws.reward-number",
-            "openenv.ws.metadata-mirror",
-            "openenv.schema.observation-valid",
+            *OBSERVATION_CLAUSES,
             "openenv.state.shape",
             "openenv.state.episode-id",
             "openenv.state.step-count",
@@ -90,12 +86,7 @@ PHASES = (
             "openenv.action.not-executed",
             "openenv.action.session-usable",
             "openenv.errors.codes",
-            "openenv.ws.envelope",
-            "openenv.ws.reward",
-            "openenv.ws.reward-range",
-            "openenv.ws.reward-number",
-            "openenv.ws.metadata-mirror",
-            "openenv.schema.observation-valid",
+            *OBSERVATION_CLAUSES,
             "openenv.ws.reply-in-time",
         ),
         "replay each action in its own episode: valid ones accepted, invalid ones refused without effect",
