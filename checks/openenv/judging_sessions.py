@@ -15,6 +15,11 @@ from checks.openenv.judging import error_problem, state_problem, step_count, unp
 from checks.openenv.session import Reply
 
 
+def observed(reply: Reply, clause_id: str, expected: str) -> Decision:
+    """`clause_id` on a reply that must be an observation frame: the session answered as asked."""
+    return check(reply.kind == "observation", clause_id, expected=expected, actual=reply.describe())
+
+
 def handshake_refused(why: str) -> Decision:
     return missed("openenv.ws.handshake", expected="101 Switching Protocols on GET /ws", actual=why)
 
@@ -88,12 +93,7 @@ def metadata_unmirrored() -> Decision:
 
 def action_accepted(reply: Reply, action: str = "an action valid by /schema.action") -> Decision:
     """openenv.schema.action-accepted on the reply to `action` (how the evidence names what was sent)."""
-    return check(
-        reply.kind == "observation",
-        "openenv.schema.action-accepted",
-        expected=f"an observation for {action}",
-        actual=reply.describe(),
-    )
+    return observed(reply, "openenv.schema.action-accepted", f"an observation for {action}")
 
 
 def property_accepted(name: str, value: Any, reply: Reply) -> Decision:
@@ -136,12 +136,7 @@ def not_executed(before: Reply, after: Reply) -> Decision:
 
 
 def session_usable(follow: Reply) -> Decision:
-    return check(
-        follow.kind == "observation",
-        "openenv.action.session-usable",
-        expected="an observation for the next valid step",
-        actual=follow.describe(),
-    )
+    return observed(follow, "openenv.action.session-usable", "an observation for the next valid step")
 
 
 def recoverable(clause_id: str, code: str, what: str, reply: Reply) -> Decision:
@@ -152,12 +147,7 @@ def recoverable(clause_id: str, code: str, what: str, reply: Reply) -> Decision:
 
 def still_usable(clause_id: str, what: str, again: Reply) -> Decision:
     """An errors clause on the reset sent after the bad input: the session goes on."""
-    return check(
-        again.kind == "observation",
-        clause_id,
-        expected=f"the session still answers reset after {what}",
-        actual=again.describe(),
-    )
+    return observed(again, clause_id, f"the session still answers reset after {what}")
 
 
 def capacity_counts_problem(reply: Reply) -> str | None:
@@ -213,11 +203,8 @@ def close_clean(closed: PeerClosed | None, frames: list[Reply]) -> Decision:
 
 
 def frees_slot(reply: Reply, previous: str) -> Decision:
-    return check(
-        reply.kind == "observation",
-        "openenv.close.frees-slot",
-        expected=f"a new session resets after the previous one ended by {previous}",
-        actual=reply.describe(),
+    return observed(
+        reply, "openenv.close.frees-slot", f"a new session resets after the previous one ended by {previous}"
     )
 
 
@@ -273,12 +260,7 @@ def attach_close(answered: bool, closed: str, reset: Reply, reset_ok: bool) -> D
 
 
 def task_reset(reply: Reply, split: str) -> Decision:
-    return check(
-        reply.kind == "observation",
-        "openenv.tasks.reset",
-        expected=f"an observation for a reset to task 0 of split {split!r}",
-        actual=reply.describe(),
-    )
+    return observed(reply, "openenv.tasks.reset", f"an observation for a reset to task 0 of split {split!r}")
 
 
 def harness_accepted(first: Reply) -> Decision:
