@@ -29,7 +29,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import update
@@ -65,6 +65,7 @@ class RunProcessSlot:
     started: bool = False  # it said it was ready, since it was last started
     runs: set[int] = field(default_factory=set)
     changed: asyncio.Event = field(default_factory=asyncio.Event)  # a run of it is done
+    started_at: datetime | None = None  # when its current process was started
 
     def send(self, **message: Any) -> None:
         stdin = self.process.stdin if self.process is not None else None
@@ -168,6 +169,7 @@ class ProcessRunner(Runner):
             limit=1 << 20,
         )
         slot.process, slot.name = process, f"{socket.gethostname()}:{process.pid}:run-process"
+        slot.started_at = utcnow()
         slot.send(**process_config(self.settings, slot.name, list(self._own), self.log_level))
         assert process.stdout is not None
         try:
@@ -214,6 +216,10 @@ class ProcessRunner(Runner):
                     self._wake.set()
             except Exception:
                 log.exception("looking for expired leases failed")
+
+    def processes(self) -> list[RunProcessSlot]:
+        """The run processes alive now (the workers page lists them): one per slot whose process runs."""
+        return [slot for slot in self.slots if slot.process is not None and slot.process.returncode is None]
 
     # -- dispatching
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 from sqlmodel import SQLModel, col, select
 
 from app import crud, webhooks
@@ -88,6 +88,6 @@ def list_deliveries(target: TargetDep, session: SessionDep, limit: int = 50) -> 
     return [DeliveryPublic.model_validate(row, from_attributes=True) for row in rows]
 
 
-@router.get("/workers", summary="Workers, their labels, last heartbeat and current runs")
-def list_workers(session: SessionDep, settings: SettingsDep) -> WorkerStatus:
-    return workers_status(session, settings)
+@router.get("/workers", summary="Workers (embedded: run processes), last heartbeat or lease renewal, current runs")
+def list_workers(request: Request, session: SessionDep, settings: SettingsDep) -> WorkerStatus:
+    return workers_status(session, settings, getattr(request.app.state, "runner", None))

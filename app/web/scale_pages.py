@@ -25,7 +25,8 @@ router = page_router()
 
 @router.get("/workers", response_class=HTMLResponse, include_in_schema=False)
 def workers_page(request: Request, session: SessionDep, settings: SettingsDep) -> HTMLResponse:
-    context = {"title": "Workers", "status": workers_status(session, settings), "nav": "workers"}
+    status = workers_status(session, settings, getattr(request.app.state, "runner", None))
+    context = {"title": "Workers", "status": status, "nav": "workers"}
     return templates.TemplateResponse(request, "workers.html", context)
 
 

@@ -113,6 +113,32 @@ def test_a_run_in_a_run_process_is_cancelled_with_its_decided_clauses_kept(servi
     assert len(client.get(f"/api/v1/runs/{run_id}/results").json()) == run["decided_clauses"]
 
 
+def test_the_workers_page_and_api_list_the_run_processes_and_the_runs_they_hold(serving, reference_server) -> None:
+    client = serving(2)
+    make_target(client, "slow", "plugrl-server", reference_server(policy_delay=0.3), options=SLOW)
+    run_id = client.post("/api/v1/targets/slow/runs", json={}).json()["id"]
+    wait_until(lambda: run_row(client, run_id).decided_clauses >= 1, timeout=60, what="a decided clause")
+    status = client.get("/api/v1/workers").json()
+    assert status["mode"] == "embedded" and len(status["run_processes"]) == 2, status
+    holder = pid_of(run_row(client, run_id).worker)
+    by_pid = {process["pid"]: process for process in status["run_processes"]}
+    assert holder in by_pid and all(alive(pid) for pid in by_pid), status
+    held = by_pid[holder]
+    assert held["name"] == f"{held['host']}:{holder}:run-process" and held["current_runs"] == [run_id]
+    assert held["last_renewal"] and held["started_at"] and held["ready"], held
+    other = next(process for pid, process in by_pid.items() if pid != holder)
+    assert other["current_runs"] == [] and other["last_renewal"] is None, other
+    page = client.get("/workers").text  # server-rendered: what a browser without JavaScript shows
+    assert f'href="/runs/{run_id}"' in page and all(str(pid) in page for pid in by_pid)
+    assert "lease renewed</span> just now" in page and "idle" in page
+
+
+def test_the_workers_page_says_the_web_process_executes_the_runs_without_run_processes(serving) -> None:
+    client = serving(0)
+    assert client.get("/api/v1/workers").json()["run_processes"] == []
+    assert "executed inside this service's web process" in client.get("/workers").text
+
+
 @pytest.mark.parametrize("max_attempts", [1, 3])
 def test_a_killed_run_process_is_started_again_and_its_run_taken_up_or_ended_saying_why(
     serving, reference_server, max_attempts: int
