@@ -10,7 +10,7 @@ tap's ledger read these five outcomes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, TypeVar
 
@@ -48,6 +48,11 @@ def missed(clause_id: str, *, expected: str, actual: str) -> Decision:
 def check(condition: bool, clause_id: str, *, expected: str, actual: str) -> Decision:
     """Passed when `condition` holds, else missed."""
     return Decision(clause_id, "pass" if condition else "miss", expected, actual)
+
+
+def check_problems(problems: Sequence[str], clause_id: str, *, expected: str, fine: str) -> Decision:
+    """Passed when nothing is wrong, else missed; the evidence names the problems, or says `fine`."""
+    return check(not problems, clause_id, expected=expected, actual="; ".join(problems) or fine)
 
 
 def info(clause_id: str, *, actual: str, expected: str = "") -> Decision:

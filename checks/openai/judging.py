@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from checks.decision import Decision, check, error, info, missed
+from checks.decision import Decision, check, check_problems, error, info, missed
 from checks.http_client import Reply, StreamReply
 from checks.openai.requests import UNICODE_TEXT
 from checks.openai.shapes import (
@@ -84,11 +84,11 @@ def chat_shape(reply: Reply) -> Decision:
     problems = chat_problems(reply.body) if reply.status == 200 else [f"status {reply.status}"]
     if not reply.content_type.startswith("application/json"):
         problems.append(f"content-type {reply.content_type!r}")
-    return check(
-        not problems,
+    return check_problems(
+        problems,
         "openai.chat.shape",
         expected="200 application/json chat.completion with id, created, model, choices[0]",
-        actual="; ".join(problems) or reply.describe(),
+        fine=reply.describe(),
     )
 
 
@@ -130,6 +130,7 @@ def reply_rules(reply: Reply, *, max_tokens: int | None, honours_max_tokens: boo
             not problems,
             "openai.usage.consistent",
             expected="non-negative integer usage with total = prompt + completion",
+            # only read once usage_problems found the body an object
             actual="; ".join(problems) or str(reply.body.get("usage")),
         )
     )
@@ -211,11 +212,11 @@ def unicode_round_trip(reply: Reply, echoing: bool) -> Decision:
     if not echoing:
         return info("openai.unicode.round-trip", actual=NOT_ECHOING)
     problems = unicode_problems(content_of(reply.body)) if reply.status == 200 else [reply.describe()]
-    return check(
-        not problems,
+    return check_problems(
+        problems,
         "openai.unicode.round-trip",
         expected="UTF-8 intact and the text repeated exactly",
-        actual="; ".join(problems) or reply.describe(),
+        fine=reply.describe(),
     )
 
 
@@ -224,12 +225,8 @@ def unicode_round_trip(reply: Reply, echoing: bool) -> Decision:
 
 def logprobs_content(reply: Reply, top_k: int) -> Decision:
     problems = logprob_problems(reply.body, top_k) if reply.status == 200 else [reply.describe()]
-    return check(
-        not problems,
-        "openai.logprobs.content",
-        expected=f"one entry per token, finite logprob <= 0, <= {top_k} descending top_logprobs",
-        actual="; ".join(problems) or "well formed",
-    )
+    expected = f"one entry per token, finite logprob <= 0, <= {top_k} descending top_logprobs"
+    return check_problems(problems, "openai.logprobs.content", expected=expected, fine="well formed")
 
 
 def logprobs_absent(reply: Reply) -> Decision:
@@ -282,7 +279,7 @@ def usage_chunk(stream: StreamReply, *, asked: bool) -> Decision:
         expected, fine = "one last chunk with choices [] and usage", "as expected"
     else:
         expected, fine = "no usage chunk without stream_options.include_usage", "none"
-    return check(not problems, "openai.stream.usage-chunk", expected=expected, actual="; ".join(problems) or fine)
+    return check_problems(problems, "openai.stream.usage-chunk", expected=expected, fine=fine)
 
 
 def stream_equivalent(before: Reply, stream: StreamReply, after: Reply, what: str) -> Decision:
@@ -321,12 +318,7 @@ def stream_unicode(stream: StreamReply, echoing: bool) -> Decision:
     text = str(assembled(stream)["content"])
     problems = [stream.problem or f"status {stream.status}"] if stream.status != 200 or stream.problem else []
     problems = problems or unicode_problems(text)
-    return check(
-        not problems,
-        "openai.unicode.round-trip",
-        expected="UTF-8 intact in SSE deltas",
-        actual="; ".join(problems) or text[:120],
-    )
+    return check_problems(problems, "openai.unicode.round-trip", expected="UTF-8 intact in SSE deltas", fine=text[:120])
 
 
 # -- refusals

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from checks.decision import Decision, check, info, missed, passed
+from checks.decision import Decision, check, check_problems, info, missed, passed
 from checks.http_client import Reply, StreamReply
 from checks.openai.judging import refused_as_json, refused_note
 from checks.openai.shapes import (
@@ -52,7 +52,7 @@ def tool_call_shape(reply: Reply, tools: list[dict[str, Any]], *, parallel: bool
     else:
         expected = "finish_reason tool_calls; unique ids, type function, an offered name, schema-valid JSON string"
         fine = str(message_of(reply.body).get("tool_calls"))
-    return check(not problems, "openai.tools.call-shape", expected=expected, actual="; ".join(problems) or fine)
+    return check_problems(problems, "openai.tools.call-shape", expected=expected, fine=fine)
 
 
 def streamed_call_ids(stream: StreamReply, what: str) -> Decision:
@@ -63,12 +63,9 @@ def streamed_call_ids(stream: StreamReply, what: str) -> Decision:
         return info("openai.tools.call-shape", actual=f"{what} streamed: not judged: no tool call was streamed")
     if streamed["finish_reason"] == "length":
         return info("openai.tools.call-shape", actual=f"{what} streamed: {CUT_NOTE}")
-    problems = stream_call_id_problems(stream)
-    return check(
-        not problems,
-        "openai.tools.call-shape",
-        expected=f"{what} streamed: one non-empty id per call index, unique across indices",
-        actual="; ".join(problems) or "ids unique",
+    expected = f"{what} streamed: one non-empty id per call index, unique across indices"
+    return check_problems(
+        stream_call_id_problems(stream), "openai.tools.call-shape", expected=expected, fine="ids unique"
     )
 
 

@@ -8,7 +8,7 @@ from checks.decision import unsupported
 from checks.openai import judging, judging_tools
 from checks.openai.facts import ChatClient, client, model_of
 from checks.openai.options import Ctx
-from checks.openai.recording import PhaseRecord
+from checks.openai.recording import PhaseRecord, offered
 from checks.openai.requests import UNICODE_TEXT, chat_body, parallel_tool_body, single_tool_body
 
 STREAM_CLAUSES = ("openai.stream.format", "openai.stream.equivalent", "openai.stream.usage-chunk")
@@ -16,17 +16,13 @@ STREAM_PHASE_CLAUSES = (*STREAM_CLAUSES, "openai.unicode.round-trip", "openai.to
 
 
 async def stream_phase(ctx: Ctx) -> None:
-    report = ctx.report
     profile = ctx.options.profile()
-    if not profile.streaming:
-        for clause_id in STREAM_CLAUSES:
-            report.unsupported(clause_id, "the profile says the target does not stream")
+    if not offered(ctx.report, profile.streaming, STREAM_CLAUSES, "the profile says the target does not stream"):
         return
-    model = await model_of(ctx)
-    cap = ctx.options.max_tokens_cap
-    phase = PhaseRecord(report)
+    model, cap = await model_of(ctx), ctx.options.max_tokens_cap
+    text_body = chat_body(model, "Describe the sea in two short sentences.", cap)
+    phase = PhaseRecord(ctx.report)
     async with client(ctx, "streams") as http:
-        text_body = chat_body(model, "Describe the sea in two short sentences.", cap)
         await compare(ctx, phase, http, text_body, "a text reply")
         if profile.tools:
             await compare(ctx, phase, http, single_tool_body(model, cap), "a tool call")

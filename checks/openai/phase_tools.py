@@ -11,7 +11,7 @@ from checks.openai.facts import ChatClient, client, model_of
 from checks.openai.judging import refusal_shape
 from checks.openai.options import Ctx
 from checks.openai.phase_chat import REPLY_CLAUSES, check_reply
-from checks.openai.recording import PhaseRecord
+from checks.openai.recording import PhaseRecord, offered
 from checks.openai.requests import TOOLS, WEATHER_TOOL, parallel_tool_body, single_tool_body
 from checks.openai.shapes import arguments_of, comparable, message_of
 
@@ -23,21 +23,18 @@ TOOL_CLAUSES = (
     "openai.tools.result-by-id",
     "openai.tools.unknown-call-id",
 )
+PARALLEL_CLAUSES = ("openai.tools.parallel", "openai.tools.result-by-id")
 # The tools phase also decides what every chat reply must hold, on its tool-call replies, and the
 # error body shape of any refusal it meets.
 TOOLS_PHASE_CLAUSES = (*TOOL_CLAUSES, *REPLY_CLAUSES, "openai.errors.shape")
 
 
 async def tools_phase(ctx: Ctx) -> None:
-    report = ctx.report
     profile = ctx.options.profile()
-    if not profile.tools:
-        for clause_id in TOOL_CLAUSES:
-            report.unsupported(clause_id, "the profile says the target does not call tools")
+    if not offered(ctx.report, profile.tools, TOOL_CLAUSES, "the profile says the target does not call tools"):
         return
-    model = await model_of(ctx)
-    cap = ctx.options.max_tokens_cap
-    phase = PhaseRecord(report)
+    model, cap = await model_of(ctx), ctx.options.max_tokens_cap
+    phase = PhaseRecord(ctx.report)
     async with client(ctx, "tool calls") as http:
         body = single_tool_body(model, cap)
         reply = await http.chat(body)
@@ -59,9 +56,8 @@ async def tools_phase(ctx: Ctx) -> None:
 
 
 async def _parallel(ctx: Ctx, phase: PhaseRecord, http: ChatClient, model: str) -> None:
-    if not ctx.options.profile().parallel_tool_calls:
-        for clause_id in ("openai.tools.parallel", "openai.tools.result-by-id"):
-            ctx.report.unsupported(clause_id, "the profile says the target makes one tool call at a time")
+    why = "the profile says the target makes one tool call at a time"
+    if not offered(ctx.report, ctx.options.profile().parallel_tool_calls, PARALLEL_CLAUSES, why):
         return
     body = parallel_tool_body(model, ctx.options.max_tokens_cap)
     reply = await http.chat(body)
@@ -122,9 +118,8 @@ async def _truncated(ctx: Ctx, phase: PhaseRecord, http: ChatClient, model: str,
 
     The uncapped call is held against the capped one only if a second uncapped request
     repeats it: a target that varies its calls is judged on the arguments alone."""
-    report = ctx.report
-    if not ctx.options.profile().max_tokens:
-        report.unsupported("openai.tools.truncated-call", "the profile says max_tokens is not honoured")
+    why = "the profile says max_tokens is not honoured"
+    if not offered(ctx.report, ctx.options.profile().max_tokens, ["openai.tools.truncated-call"], why):
         return
     known = None
     if uncapped is not None:

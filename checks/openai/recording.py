@@ -40,3 +40,11 @@ class PhaseRecord:
         for clause_id, (decision, evidence) in self.notes.items():
             if not self.report.decided(clause_id):
                 record(self.report, decision, evidence)
+
+
+def offered(report: Report, profiled: bool, clause_ids: Iterable[str], why: str) -> bool:
+    """`profiled`: whether the profile offers what `clause_ids` test; if not, each is recorded unsupported, `why`."""
+    if not profiled:
+        for clause_id in clause_ids:
+            report.unsupported(clause_id, why)
+    return profiled
