@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.app.helpers import free_port
 from tests.processes import stop
 
 
@@ -48,3 +49,17 @@ def peer_process(
     finally:
         stop(process, wait=stop_wait)
         log.close()
+
+
+@contextmanager
+def openai_peer(
+    command: list[str], env: dict[str, str], log_path: Path, health_path: str, *, what: str, start_deadline: float
+) -> Iterator[str]:
+    """An OpenAI-compatible server run by `peer_process`: `command` with `--port` a free port (it binds
+    127.0.0.1), entered once `health_path` answers; yields its base URL, ending in /v1."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with peer_process(
+        [*command, "--port", str(port)], env, log_path, f"{url}{health_path}", what=what, start_deadline=start_deadline
+    ):
+        yield f"{url}/v1"

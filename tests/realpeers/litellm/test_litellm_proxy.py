@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from checks.openai.suite import SUITE
-from tests.app.helpers import free_port
-from tests.realpeers.process import peer_process
+from tests.realpeers.process import openai_peer
 from tests.realpeers.verdicts import LITELLM_MOCK, suite_differences
 
 PYTHON = os.environ.get("RLCONFORM_LITELLM_PYTHON")
@@ -58,19 +57,12 @@ def litellm_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("litellm")
     config = root / "config.yaml"
     config.write_text(json.dumps(CONFIG))
-    port = free_port()
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"}
     command = [str(Path(PYTHON).parent / "litellm"), "--config", str(config), "--host", "127.0.0.1"]
-    url = f"http://127.0.0.1:{port}"
-    with peer_process(
-        [*command, "--port", str(port)],
-        env,
-        root / "proxy.log",
-        f"{url}/health/liveliness",
-        what="the LiteLLM proxy",
-        start_deadline=START_DEADLINE,
-    ):
-        yield f"{url}/v1"
+    with openai_peer(
+        command, env, root / "proxy.log", "/health/liveliness", what="the LiteLLM proxy", start_deadline=START_DEADLINE
+    ) as url:
+        yield url
 
 
 async def test_litellm_proxy_gets_exactly_its_recorded_verdicts(litellm_proxy):

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from checks.openai.suite import SUITE
-from tests.app.helpers import free_port
-from tests.realpeers.process import peer_process
+from tests.realpeers.process import openai_peer
 from tests.realpeers.verdicts import LLAMACPP_TINY, suite_differences
 
 PYTHON = os.environ.get("RLCONFORM_LLAMACPP_PYTHON")
@@ -44,21 +43,19 @@ def llamacpp_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("llamacpp")
     model = root / "tiny-llama.gguf"
     subprocess.run([PYTHON, str(TINY_GGUF), str(model)], check=True, timeout=120)
-    port = free_port()
     command = [PYTHON, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", SERVED]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--api_key", API_KEY]
+    command += ["--host", "127.0.0.1", "--api_key", API_KEY]
     command += ["--n_ctx", str(CONTEXT), "--seed", "0", "--n_threads", "1", "--n_threads_batch", "1"]
-    url = f"http://127.0.0.1:{port}"
     # The server has no health route; its OpenAPI document answers once the model is loaded, without a key.
-    with peer_process(
+    with openai_peer(
         command,
         dict(os.environ),
         root / "serve.log",
-        f"{url}/openapi.json",
+        "/openapi.json",
         what="llama-cpp-python's server",
         start_deadline=START_DEADLINE,
-    ):
-        yield f"{url}/v1"
+    ) as url:
+        yield url
 
 
 async def test_llamacpp_server_gets_exactly_its_recorded_verdicts(llamacpp_server):
