@@ -49,11 +49,16 @@ from bench.service import (  # noqa: E402
 # A frame of the writer: py-spy's raw format writes a frame as "function (path:line)".
 WRITER = r"write_batches|EndWriter\.write|stored_clauses|_run_counts"
 WRITER_FRAME = re.compile(rf"^({WRITER}) \([^)]*app/recording\.py:\d+\)$")
+# Innermost frames of a thread with nothing to do (py-spy does not tell these idle here): a thread pool's
+# worker waiting for work, a condition or event wait, an event loop waiting in its selector.
+IDLE_LEAF = re.compile(
+    r"^(_worker \(concurrent/futures/thread|(Condition|Event)\.wait \(threading|\w+Selector\.select )"
+)
 
 
-def writer_share(raw: str) -> tuple[int, int, Counter[str]]:
-    """(all samples, samples in the writer, samples by innermost app/checks function) of py-spy raw output."""
-    total = writer = 0
+def writer_share(raw: str) -> tuple[int, int, int, Counter[str]]:
+    """(all samples, idle ones, the writer's, samples by innermost app/checks function) of py-spy raw output."""
+    total = idle = writer = 0
     leaves: Counter[str] = Counter()
     for line in raw.splitlines():
         stack, _, count_text = line.rpartition(" ")
@@ -62,11 +67,12 @@ def writer_share(raw: str) -> tuple[int, int, Counter[str]]:
         count = int(count_text)
         frames = stack.split(";")
         total += count
+        idle += count if IDLE_LEAF.match(frames[-1]) else 0
         if any(WRITER_FRAME.match(frame) for frame in frames):
             writer += count
         ours = [frame for frame in frames if "app/" in frame or "checks/" in frame]
         leaves[(ours[-1] if ours else frames[-1]).rsplit(":", 1)[0] + ")"] += count
-    return total, writer, leaves
+    return total, idle, writer, leaves
 
 
 def profiled_runs(
@@ -118,6 +124,21 @@ def profiled_runs(
     return elapsed
 
 
+def profile(args: argparse.Namespace) -> str:
+    """Profile a fresh service's runs as `args` say; py-spy's raw stacks."""
+    processes, urls = start_reference_servers(args.servers)
+    try:
+        with tempfile.TemporaryDirectory(prefix="rlconform-profile-") as workdir:
+            out = args.keep or Path(workdir) / "stacks.txt"
+            checkout = args.checkout.resolve()
+            profiled_runs(checkout, Path(workdir), args.concurrent, urls, args.run_processes, out, args.gil)
+            return out.read_text()
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(timeout=10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrent", type=int, default=100)
@@ -126,24 +147,17 @@ def main() -> None:
     parser.add_argument("--checkout", type=Path, default=ROOT, help="the checkout whose service is profiled")
     parser.add_argument("--gil", action="store_true", help="sample only threads holding the GIL")
     parser.add_argument("--keep", type=Path, help="also keep py-spy's raw stacks in this file")
+    parser.add_argument("--stacks", type=Path, help="only read raw stacks kept before (--keep) and print their shares")
     args = parser.parse_args()
-    processes, urls = start_reference_servers(args.servers)
-    try:
-        with tempfile.TemporaryDirectory(prefix="rlconform-profile-") as workdir:
-            out = args.keep or Path(workdir) / "stacks.txt"
-            checkout = args.checkout.resolve()
-            profiled_runs(checkout, Path(workdir), args.concurrent, urls, args.run_processes, out, args.gil)
-            raw = out.read_text()
-    finally:
-        for process in processes:
-            process.terminate()
-            process.wait(timeout=10)
-    total, writer, leaves = writer_share(raw)
+    raw = args.stacks.read_text() if args.stacks else profile(args)
+    total, idle, writer, leaves = writer_share(raw)
     if not total:
         raise SystemExit("py-spy recorded no samples (is ptrace allowed here?)")
     which = "GIL-holding samples" if args.gil else "samples"
     print(f"{total} {which} of the web process and its {args.run_processes} run processes, {args.checkout.resolve()}")
     print(f"writer (app/recording write_batches and below, the end writer): {writer} = {writer / total:.1%}")
+    if idle and total > idle:
+        print(f"  of the {total - idle} not idle ({idle} were idle waits): {writer / (total - idle):.1%}")
     print("by innermost function of app/ or checks/ (else the innermost):")
     for name, count in leaves.most_common(10):
         print(f"  {count / total:6.1%}  {name}")
