@@ -150,11 +150,9 @@ def add_http_routes(app: FastAPI) -> None:
 
     @app.post("/step")
     def http_step(body: dict[str, Any], response: Response) -> dict[str, Any]:
-        try:
-            action = QuizAction.model_validate(body.get("action"))
-        except ValidationError as exc:
-            response.status_code = 422
-            return {"detail": json.loads(exc.json())}
+        action = step_action(body, response)
+        if not isinstance(action, QuizAction):
+            return action
         episode = QuizEpisode()  # HTTP is stateless, as openenv-core's: every call is a fresh env
         episode.reset({})
         try:
@@ -166,6 +164,15 @@ def add_http_routes(app: FastAPI) -> None:
     @app.get("/state")
     def http_state() -> dict[str, Any]:
         return QuizEpisode().state.model_dump()
+
+
+def step_action(body: dict[str, Any], response: Response) -> QuizAction | dict[str, Any]:
+    """The action of a POST /step body; if it does not validate, FastAPI's 422 body (the status set)."""
+    try:
+        return QuizAction.model_validate(body.get("action"))
+    except ValidationError as exc:
+        response.status_code = 422
+        return {"detail": json.loads(exc.json())}
 
 
 class SessionEndpoint:

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import Field, ValidationError
 
 # The quiz's models are the reference server's: the quirks below are all that sets this server apart.
-from checks.openenv.reference import TASKS, QuizAction, QuizEpisode, QuizObservation, QuizState
+from checks.openenv.reference import TASKS, QuizAction, QuizEpisode, QuizObservation, QuizState, step_action
 
 
 class AdvertisedQuizAction(QuizAction):
@@ -192,11 +192,9 @@ def add_http_routes(app: FastAPI, quirks: Quirks, http_sessions: dict[str, int])
 
     @app.post("/step", include_in_schema=listed)
     def http_step(body: dict[str, Any], response: Response) -> dict[str, Any]:
-        try:
-            action = QuizAction.model_validate(body.get("action"))
-        except ValidationError as exc:
-            response.status_code = 422
-            return {"detail": json.loads(exc.json())}
+        action = step_action(body, response)
+        if not isinstance(action, QuizAction):
+            return action
         episode = Episode(quirks)
         episode.reset({})
         return {**envelope(episode.step(action), Quirks()), **top}
