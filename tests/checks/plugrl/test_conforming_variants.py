@@ -20,6 +20,7 @@ from websockets.asyncio.client import connect
 from checks.core import Outcome, Verdict, run_suite
 from checks.plugrl.probe import infer_message
 from checks.plugrl.suite import SUITE
+from tests.checks.server_zoo import cli_check
 from tests.zoo.plugrl_server.core import ZooServer, running
 from tests.zoo.plugrl_server.messages import pack, unpack
 from tests.zoo.plugrl_server.variants import (
@@ -35,7 +36,7 @@ from tests.zoo.plugrl_server.variants import (
     TwoDimensionalAction,
 )
 
-from .test_zoo import cli_check
+from .test_zoo import QUICK_CLI_ARGS
 
 VARIANT_OPTIONS: dict[str, Any] = {"timeout": 2.0, "patience": 0.3}
 REUSE_CLAUSES = (
@@ -203,7 +204,7 @@ CLI_VARIANTS = ("row-index-policy", "constant-policy", "sampling-policy", "accep
 async def test_cli_exits_0_against_a_variant_the_rules_now_admit(name: str):
     variant = VARIANTS[name]
     async with running(variant.factory, **variant.server_options) as server:
-        code, output, errors = await cli_check(server.url)
+        code, output, errors = await cli_check("plugrl-server", server.url, *QUICK_CLI_ARGS)
     assert code == 0, f"exit {code}\n{output}\n{errors}"
 
 

@@ -27,6 +27,8 @@ from tests.zoo.plugrl_server.core import running
 
 # Short deadlines: a zoo server answers in milliseconds unless its fault is silence.
 ZOO_OPTIONS: dict[str, Any] = {"timeout": 2.0, "patience": 0.3}
+# The same options as `rlconform check` flags.
+QUICK_CLI_ARGS = ("--timeout", str(ZOO_OPTIONS["timeout"]), "--option", f"patience={ZOO_OPTIONS['patience']}")
 
 
 async def check_zoo_server(entry: PlugRLServerEntry, url: str) -> Report:
@@ -67,7 +69,6 @@ CLI_CASES = {
 @pytest.mark.parametrize("name", list(CLI_CASES))
 async def test_cli_exits_1_and_names_the_clause(name: str):
     entry = ZOO[name]
-    quick = ["--timeout", str(ZOO_OPTIONS["timeout"]), "--option", f"patience={ZOO_OPTIONS['patience']}"]
     async with running(entry.start, **entry.server_options) as server:
-        result = await cli_check("plugrl-server", server.url, *CLI_CASES[name], *quick)
+        result = await cli_check("plugrl-server", server.url, *CLI_CASES[name], *QUICK_CLI_ARGS)
     assert_cli_failed_on(entry.clause, *result)
