@@ -90,6 +90,9 @@ def _where(item: pytest.Item) -> tuple[str, str]:
     return path, getattr(item, "originalname", item.name)
 
 
+# tryfirst: xdist's worker reads the xdist_group marks in its own pytest_collection_modifyitems, which pluggy
+# would otherwise call before this one (it registers later), so no file would stay on one worker.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path, name = _where(item)
