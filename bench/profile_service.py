@@ -21,7 +21,6 @@ revision added with `git worktree add`), with this venv, so two revisions are pr
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import signal
 import subprocess
@@ -29,20 +28,15 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.service import (  # noqa: E402
-    QUICK_OPTIONS,
     ROOT,
     _await_ended,
-    _await_healthy,
-    _free_port,
-    _queue_run,
+    queue_every_target,
+    service_with_targets,
     start_reference_servers,
 )
 
@@ -79,48 +73,22 @@ def profiled_runs(
     checkout: Path, workdir: Path, concurrent: int, urls: list[str], processes: int, out: Path, gil: bool
 ) -> float:
     """Queue `concurrent` runs in a fresh service from `checkout`, sampled until they end; returns the wall time."""
-    port = _free_port()
-    env = os.environ | {
-        "RLCONFORM_DATABASE_URL": f"sqlite:///{workdir / 'profile.db'}",
-        "RLCONFORM_RUN_PROCESSES": str(processes),
-        "RLCONFORM_DEMO": "false",
-        "RLCONFORM_MAX_CONCURRENT_RUNS": str(concurrent),
-        "RLCONFORM_SCHEDULER_INTERVAL": "3600",
-        "PYTHONPATH": str(checkout),
-    }
-    env.pop("RLCONFORM_API_TOKEN", None)
-    command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    serve = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     spy = Path(sys.executable).parent / "py-spy"
     record = [str(spy) if spy.exists() else "py-spy", "record", "-r", "50", "-f", "raw", "--subprocesses"]
     record += ["--gil"] if gil else []
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            _await_healthy(client, serve)
-            for index in range(concurrent):
-                body = {"name": f"reference-{index}", "kind": "plugrl-server", "url": urls[index % len(urls)]}
-                client.post("/api/v1/targets", json=body | {"options": QUICK_OPTIONS}).raise_for_status()
-            time.sleep(2.0)  # the run processes are up and idle before sampling starts
-            profiler = subprocess.Popen(
-                [*record, "-o", str(out), "--pid", str(serve.pid)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            began = time.perf_counter()
-            with ThreadPoolExecutor(16) as pool:
-                run_ids = list(pool.map(lambda i: _queue_run(client, f"reference-{i}"), range(concurrent)))
-            statuses = _await_ended(client, run_ids)
-            elapsed = time.perf_counter() - began
-            profiler.send_signal(signal.SIGINT)
-            profiler.wait(timeout=60)
-            print(f"runs ended: {dict(statuses)} in {elapsed:.1f} s")
-    finally:
-        serve.terminate()
-        try:
-            serve.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            serve.kill()
-            serve.wait(timeout=10)
+    with service_with_targets(workdir, "profile.db", concurrent, urls, processes, checkout) as (client, serve):
+        time.sleep(2.0)  # the run processes are up and idle before sampling starts
+        profiler = subprocess.Popen(
+            [*record, "-o", str(out), "--pid", str(serve.pid)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        began = time.perf_counter()
+        statuses = _await_ended(client, queue_every_target(client, concurrent))
+        elapsed = time.perf_counter() - began
+        profiler.send_signal(signal.SIGINT)
+        profiler.wait(timeout=60)
+        print(f"runs ended: {dict(statuses)} in {elapsed:.1f} s")
     return elapsed
 
 

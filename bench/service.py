@@ -22,6 +22,7 @@ results were harness errors (the target is 0).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import signal
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
@@ -259,38 +261,31 @@ def _profiler(pid: int, output: str | None) -> subprocess.Popen[bytes] | None:
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def service_runs(
-    workdir: Path, concurrent: int, urls: list[str], processes: int, profile: str | None = None
-) -> dict[str, Any]:
-    """`concurrent` runs queued at once in one `rlconform serve` with `processes` run processes: wall time from
-    the first queued to the last ended, the CPU per run of the service and its run processes, and the verdicts."""
+@contextlib.contextmanager
+def service_with_targets(
+    workdir: Path, database: str, concurrent: int, urls: list[str], processes: int, checkout: Path = ROOT
+) -> Iterator[tuple[httpx.Client, subprocess.Popen[bytes]]]:
+    """A fresh `rlconform serve` from `checkout` on SQLite file `database` with `processes` run processes and
+    `concurrent` PlugRL targets (`reference-0`, ...) on `urls`: its client and process; stopped on exit."""
     port = _free_port()
     env = os.environ | {
-        "RLCONFORM_DATABASE_URL": f"sqlite:///{workdir / f'runs-{processes}.db'}",
+        "RLCONFORM_DATABASE_URL": f"sqlite:///{workdir / database}",
         "RLCONFORM_RUN_PROCESSES": str(processes),
         "RLCONFORM_DEMO": "false",
         "RLCONFORM_MAX_CONCURRENT_RUNS": str(concurrent),
         "RLCONFORM_SCHEDULER_INTERVAL": "3600",
+        "PYTHONPATH": str(checkout),
     }
     env.pop("RLCONFORM_API_TOKEN", None)
     command = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    serve = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    serve = subprocess.Popen(command, cwd=checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             _await_healthy(client, serve)
             for index in range(concurrent):
                 body = {"name": f"reference-{index}", "kind": "plugrl-server", "url": urls[index % len(urls)]}
                 client.post("/api/v1/targets", json=body | {"options": QUICK_OPTIONS}).raise_for_status()
-            profiler = _profiler(serve.pid, profile)
-            cpu_before, began = _service_cpu(serve.pid), time.perf_counter()
-            with ThreadPoolExecutor(16) as pool:  # queued as fast as the service takes requests
-                run_ids = list(pool.map(lambda i: _queue_run(client, f"reference-{i}"), range(concurrent)))
-            statuses = _await_ended(client, run_ids)
-            elapsed, cpu = time.perf_counter() - began, _service_cpu(serve.pid) - cpu_before
-            if profiler is not None:
-                profiler.send_signal(signal.SIGINT)
-                profiler.wait(timeout=60)
-            results = [client.get(f"/api/v1/runs/{run_id}/results").json() for run_id in run_ids]
+            yield client, serve
     finally:
         serve.terminate()  # it interrupts what still runs, which can take a while on a loaded machine
         try:
@@ -298,6 +293,29 @@ def service_runs(
         except subprocess.TimeoutExpired:
             serve.kill()
             serve.wait(timeout=10)
+
+
+def queue_every_target(client: httpx.Client, concurrent: int) -> list[int]:
+    """One run of each of `service_with_targets`' targets, queued as fast as the service takes requests."""
+    with ThreadPoolExecutor(16) as pool:
+        return list(pool.map(lambda i: _queue_run(client, f"reference-{i}"), range(concurrent)))
+
+
+def service_runs(
+    workdir: Path, concurrent: int, urls: list[str], processes: int, profile: str | None = None
+) -> dict[str, Any]:
+    """`concurrent` runs queued at once in one `rlconform serve` with `processes` run processes: wall time from
+    the first queued to the last ended, the CPU per run of the service and its run processes, and the verdicts."""
+    with service_with_targets(workdir, f"runs-{processes}.db", concurrent, urls, processes) as (client, serve):
+        profiler = _profiler(serve.pid, profile)
+        cpu_before, began = _service_cpu(serve.pid), time.perf_counter()
+        run_ids = queue_every_target(client, concurrent)
+        statuses = _await_ended(client, run_ids)
+        elapsed, cpu = time.perf_counter() - began, _service_cpu(serve.pid) - cpu_before
+        if profiler is not None:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(timeout=60)
+        results = [client.get(f"/api/v1/runs/{run_id}/results").json() for run_id in run_ids]
     verdicts = Counter(result["verdict"] for run_results in results for result in run_results)
     return {"elapsed": elapsed, "cpu": cpu, "verdicts": verdicts, "statuses": statuses}
 
