@@ -63,6 +63,16 @@ async def test_results_decided_again_update_their_row_and_counts_roll_up(databas
         assert [(t.number, t.label, t.close_code) for t in transcripts] == [(1, "first, closed", 1000)]
 
 
+def _queue_again(engine: Engine, run_id: int) -> None:
+    """What the lease sweep does to a run whose worker was lost: queued again for the next attempt."""
+    with Session(engine) as session:
+        run = session.get(Run, run_id)
+        assert run is not None
+        run.status = RunStatus.QUEUED
+        session.add(run)
+        session.commit()
+
+
 async def test_a_resumed_attempt_counts_and_updates_what_earlier_attempts_kept(database_url: str) -> None:
     engine, run_id = _queued_run(database_url)
     first = leases.claim(engine, run_id, "w", 60.0) or 0
@@ -71,12 +81,7 @@ async def test_a_resumed_attempt_counts_and_updates_what_earlier_attempts_kept(d
     recorder.phase("done", "done")
     recorder.result(_result("cut", "c.b", Verdict.PASS))  # its phase never finished: dropped on resuming
     await recorder.close()
-    with Session(engine) as session:  # the attempt lost its worker: the run is queued again
-        run = session.get(Run, run_id)
-        assert run is not None
-        run.status = RunStatus.QUEUED
-        session.add(run)
-        session.commit()
+    _queue_again(engine, run_id)  # the attempt lost its worker: the run is queued again
     second = leases.claim(engine, run_id, "w", 60.0) or 0
     kept = prepare_attempt(engine, run_id, second)
     assert list(kept.rows) == [("done", "c.a")]
@@ -142,12 +147,7 @@ async def test_the_end_rolls_up_what_the_rows_say_across_attempts_without_readin
     recorder.phase("done", "done")
     recorder.result(_result("cut", "c.c", Verdict.ERROR, actual="dropped on resuming"))
     await recorder.close()
-    with Session(engine) as session:
-        run = session.get(Run, run_id)
-        assert run is not None
-        run.status = RunStatus.QUEUED
-        session.add(run)
-        session.commit()
+    _queue_again(engine, run_id)
     second = leases.claim(engine, run_id, "w", 60.0) or 0
     recorder = RunRecorder(GroupWriter(engine), run_id, second, ["s3cret"], prepare_attempt(engine, run_id, second))
     recorder.result(_result("cut", "c.c", Verdict.PASS))
