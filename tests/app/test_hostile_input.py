@@ -181,6 +181,14 @@ def test_a_target_sending_nul_surrogates_and_controls_keeps_every_result(client:
 def test_text_helpers_escape_only_what_they_must() -> None:
     assert storable({"k\x00": ["a\ud800", 1, None]}) == {"k\\x00": ["a\\ud800", 1, None]}
     assert storable("tab\tand é ✓ \x1b") == "tab\tand é ✓ \x1b"
+    # Nested deep, as a transcript's frames are; clean data comes back as it is, unwalked.
+    frames = [{"frames": [{"text": "é", "fields": {"names": ["ok", "lone \udc80"]}}]}]
+    assert storable(frames) == [{"frames": [{"text": "é", "fields": {"names": ["ok", "lone \\udc80"]}}]}]
+    clean = [{"frames": [{"text": "tab\t é ✓", 3: [1.5, None]}]}]
+    assert storable(clean) is clean
+    looks_escaped = {"text": "a backslash then u0000: \\u0000"}  # walked, and kept as it is
+    assert storable(looks_escaped) == looks_escaped
+    assert storable({"raw": [b"\x00"], "t": "\x00"}) == {"raw": [b"\x00"], "t": "\\x00"}  # not JSON: walked
     assert xml_safe("a\x1b\x0b\ufffe\tb\n") == "a\\x1b\\x0b\\ufffe\tb\n"
 
 
