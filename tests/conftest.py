@@ -61,18 +61,20 @@ SLOW_TESTS = {
 }
 
 
-# Tests that must not share the machine with other tests: each starts a process tree that takes both
-# cores and gigabytes for minutes (Ray with torch, transformers serve or vLLM with a model), and the package
-# fixture of transformers serve would start once per xdist worker; by file, as REAL_PEER_FILES.
+# Tests that must not share the machine with the rest: each starts a process tree that takes a core or two
+# and gigabytes for a minute or more (Ray with torch, transformers serve or vLLM with a model); by file, as
+# REAL_PEER_FILES, each with the one such tree it needs. scripts/test runs them after the rest, on two
+# workers: the files of one tree on one worker, one after another (Ray's waits on RLlib's five-second
+# socket recycling beside the model servers' computing), so no two trees of a kind start at once.
 SERIAL_FILES = {
-    "tests/checks/rllink/test_rllib.py",
-    "tests/checks/rllink_client/test_rllib_client.py",
-    "tests/checks/tap/test_real_peers.py",
-    "tests/realpeers/transformers/test_transformers_serve.py",
-    "tests/realpeers/transformers/test_tap_transformers.py",
-    "tests/realpeers/vllm/test_vllm_server.py",
+    "tests/checks/rllink/test_rllib.py": "ray",
+    "tests/checks/rllink_client/test_rllib_client.py": "ray",
+    "tests/checks/tap/test_real_peers.py": "ray",
+    "tests/realpeers/transformers/test_transformers_serve.py": "models",
+    "tests/realpeers/transformers/test_tap_transformers.py": "models",
+    "tests/realpeers/vllm/test_vllm_server.py": "models",
     # Serial also because scripts/test may still be compiling its venv while the parallel tests run.
-    "tests/realpeers/llamacpp/test_llamacpp_server.py",
+    "tests/realpeers/llamacpp/test_llamacpp_server.py": "models",
 }
 
 
@@ -108,7 +110,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
         if path in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
-        if _shares_a_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(f"serial {SERIAL_FILES[path]}"))
+        elif _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(path))
     if config.getoption("numprocesses", None):
         # Slow tests first: xdist hands out the largest groups, then single tests in this order, so a slow one
