@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import errno
-import fcntl
 import logging
 import os
 import shutil
 import sqlite3
-import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -50,51 +47,6 @@ def make_engine(url: str) -> Engine:
 
         return engine
     return create_engine(url, pool_pre_ping=True)
-
-
-WRITE_TURN_WAIT = 30.0  # as SQLite's busy timeout; past it the writer goes on and SQLite's own lock decides
-WRITE_TURN_POLLS = (0.0005, 0.001, 0.002)  # seconds between tries, the last one repeated
-
-
-@contextmanager
-def write_turn(engine: Engine) -> Iterator[None]:
-    """Wait for the SQLite file's write turn and hold it while the block writes; nothing on PostgreSQL.
-
-    A writer that finds the file locked is put to sleep by SQLite and retries, its sleeps growing to
-    100 ms: while the run processes commit all the time, such a writer waited many times as long as
-    the lock was held, and could be overtaken again and again. The hot writers (the group writer, a
-    run's end, leases) take turns on an flock of a file beside the database instead, tried every
-    millisecond or two. Writers without a turn still wait on SQLite's lock as before, so a turn can
-    never deadlock: a turn held past WRITE_TURN_WAIT (its process stopped) is no longer waited for.
-    """
-    path = engine.url.database if engine.dialect.name == "sqlite" else None
-    if not path or path == ":memory:":
-        yield
-        return
-    try:
-        descriptor = os.open(f"{path}-writers", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:  # a read-only directory: SQLite's lock alone
-        yield
-        return
-    try:
-        _take_turn(descriptor)
-        yield
-    finally:
-        os.close(descriptor)  # lets the next writer go
-
-
-def _take_turn(descriptor: int) -> None:
-    deadline, tries = time.monotonic() + WRITE_TURN_WAIT, 0
-    while True:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                log.warning("a writer of the database held its turn over %.0f s; writing without it", WRITE_TURN_WAIT)
-                return
-            time.sleep(WRITE_TURN_POLLS[min(tries, len(WRITE_TURN_POLLS) - 1)])
-            tries += 1
 
 
 def ours(name: str | None, type_: str, parent_names: Mapping[Any, str | None]) -> bool:

@@ -21,7 +21,6 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from app.db import write_turn
 from app.errors import ServiceError
 from app.models import Run, RunAttempt, RunStatus, utcnow
 
@@ -49,7 +48,7 @@ class Ending(enum.StrEnum):
 def claim(engine: Engine, run_id: int, worker: str, lease_seconds: float) -> int | None:
     """Take a queued run for a new attempt; returns the attempt number, or None when it is not queued."""
     now = utcnow()
-    with write_turn(engine), Session(engine) as session:
+    with Session(engine) as session:
         run = session.exec(select(Run).where(Run.id == run_id).with_for_update()).first()
         if run is None or run.status != RunStatus.QUEUED:
             return None
@@ -89,7 +88,7 @@ def holds(session: Session, run_id: int, attempt: int) -> bool:
 
 def renew(engine: Engine, run_id: int, attempt: int, lease_seconds: float) -> bool:
     """Extend the lease; False when this attempt lost the run."""
-    with write_turn(engine), Session(engine) as session:
+    with Session(engine) as session:
         result = session.exec(
             update(Run)
             .where(col(Run.id) == run_id, col(Run.status) == RunStatus.RUNNING, col(Run.attempts) == attempt)

@@ -25,7 +25,7 @@ from sqlalchemy.sql.expression import Executable
 from sqlmodel import Session, SQLModel, col, select
 
 from app import leases, retention
-from app.db import release_free_pages, write_turn
+from app.db import release_free_pages
 from app.listening import Announcing, answered, with_client
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
@@ -209,7 +209,7 @@ def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseExc
     batch's `inserted` ids are set only once they are committed.
     """
     try:
-        with write_turn(engine), Session(engine) as session:
+        with Session(engine) as session:
             added = [_write_one(session, batch) for batch in batches]
             session.commit()
         for batch, ids in zip(batches, added, strict=True):
@@ -221,7 +221,7 @@ def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseExc
     errors: dict[int, BaseException] = {}
     for batch in batches:
         try:
-            with write_turn(engine), Session(engine) as session:
+            with Session(engine) as session:
                 ids = _write_one(session, batch)
                 session.commit()
             batch.inserted = ids
@@ -468,7 +468,7 @@ class EndWriter:
         counts: dict[str, int] | None = None,
     ) -> None:
         """`counts` are the run's, from its recorder once all it decided is committed; else read from the rows."""
-        with write_turn(self.engine), Session(self.engine) as session:
+        with Session(self.engine) as session:
             run = session.exec(select(Run).where(Run.id == run_id).with_for_update()).first()
             if run is None:
                 return
