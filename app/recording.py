@@ -2,7 +2,7 @@
 
 `RunRecorder` is the `checks.core.Sink` of one run attempt. It hands every
 decided clause and transcript to the process's `GroupWriter`, which commits
-what all the runs decided meanwhile in one transaction (off the event loop),
+what all the runs decided meanwhile in one transaction (off the event loop, `app.batch_writes`),
 so progress is live and a crash loses nothing already written. Every write
 is fenced on the attempt's lease (`app.leases`). `EndWriter` records a run's
 end in one transaction with what goes with it: the attempt's end, the
@@ -18,18 +18,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import bindparam, delete, func, insert, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import delete, func
 from sqlalchemy.engine import Engine
-from sqlalchemy.sql.expression import Executable
-from sqlmodel import Session, SQLModel, col, select
+from sqlmodel import Session, col, select
 
 from app import leases, retention
+from app.batch_writes import Batch, ResultKey, write_batches
 from app.db import release_free_pages
 from app.listening import Announcing, answered, with_client
 from app.metrics import Metrics
 from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, TranscriptRow, utcnow
-from app.models_clause import ClauseMessage, message_ids
+from app.models_clause import ClauseMessage
 from app.redaction import scrub
 from app.textsafe import storable
 from checks.core import ClauseResult, Outcome, RolledUp, Transcript, roll_up, truncate, verdict_counts
@@ -60,9 +59,6 @@ def transcript_row(session: Session, run_id: int, data: dict[str, Any]) -> Trans
     return row
 
 
-ResultKey = tuple[str, str]  # (phase, clause id): one stored row per key and run
-
-
 @dataclass(frozen=True)
 class Decided:
     """One stored result as a run's end reads it: `executor._summary` names its phase and `error` reason."""
@@ -83,151 +79,7 @@ class KeptResults:
     error_reasons: dict[ResultKey, str] = field(default_factory=dict)  # the stored `actual` of kept errors
 
 
-@dataclass
-class Batch:
-    """What one run decided since its last write, fenced on the attempt that decided it."""
-
-    run_id: int
-    attempt: int
-    results: list[dict[str, Any]]
-    transcripts: list[dict[str, Any]]
-    phase: str | None
-    finished_phases: list[str] | None  # all the run finished, when a phase finished since the last write
-    counts: dict[str, int]  # the run's clauses per rolled-up verdict, these results included
-    row_ids: dict[ResultKey, int] = field(default_factory=dict)  # stored rows these results replace
-    secrets: Sequence[str] = ()
-    announcement: dict[str, Any] | None = None
-    inserted: dict[ResultKey, int] = field(default_factory=dict)  # the rows it added, once committed
-
-
-_TRANSCRIPT_UPDATED = ("label", "frames", "dropped", "close_code", "close_reason", "closed_by")
-_transcript_upserts: dict[str, Executable] = {}  # by dialect name: the statement is built once
-# The other statements a batch runs, built once too: building one and its cache key per batch was a
-# tenth of the writer's CPU. Without `values()`, what they set is the columns the parameters name.
-_RESULTS, _RUNS = SQLModel.metadata.tables[ClauseResultRow.__tablename__], SQLModel.metadata.tables["run"]
-_REPLACE_RESULTS = update(_RESULTS).where(_RESULTS.c.id == bindparam("row_id"))
-_ADD_RESULTS = insert(_RESULTS).returning(_RESULTS.c.id, sort_by_parameter_order=True)
-_HELD = _RUNS.c.id == bindparam("run"), _RUNS.c.status == RunStatus.RUNNING, _RUNS.c.attempts == bindparam("attempt")
-_WRITE_PROGRESS = update(_RUNS).where(*_HELD)
-
-
-def _transcript_values(run_id: int, data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "number": data["id"],
-        "phase": data["phase"][:64],
-        "label": truncate(data["label"], 400),
-        "frames": data["frames"],
-        "dropped": data["dropped"],
-        "close_code": data["close_code"],
-        "close_reason": data["close_reason"],
-        "closed_by": (data["closed_by"] or None) and data["closed_by"][:16],
-    }
-
-
-def _upsert_transcripts(session: Session, run_id: int, transcripts: list[dict[str, Any]]) -> None:
-    """One `INSERT ... ON CONFLICT (run, number) DO UPDATE` for all of a batch's transcripts."""
-    name = session.get_bind().dialect.name
-    statement = _transcript_upserts.get(name)
-    if statement is None:
-        table = SQLModel.metadata.tables[TranscriptRow.__tablename__]
-        insert_row = (postgresql if name == "postgresql" else sqlite).insert(table)
-        statement = _transcript_upserts[name] = insert_row.on_conflict_do_update(
-            index_elements=[table.c.run_id, table.c.number],
-            set_={column: insert_row.excluded[column] for column in _TRANSCRIPT_UPDATED},
-        )
-    session.connection().execute(statement, [_transcript_values(run_id, data) for data in transcripts])
-
-
-def _write_results(
-    session: Session, run_id: int, results: list[dict[str, Any]], row_ids: dict[ResultKey, int]
-) -> dict[ResultKey, int]:
-    """Insert the new results and update the stored ones by row id, a statement each; returns the added ids.
-
-    No (run, phase, clause) index makes this an upsert (revision 0006 dropped it for its size): the
-    run's lease admits one writer, whose recorder knows every row the run holds (`KeptResults`).
-    """
-    texts = message_ids(session, [(data["expected"], data["actual"]) for data in results])
-    decided_at = utcnow()
-    added: list[dict[str, Any]] = []
-    replaced: list[dict[str, Any]] = []
-    for data in results:
-        values = {
-            "level": data["level"],
-            "verdict": data["verdict"],
-            "message_id": texts[(data["expected"], data["actual"])],
-            "duration": data["duration"],
-            "checks": data["checks"],
-            "transcript_ids": data["transcript_ids"],
-            "decided_at": decided_at,
-        }
-        row_id = row_ids.get((data["phase"], data["clause_id"]))
-        if row_id is None:
-            added.append(values | {"run_id": run_id, "phase": data["phase"], "clause_id": data["clause_id"]})
-        else:
-            replaced.append(values | {"row_id": row_id})
-    connection = session.connection()
-    if replaced:
-        connection.execute(_REPLACE_RESULTS, replaced)
-    if not added:
-        return {}
-    ids = connection.execute(_ADD_RESULTS, added).scalars().all()
-    return {(values["phase"], values["clause_id"]): row_id for values, row_id in zip(added, ids, strict=True)}
-
-
-def _write_one(session: Session, batch: Batch) -> dict[ResultKey, int]:
-    """Write results and transcripts, a statement or two each, and the run's progress; returns the added ids."""
-    _write_progress(session, batch)
-    results, transcripts = batch.results, batch.transcripts
-    if batch.secrets:
-        results, transcripts = scrub(results, batch.secrets), scrub(transcripts, batch.secrets)
-    results, transcripts = storable(results), storable(transcripts)
-    if transcripts:
-        _upsert_transcripts(session, batch.run_id, transcripts)
-    return _write_results(session, batch.run_id, results, batch.row_ids) if results else {}
-
-
-def _write_progress(session: Session, batch: Batch) -> None:
-    """The run's progress, only while the batch's attempt holds the run: in one statement, fence and row lock."""
-    values: dict[str, Any] = {"counts": batch.counts, "decided_clauses": sum(batch.counts.values())}
-    if batch.phase is not None:
-        values["current_phase"] = batch.phase
-    if batch.announcement is not None:
-        values["announcement"] = batch.announcement
-    if batch.finished_phases is not None:
-        values["finished_phases"] = batch.finished_phases
-    held = {"run": batch.run_id, "attempt": batch.attempt}
-    if session.connection().execute(_WRITE_PROGRESS, values | held).rowcount != 1:
-        raise leases.LeaseLost(f"run {batch.run_id}: attempt {batch.attempt} no longer holds it")
-
-
-def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseException]:
-    """Commit every batch in one transaction (a group commit); returns the errors by run id.
-
-    When the group fails, each batch is written alone, so one run whose lease
-    was lost (or whose data the database refuses) costs only that run. A
-    batch's `inserted` ids are set only once they are committed.
-    """
-    try:
-        with Session(engine) as session:
-            added = [_write_one(session, batch) for batch in batches]
-            session.commit()
-        for batch, ids in zip(batches, added, strict=True):
-            batch.inserted = ids
-        return {}
-    except Exception:
-        if len(batches) == 1:
-            raise
-    errors: dict[int, BaseException] = {}
-    for batch in batches:
-        try:
-            with Session(engine) as session:
-                ids = _write_one(session, batch)
-                session.commit()
-            batch.inserted = ids
-        except Exception as exc:
-            errors[batch.run_id] = exc
-    return errors
+GATHER_SECONDS = 0.05  # the least time from one group commit's start to the next's
 
 
 class GroupWriter:
@@ -235,7 +87,9 @@ class GroupWriter:
 
     A commit per clause per run on a single SQLite writer serialized the runs
     behind each other; grouping keeps each decided clause durable within
-    milliseconds while the number of commits no longer grows with the runs.
+    a tenth of a second while the number of commits no longer grows with the runs.
+    A commit starts at most every GATHER_SECONDS: what the runs decide meanwhile
+    goes in the next one, so the run processes take SQLite's one write lock less often.
     """
 
     def __init__(self, engine: Engine) -> None:
@@ -251,9 +105,11 @@ class GroupWriter:
             self._task = asyncio.create_task(self._loop(), name="group-writer")
 
     async def _loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._dirty:
             await self._wake.wait()
             self._wake.clear()
+            started = loop.time()
             recorders, self._dirty = list(self._dirty), set()
             taken = [(recorder, recorder.take()) for recorder in recorders]
             batches = [batch for _, batch in taken if batch is not None]
@@ -263,10 +119,20 @@ class GroupWriter:
                 errors = {batch.run_id: exc for batch in batches}
             for recorder, batch in taken:
                 recorder.written(batch, errors.get(recorder.run_id))
+            if self._dirty:
+                await asyncio.sleep(max(0.0, started + GATHER_SECONDS - loop.time()))
 
     async def stop(self) -> None:
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
+
+
+Progress = tuple[int, int, str | None, int | None, str]
+
+
+def _progress(transcript: Transcript) -> Progress:
+    """What changes when a transcript gains a frame or its close (its frames are only ever appended)."""
+    return len(transcript.frames), transcript.dropped, transcript.closed_by, transcript.close_code, transcript.label
 
 
 class RunRecorder:
@@ -298,7 +164,8 @@ class RunRecorder:
         self._reasons = dict(kept.error_reasons)  # so the run's end reads nothing back
         self.error: BaseException | None = None
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
-        self._transcripts: dict[int, dict[str, Any]] = {}
+        self._transcripts: dict[int, Transcript] = {}  # changed since the last batch, read as they are then
+        self._taken: dict[int, Progress] = {}  # each transcript's progress in its last batch
         self._phase: str | None = None
         self._finished = list(kept.finished_phases)  # the run's, earlier attempts' included
         self._phase_finished = False  # since the last write
@@ -346,10 +213,12 @@ class RunRecorder:
         self._changed()
 
     def transcript(self, transcript: Transcript) -> None:
+        """A transcript to write: each decided clause names its evidence again, and only a transcript that
+        gained a frame or its close since its last batch is written again (each write compresses it whole)."""
         self._moved_on()
-        data = transcript.to_dict()
-        data["id"] += self.offset
-        self._transcripts[data["id"]] = data
+        if self._taken.get(transcript.id) == _progress(transcript):
+            return
+        self._transcripts[transcript.id] = transcript
         self._changed()
 
     def phase(self, name: str, state: str) -> None:
@@ -371,7 +240,7 @@ class RunRecorder:
             self.run_id,
             self.attempt,
             list(self._results.values()),
-            list(self._transcripts.values()),
+            [self._taken_transcript(transcript) for transcript in self._transcripts.values()],
             self._phase,
             list(self._finished) if self._phase_finished else None,
             counts=self._counts(),
@@ -382,6 +251,12 @@ class RunRecorder:
         self._results, self._transcripts, self._phase, self._phase_finished = {}, {}, None, False
         self._unwritten_announcement = False
         return batch
+
+    def _taken_transcript(self, transcript: Transcript) -> dict[str, Any]:
+        self._taken[transcript.id] = _progress(transcript)
+        data = transcript.to_dict()
+        data["id"] += self.offset
+        return data
 
     def _counts(self) -> dict[str, int]:
         """Clauses per rolled-up verdict (zeros left out), as `_run_counts` reads them from the rows."""

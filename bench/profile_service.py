@@ -4,7 +4,7 @@ Starts reference PlugRL servers and one `rlconform serve` (SQLite, `--run-proces
 processes beside the web process), adds `--concurrent` targets on them, queues a run of each
 at once, and samples the web process and its run processes (`py-spy record --subprocesses`)
 until the runs end. It prints the samples of all those processes, the share spent in
-`app/recording`'s writer (`write_batches` and everything below it, the run's end
+the service's writer (`write_batches` and everything below it, the run's end
 `EndWriter.write`, and `stored_clauses` where a checkout still has it) and the biggest
 other shares by function, so the number issue 31 asks for is one command:
 
@@ -40,9 +40,10 @@ from bench.service import (  # noqa: E402
     start_reference_servers,
 )
 
-# A frame of the writer: py-spy's raw format writes a frame as "function (path:line)".
+# A frame of the writer: py-spy's raw format writes a frame as "function (path:line)". `write_batches` moved
+# from app/recording.py to app/batch_writes.py; both are matched, so older checkouts are profiled the same way.
 WRITER = r"write_batches|EndWriter\.write|stored_clauses|_run_counts"
-WRITER_FRAME = re.compile(rf"^({WRITER}) \([^)]*app/recording\.py:\d+\)$")
+WRITER_FRAME = re.compile(rf"^({WRITER}) \([^)]*app/(recording|batch_writes)\.py:\d+\)$")
 # Innermost frames of a thread with nothing to do (py-spy does not tell these idle here): a thread pool's
 # worker waiting for work, a condition or event wait, an event loop waiting in its selector.
 IDLE_LEAF = re.compile(
@@ -123,7 +124,7 @@ def main() -> None:
         raise SystemExit("py-spy recorded no samples (is ptrace allowed here?)")
     which = "GIL-holding samples" if args.gil else "samples"
     print(f"{total} {which} of the web process and its {args.run_processes} run processes, {args.checkout.resolve()}")
-    print(f"writer (app/recording write_batches and below, the end writer): {writer} = {writer / total:.1%}")
+    print(f"writer (write_batches and below, the end writer): {writer} = {writer / total:.1%}")
     if idle and total > idle:
         print(f"  of the {total - idle} not idle ({idle} were idle waits): {writer / (total - idle):.1%}")
     print("by innermost function of app/ or checks/ (else the innermost):")

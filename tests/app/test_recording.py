@@ -166,3 +166,25 @@ async def test_the_end_rolls_up_what_the_rows_say_across_attempts_without_readin
     ]
     assert mine[0][3].startswith("not run: ") and "s3cret" not in mine[0][3]
     assert counts == _stored(engine, run_id)[1] == {"error": 1, "pass": 2, "fail": 1}
+
+
+async def test_a_transcript_named_again_unchanged_is_not_written_again(database_url: str) -> None:
+    """Every clause decided on a connection names its transcript; only one that gained a frame or its close
+    since its last batch goes in the next (each write compresses it whole)."""
+    engine, run_id = _queued_run(database_url)
+    attempt = leases.claim(engine, run_id, "w", 60.0) or 0
+    recorder = RunRecorder(GroupWriter(engine), run_id, attempt, (), prepare_attempt(engine, run_id, attempt))
+    transcript = Transcript(1, "one", "conn")
+    transcript.sent("PING", 4, "ping")
+    recorder.transcript(transcript)
+    first = recorder.take()
+    assert first is not None and [data["frames"][0]["kind"] for data in first.transcripts] == ["PING"]
+    recorder.transcript(transcript)  # a second clause's evidence, nothing new on the connection
+    recorder.result(_result("one", "c.a", Verdict.PASS))
+    unchanged = recorder.take()
+    assert unchanged is not None and unchanged.transcripts == [] and len(unchanged.results) == 1
+    transcript.closed(1000, "bye", "target")
+    recorder.transcript(transcript)
+    closed = recorder.take()
+    assert closed is not None and [(data["id"], data["closed_by"]) for data in closed.transcripts] == [(1, "target")]
+    await recorder.close()
