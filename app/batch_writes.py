@@ -19,10 +19,10 @@ from sqlalchemy.sql.expression import Executable
 from sqlmodel import Session, SQLModel
 
 from app import leases
-from app.models import ClauseResultRow, RunStatus, TranscriptRow, compress_json, utcnow
+from app.models import ClauseResultRow, RunStatus, TranscriptRow, compress_json_text, utcnow
 from app.models_clause import message_ids
 from app.redaction import scrub
-from app.textsafe import storable
+from app.textsafe import storable, storable_json
 from checks.core import truncate
 
 ResultKey = tuple[str, str]  # (phase, clause id): one stored row per key and run
@@ -135,11 +135,13 @@ def _prepared(batch: Batch) -> _Prepared:
     results, transcripts = batch.results, batch.transcripts
     if batch.secrets:
         results, transcripts = scrub(results, batch.secrets), scrub(transcripts, batch.secrets)
-    results, transcripts = storable(results), storable(transcripts)
-    values = [_transcript_values(batch.run_id, data) for data in transcripts]
-    for row in values:
-        row["frames"] = compress_json(row["frames"])  # as `CompressedJSON` would, which takes bytes as they are
-    return _Prepared(batch, results, values)
+    values = []
+    for data in transcripts:
+        # The frames' JSON text is written once, to see they are storable and to compress them (as
+        # `CompressedJSON` would: it takes bytes as they are); the rest of the transcript is a few strings.
+        frames = compress_json_text(storable_json(data["frames"]))
+        values.append(_transcript_values(batch.run_id, storable({**data, "frames": []})) | {"frames": frames})
+    return _Prepared(batch, storable(results), values)
 
 
 def _write_one(session: Session, prepared: _Prepared) -> dict[ResultKey, int]:

@@ -95,7 +95,12 @@ class CompressedJSON(TypeDecorator[Any]):
 
 
 def compress_json(value: Any) -> bytes:
-    return zlib.compress(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode(), 6)
+    return compress_json_text(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def compress_json_text(text: str) -> bytes:
+    """What `CompressedJSON` stores for a value whose JSON text is `text`."""
+    return zlib.compress(text.encode(), 6)
 
 
 def decompress_json(data: bytes) -> Any:

@@ -44,6 +44,19 @@ def unstorable_paths(data: Any, path: tuple[str | int, ...] = ()) -> list[list[s
     return []
 
 
+def _compact_json(data: Any) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def _storable_text(text: str) -> bool:
+    """Whether JSON text holds no NUL and no lone surrogate: json escapes a NUL (a backslash and "u0000"
+    in a string matches too, which costs only a walk) and keeps a lone surrogate, which UTF-8 cannot encode."""
+    try:
+        return "\\u0000" not in text and bool(text.encode())
+    except UnicodeEncodeError:
+        return False
+
+
 def storable(data: Any) -> Any:
     """`data` (str, dict, list) with NUL and lone surrogates escaped in every string and key.
 
@@ -53,13 +66,19 @@ def storable(data: Any) -> Any:
     if isinstance(data, str):
         return UNSTORABLE.sub(visible_escape, data)
     try:
-        text = json.dumps(data, ensure_ascii=False)
-        # json escapes a NUL (a backslash and "u0000" in a string matches too: only the walk is spent)
-        # and keeps a lone surrogate as it is, which UTF-8 cannot encode.
-        clean = "\\u0000" not in text and bool(text.encode())
-    except (TypeError, ValueError):  # not JSON (bytes, a tuple as key) or a lone surrogate: walk it
+        clean = _storable_text(_compact_json(data))
+    except (TypeError, ValueError):  # not JSON (bytes, a tuple as key): walk it
         clean = False
     return data if clean else _map_strings(data, UNSTORABLE)
+
+
+def storable_json(data: Any) -> str:
+    """Compact JSON text of `storable(data)` (JSON data only), written once when `data` is clean.
+
+    For what is stored as JSON text anyway (a transcript's frames): the text that shows it clean is the one stored.
+    """
+    text = _compact_json(data)
+    return text if _storable_text(text) else _compact_json(_map_strings(data, UNSTORABLE))
 
 
 def xml_safe(data: Any) -> Any:

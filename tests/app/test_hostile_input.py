@@ -19,7 +19,7 @@ from app.main import create_app
 from app.models import Target
 from app.request_guard import MAX_BODY_BYTES
 from app.settings import Settings
-from app.textsafe import storable, xml_safe
+from app.textsafe import storable, storable_json, xml_safe
 from tests.app.helpers import make_target, service_settings, wait_for_run
 
 URL = "ws://127.0.0.1:9"
@@ -189,6 +189,9 @@ def test_text_helpers_escape_only_what_they_must() -> None:
     looks_escaped = {"text": "a backslash then u0000: \\u0000"}  # walked, and kept as it is
     assert storable(looks_escaped) == looks_escaped
     assert storable({"raw": [b"\x00"], "t": "\x00"}) == {"raw": [b"\x00"], "t": "\\x00"}  # not JSON: walked
+    # A transcript's frames: the compact JSON text stored, of the storable frames.
+    assert storable_json([{"t": "é ✓", "n": [1, None]}]) == '[{"t":"é ✓","n":[1,null]}]'
+    assert json.loads(storable_json([{"t": "a\x00", "u\ud800": "\udc80"}])) == [{"t": "a\\x00", "u\\ud800": "\\udc80"}]
     assert xml_safe("a\x1b\x0b\ufffe\tb\n") == "a\\x1b\\x0b\\ufffe\tb\n"
 
 
