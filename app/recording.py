@@ -31,7 +31,17 @@ from app.models import ENDED_STATUSES, ClauseResultRow, Run, RunStatus, Transcri
 from app.models_clause import ClauseMessage
 from app.redaction import scrub
 from app.textsafe import storable
-from checks.core import ClauseResult, Outcome, RolledUp, Transcript, roll_up, truncate, verdict_counts
+from checks.core import (
+    ROLLUP_RANK,
+    ClauseResult,
+    Outcome,
+    RolledUp,
+    Transcript,
+    Verdict,
+    roll_up,
+    truncate,
+    verdict_counts,
+)
 
 
 def _run_counts(session: Session, run_id: int) -> dict[str, int]:
@@ -160,7 +170,14 @@ class RunRecorder:
         self.offset = kept.transcript_offset
         # Every row the run holds, so a batch needs no lookups and the counts no re-reading of the run.
         self._row_ids = {key: row_id for key, (row_id, _) in kept.rows.items()}
-        self._verdicts = {key: verdict for key, (_, verdict) in kept.rows.items()}  # in run order, as the rows
+        self._verdicts: dict[ResultKey, str] = {}  # in run order, as the rows
+        # Each clause's verdict by phase, its rolled-up verdict and how many clauses roll up to each verdict:
+        # kept as results arrive, since rolling the whole run up again for every batch was quadratic.
+        self._phases_of: dict[str, dict[str, Verdict]] = {}
+        self._rolled: dict[str, Verdict] = {}
+        self._tally: Counter[str] = Counter()
+        for key, (_, verdict) in kept.rows.items():
+            self._decided(key, verdict)
         self._reasons = dict(kept.error_reasons)  # so the run's end reads nothing back
         self.error: BaseException | None = None
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
@@ -207,7 +224,7 @@ class RunRecorder:
         data["transcript_ids"] = [number + self.offset for number in data["transcript_ids"]]
         key = (result.phase, result.clause_id)
         self._results[key] = data
-        self._verdicts[key] = data["verdict"]
+        self._decided(key, data["verdict"])
         # An error's reason as its row stores it (masked, storable: `_write_one`), for the run's summary.
         self._reasons[key] = storable(scrub(data["actual"], self.secrets)) if data["verdict"] == "error" else ""
         self._changed()
@@ -258,10 +275,23 @@ class RunRecorder:
         data["id"] += self.offset
         return data
 
+    def _decided(self, key: ResultKey, verdict: str) -> None:
+        """Record a (phase, clause) verdict and roll its clause up again, as `roll_up` would (the first worst)."""
+        self._verdicts[key] = verdict
+        phase, clause_id = key
+        phases = self._phases_of.setdefault(clause_id, {})
+        phases[phase] = Verdict(verdict)
+        rolled = max(phases.values(), key=ROLLUP_RANK.__getitem__)
+        before = self._rolled.get(clause_id)
+        if before != rolled:
+            if before is not None:
+                self._tally[str(before)] -= 1
+            self._tally[str(rolled)] += 1
+            self._rolled[clause_id] = rolled
+
     def _counts(self) -> dict[str, int]:
         """Clauses per rolled-up verdict (zeros left out), as `_run_counts` reads them from the rows."""
-        counts = verdict_counts(roll_up(self._verdicts.items(), lambda item: (item[0][1], item[1])))
-        return {verdict: n for verdict, n in counts.items() if n}
+        return {verdict: n for verdict, n in self._tally.items() if n}
 
     def rolled(self) -> tuple[list[RolledUp[Decided]], dict[str, int]]:
         """The run's clauses rolled up and their counts, as its rows say once `close()` returned (ids in order)."""

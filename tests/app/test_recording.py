@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import random
+
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from app import leases
 from app.db import make_engine, upgrade_database
 from app.models import ClauseResultRow, Run, RunStatus, TranscriptRow
-from app.recording import GroupWriter, RunRecorder, _run_counts, prepare_attempt
-from checks.core import ClauseResult, Level, Transcript, Verdict, roll_up
+from app.recording import GroupWriter, KeptResults, RunRecorder, _run_counts, prepare_attempt
+from checks.core import ClauseResult, Level, Transcript, Verdict, roll_up, verdict_counts
 from tests.app.constructed import add_run, add_target
 
 
@@ -188,3 +190,29 @@ async def test_a_transcript_named_again_unchanged_is_not_written_again(database_
     closed = recorder.take()
     assert closed is not None and [(data["id"], data["closed_by"]) for data in closed.transcripts] == [(1, "target")]
     await recorder.close()
+
+
+class _Unwritten(GroupWriter):
+    """A group writer that writes nothing: the recorder's own bookkeeping, alone."""
+
+    def mark(self, recorder: RunRecorder) -> None:
+        pass
+
+
+def test_the_recorders_running_counts_are_the_rolled_up_counts_of_what_it_was_given() -> None:
+    """Counts are kept as results arrive (not rolled up again per batch): after every result they must be
+    what rolling the run up from scratch gives, worse verdicts replacing better ones, clauses in many phases."""
+    rng = random.Random(31)
+    verdicts = list(Verdict)
+    for _ in range(30):
+        kept = KeptResults(rows={("done", f"c.{n}"): (n + 1, str(rng.choice(verdicts))) for n in range(3)})
+        recorder = RunRecorder(_Unwritten(None), 1, 1, (), kept)  # type: ignore[arg-type]
+        given = {key: verdict for key, (_, verdict) in kept.rows.items()}
+        for _ in range(40):
+            key = (rng.choice(["done", "one", "two"]), f"c.{rng.randrange(5)}")
+            verdict = rng.choice(verdicts)
+            recorder.result(_result(*key, verdict))
+            given[key] = str(verdict)
+            expected = verdict_counts(roll_up(given.items(), lambda item: (item[0][1], item[1])))
+            batch = recorder.take()
+            assert batch is not None and batch.counts == {v: n for v, n in expected.items() if n}
