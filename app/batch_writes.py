@@ -84,40 +84,48 @@ def _upsert_transcripts(session: Session, rows: list[dict[str, Any]]) -> None:
     session.connection().execute(statement, rows)
 
 
-def _write_results(
-    session: Session, run_id: int, results: list[dict[str, Any]], row_ids: dict[ResultKey, int]
-) -> dict[ResultKey, int]:
-    """Insert the new results and update the stored ones by row id, a statement each; returns the added ids.
+def _write_results(session: Session, group: Sequence[_Prepared]) -> list[dict[ResultKey, int]]:
+    """Insert the batches' new results and update their stored ones by row id, one statement each for all
+    the batches; returns each batch's added row ids.
 
-    No (run, phase, clause) index makes this an upsert (revision 0006 dropped it for its size): the
-    run's lease admits one writer, whose recorder knows every row the run holds (`KeptResults`).
+    No (run, phase, clause) index makes this an upsert (revision 0006 dropped it for its size): a run's
+    lease admits one writer, whose recorder knows every row the run holds (`KeptResults`).
     """
-    texts = message_ids(session, [(data["expected"], data["actual"]) for data in results])
+    inserted: list[dict[ResultKey, int]] = [{} for _ in group]
+    pairs = [(data["expected"], data["actual"]) for one in group for data in one.results]
+    if not pairs:
+        return inserted
+    texts = message_ids(session, pairs)
     decided_at = utcnow()
     added: list[dict[str, Any]] = []
+    owners: list[int] = []  # the batch of each added row, by its place in `group`
     replaced: list[dict[str, Any]] = []
-    for data in results:
-        values = {
-            "level": data["level"],
-            "verdict": data["verdict"],
-            "message_id": texts[(data["expected"], data["actual"])],
-            "duration": data["duration"],
-            "checks": data["checks"],
-            "transcript_ids": data["transcript_ids"],
-            "decided_at": decided_at,
-        }
-        row_id = row_ids.get((data["phase"], data["clause_id"]))
-        if row_id is None:
-            added.append(values | {"run_id": run_id, "phase": data["phase"], "clause_id": data["clause_id"]})
-        else:
-            replaced.append(values | {"row_id": row_id})
+    for index, one in enumerate(group):
+        for data in one.results:
+            values = {
+                "level": data["level"],
+                "verdict": data["verdict"],
+                "message_id": texts[(data["expected"], data["actual"])],
+                "duration": data["duration"],
+                "checks": data["checks"],
+                "transcript_ids": data["transcript_ids"],
+                "decided_at": decided_at,
+            }
+            row_id = one.batch.row_ids.get((data["phase"], data["clause_id"]))
+            if row_id is None:
+                run = {"run_id": one.batch.run_id, "phase": data["phase"], "clause_id": data["clause_id"]}
+                added.append(values | run)
+                owners.append(index)
+            else:
+                replaced.append(values | {"row_id": row_id})
     connection = session.connection()
     if replaced:
         connection.execute(_REPLACE_RESULTS, replaced)
-    if not added:
-        return {}
-    ids = connection.execute(_ADD_RESULTS, added).scalars().all()
-    return {(values["phase"], values["clause_id"]): row_id for values, row_id in zip(added, ids, strict=True)}
+    if added:
+        ids = connection.execute(_ADD_RESULTS, added).scalars().all()
+        for index, values, row_id in zip(owners, added, ids, strict=True):
+            inserted[index][(values["phase"], values["clause_id"])] = row_id
+    return inserted
 
 
 @dataclass
@@ -144,27 +152,38 @@ def _prepared(batch: Batch) -> _Prepared:
     return _Prepared(batch, storable(results), values)
 
 
-def _write_one(session: Session, prepared: _Prepared) -> dict[ResultKey, int]:
-    """Write results and transcripts, a statement or two each, and the run's progress; returns the added ids."""
-    batch = prepared.batch
-    _write_progress(session, batch)
-    if prepared.transcripts:
-        _upsert_transcripts(session, prepared.transcripts)
-    return _write_results(session, batch.run_id, prepared.results, batch.row_ids) if prepared.results else {}
+def _write_group(session: Session, group: Sequence[_Prepared]) -> list[dict[ResultKey, int]]:
+    """Write the batches' progress, transcripts and results, a statement or two each for all of them (each
+    statement's own cost was most of the writer's); returns each batch's added row ids."""
+    _write_progress(session, [one.batch for one in group])
+    transcripts = [row for one in group for row in one.transcripts]
+    if transcripts:
+        _upsert_transcripts(session, transcripts)
+    return _write_results(session, group)
 
 
-def _write_progress(session: Session, batch: Batch) -> None:
-    """The run's progress, only while the batch's attempt holds the run: in one statement, fence and row lock."""
-    values: dict[str, Any] = {"counts": batch.counts, "decided_clauses": sum(batch.counts.values())}
-    if batch.phase is not None:
-        values["current_phase"] = batch.phase
-    if batch.announcement is not None:
-        values["announcement"] = batch.announcement
-    if batch.finished_phases is not None:
-        values["finished_phases"] = batch.finished_phases
-    held = {"run": batch.run_id, "attempt": batch.attempt}
-    if session.connection().execute(_WRITE_PROGRESS, values | held).rowcount != 1:
-        raise leases.LeaseLost(f"run {batch.run_id}: attempt {batch.attempt} no longer holds it")
+def _write_progress(session: Session, batches: Sequence[Batch]) -> None:
+    """Each run's progress, only while its batch's attempt holds it: fence and row lock in one statement, for
+    all the batches that set the same columns (when the driver counts the rows of such a statement)."""
+    alike: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for batch in batches:
+        values: dict[str, Any] = {"counts": batch.counts, "decided_clauses": sum(batch.counts.values())}
+        if batch.phase is not None:
+            values["current_phase"] = batch.phase
+        if batch.announcement is not None:
+            values["announcement"] = batch.announcement
+        if batch.finished_phases is not None:
+            values["finished_phases"] = batch.finished_phases
+        values |= {"run": batch.run_id, "attempt": batch.attempt}
+        alike.setdefault(tuple(values), []).append(values)
+    connection = session.connection()
+    counted = connection.dialect.supports_sane_multi_rowcount
+    for rows in alike.values():
+        for statement_rows in [rows] if counted else [[row] for row in rows]:
+            if connection.execute(_WRITE_PROGRESS, statement_rows).rowcount != len(statement_rows):
+                lost = [f"run {row['run']}: attempt {row['attempt']}" for row in statement_rows]
+                # Of a group, the batches are then written one by one, which tells the run that was lost.
+                raise leases.LeaseLost(f"{lost[0]} no longer holds it" if len(lost) == 1 else f"one of {lost} lost")
 
 
 def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseException]:
@@ -183,7 +202,7 @@ def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseExc
             errors[batch.run_id] = exc
     try:
         with Session(engine) as session:
-            added = [_write_one(session, one) for one in prepared]
+            added = _write_group(session, prepared)
             session.commit()
         for one, ids in zip(prepared, added, strict=True):
             one.batch.inserted = ids
@@ -194,7 +213,7 @@ def write_batches(engine: Engine, batches: Sequence[Batch]) -> dict[int, BaseExc
     for one in prepared:
         try:
             with Session(engine) as session:
-                ids = _write_one(session, one)
+                ids = _write_group(session, [one])[0]
                 session.commit()
             one.batch.inserted = ids
         except Exception as exc:

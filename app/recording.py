@@ -225,7 +225,7 @@ class RunRecorder:
         key = (result.phase, result.clause_id)
         self._results[key] = data
         self._decided(key, data["verdict"])
-        # An error's reason as its row stores it (masked, storable: `_write_one`), for the run's summary.
+        # An error's reason as its row stores it (masked, storable: `app.batch_writes`), for the run's summary.
         self._reasons[key] = storable(scrub(data["actual"], self.secrets)) if data["verdict"] == "error" else ""
         self._changed()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 from sqlalchemy.engine import Engine
@@ -216,3 +217,29 @@ def test_the_recorders_running_counts_are_the_rolled_up_counts_of_what_it_was_gi
             expected = verdict_counts(roll_up(given.items(), lambda item: (item[0][1], item[1])))
             batch = recorder.take()
             assert batch is not None and batch.counts == {v: n for v, n in expected.items() if n}
+
+
+async def test_runs_written_in_one_group_get_their_own_row_ids(database_url: str) -> None:
+    """One insert adds the results of every run in a group commit; each run must get back its own rows' ids,
+    or deciding a clause again would update another run's row (or add a duplicate)."""
+    engine, first = _queued_run(database_url)
+    with Session(engine) as session:
+        second = add_run(session, add_target(session, "u"), {}, status=RunStatus.QUEUED, outcome="").id or 0
+    writer = GroupWriter(engine)
+    recorders = []
+    for run_id in (first, second):
+        attempt = leases.claim(engine, run_id, "w", 60.0) or 0
+        recorders.append(RunRecorder(writer, run_id, attempt, (), prepare_attempt(engine, run_id, attempt)))
+    for number, recorder in enumerate(recorders):  # both in one group commit
+        for clause in ("c.a", "c.b", "c.c")[: number + 2]:
+            recorder.result(_result("one", clause, Verdict.PASS))
+    await asyncio.gather(*(recorder.close() for recorder in recorders))
+    recorders[0].result(_result("one", "c.b", Verdict.WARN))
+    recorders[1].result(_result("one", "c.a", Verdict.FAIL))
+    await asyncio.gather(*(recorder.close() for recorder in recorders))
+    assert _stored(engine, first)[0] == [("one", "c.a", "pass", "pass"), ("one", "c.b", "warn", "warn")]
+    assert _stored(engine, second)[0] == [
+        ("one", "c.a", "fail", "fail"),
+        ("one", "c.b", "pass", "pass"),
+        ("one", "c.c", "pass", "pass"),
+    ]
