@@ -71,7 +71,7 @@ def _transcript_values(run_id: int, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _upsert_transcripts(session: Session, rows: list[dict[str, Any]]) -> None:
-    """One `INSERT ... ON CONFLICT (run, number) DO UPDATE` for all of a batch's transcripts (`_transcript_values`)."""
+    """One `INSERT ... ON CONFLICT (run, number) DO UPDATE` for all of a group's transcripts (`_transcript_values`)."""
     name = session.get_bind().dialect.name
     statement = _transcript_upserts.get(name)
     if statement is None:

@@ -87,7 +87,7 @@ class CompressedJSON(TypeDecorator[Any]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> bytes | None:
-        # Bytes are compressed already (`app.recording` does it before its transaction); a JSON value never is.
+        # Bytes are compressed already (`app.batch_writes` does it before its transaction); a JSON value never is.
         return value if value is None or isinstance(value, bytes) else compress_json(value)
 
     def process_result_value(self, value: bytes | None, dialect: Dialect) -> Any:
