@@ -69,7 +69,7 @@ def _migrated_database() -> bytes:
 def start_migrated(database_url: str) -> None:
     """A SQLite file not made yet starts as a copy of `_migrated_database`: the service's start then finds it
     at the newest revision, instead of every service test paying for Alembic's upgrade of a new file
-    (a sixth of a page test's CPU). It holds what that upgrade would have: the schema and its revision."""
+    (a third of a page test's CPU). It holds what that upgrade would have: the schema and its revision."""
     path = Path(database_url.removeprefix("sqlite:///")) if database_url.startswith("sqlite:///") else None
     if path is not None and path.parent.is_dir() and not path.exists():
         path.write_bytes(_migrated_database())
