@@ -7,14 +7,13 @@ import logging
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from fastapi import Request
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.engine.interfaces import DBAPIConnection
@@ -241,10 +240,3 @@ def startup_problem(url: str) -> str | None:
         reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()
         return f"cannot use the database {_where(url)}: {reason[0] if reason else type(exc).__name__}"
     return None
-
-
-def get_session(request: Request) -> Iterator[Session]:
-    """A session on the app's engine for one request."""
-    # In workers mode a queued run's job is deferred in the transaction that queues it (`crud.enqueue_run`).
-    with Session(request.app.state.engine, info={"requeue": getattr(request.app.state, "requeue", None)}) as session:
-        yield session

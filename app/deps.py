@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
 from typing import Annotated
 from urllib.parse import urlsplit
 
@@ -10,11 +11,18 @@ from fastapi import Depends, HTTPException, Request, status
 from sqlmodel import Session, select
 
 from app.auth_limit import auth_limit, client_of
-from app.db import get_session
 from app.metrics import Metrics
 from app.models import DB_INT_MAX, Run, Target
 from app.runner import RunBackend
 from app.settings import Settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    """A session on the app's engine for one request."""
+    # In workers mode a queued run's job is deferred in the transaction that queues it (`crud.enqueue_run`).
+    with Session(request.app.state.engine, info={"requeue": getattr(request.app.state, "requeue", None)}) as session:
+        yield session
+
 
 SessionDep = Annotated[Session, Depends(get_session)]
 
