@@ -137,6 +137,11 @@ class GroupWriter:
             await asyncio.gather(self._task, return_exceptions=True)
 
 
+def _worst(phases: dict[str, Verdict]) -> Verdict:
+    """A clause's rolled-up verdict from its verdict in each phase (`roll_up`'s rule: the highest rank)."""
+    return max(phases.values(), key=ROLLUP_RANK.__getitem__)
+
+
 Progress = tuple[int, int, str | None, int | None, str]
 
 
@@ -170,11 +175,9 @@ class RunRecorder:
         self.offset = kept.transcript_offset
         # Every row the run holds, so a batch needs no lookups and the counts no re-reading of the run.
         self._row_ids = {key: row_id for key, (row_id, _) in kept.rows.items()}
-        self._verdicts: dict[ResultKey, str] = {}  # in run order, as the rows
-        # Each clause's verdict by phase, its rolled-up verdict and how many clauses roll up to each verdict:
+        # Each clause's verdict by phase, in run order as the rows, and how many clauses roll up to each verdict:
         # kept as results arrive, since rolling the whole run up again for every batch was quadratic.
         self._phases_of: dict[str, dict[str, Verdict]] = {}
-        self._rolled: dict[str, Verdict] = {}
         self._tally: Counter[str] = Counter()
         for key, (_, verdict) in kept.rows.items():
             self._decided(key, verdict)
@@ -276,18 +279,16 @@ class RunRecorder:
         return data
 
     def _decided(self, key: ResultKey, verdict: str) -> None:
-        """Record a (phase, clause) verdict and roll its clause up again, as `roll_up` would (the first worst)."""
-        self._verdicts[key] = verdict
+        """Record a (phase, clause) verdict and count its clause's rolled-up verdict again, as `roll_up` would."""
         phase, clause_id = key
         phases = self._phases_of.setdefault(clause_id, {})
+        before = _worst(phases) if phases else None
         phases[phase] = Verdict(verdict)
-        rolled = max(phases.values(), key=ROLLUP_RANK.__getitem__)
-        before = self._rolled.get(clause_id)
-        if before != rolled:
+        after = _worst(phases)
+        if before != after:
             if before is not None:
                 self._tally[str(before)] -= 1
-            self._tally[str(rolled)] += 1
-            self._rolled[clause_id] = rolled
+            self._tally[str(after)] += 1
 
     def _counts(self) -> dict[str, int]:
         """Clauses per rolled-up verdict (zeros left out), as `_run_counts` reads them from the rows."""
@@ -296,8 +297,9 @@ class RunRecorder:
     def rolled(self) -> tuple[list[RolledUp[Decided]], dict[str, int]]:
         """The run's clauses rolled up and their counts, as its rows say once `close()` returned (ids in order)."""
         decided = [
-            Decided(phase, clause_id, verdict, self._reasons.get((phase, clause_id), ""))
-            for (phase, clause_id), verdict in self._verdicts.items()
+            Decided(phase, clause_id, str(verdict), self._reasons.get((phase, clause_id), ""))
+            for clause_id, phases in self._phases_of.items()
+            for phase, verdict in phases.items()
         ]
         rolled = roll_up(decided, lambda row: (row.clause_id, row.verdict))
         return rolled, {verdict: n for verdict, n in verdict_counts(rolled).items() if n}
