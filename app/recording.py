@@ -42,6 +42,7 @@ from checks.core import (
     truncate,
     verdict_counts,
 )
+from checks.evidence import Progress
 
 
 def _run_counts(session: Session, run_id: int) -> dict[str, int]:
@@ -142,14 +143,6 @@ def _worst(phases: dict[str, Verdict]) -> Verdict:
     return max(phases.values(), key=ROLLUP_RANK.__getitem__)
 
 
-Progress = tuple[int, int, str | None, int | None, str]
-
-
-def _progress(transcript: Transcript) -> Progress:
-    """What changes when a transcript gains a frame or its close (its frames are only ever appended)."""
-    return len(transcript.frames), transcript.dropped, transcript.closed_by, transcript.close_code, transcript.label
-
-
 class RunRecorder:
     """A `checks.core.Sink` that persists what a run decides as soon as it is decided.
 
@@ -236,7 +229,7 @@ class RunRecorder:
         """A transcript to write: each decided clause names its evidence again, and only a transcript that
         gained a frame or its close since its last batch is written again (each write compresses it whole)."""
         self._moved_on()
-        if self._taken.get(transcript.id) == _progress(transcript):
+        if self._taken.get(transcript.id) == transcript.progress():
             return
         self._transcripts[transcript.id] = transcript
         self._changed()
@@ -273,7 +266,7 @@ class RunRecorder:
         return batch
 
     def _taken_transcript(self, transcript: Transcript) -> dict[str, Any]:
-        self._taken[transcript.id] = _progress(transcript)
+        self._taken[transcript.id] = transcript.progress()
         data = transcript.to_dict()
         data["id"] += self.offset
         return data

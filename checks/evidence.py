@@ -161,6 +161,10 @@ class Frame:
         }
 
 
+# What `Transcript.progress` gives: frames kept, frames dropped, who closed, the close code, the label.
+Progress = tuple[int, int, str | None, int | None, str]
+
+
 @dataclass
 class Transcript:
     """Every frame of one connection a phase opened, bounded in size."""
@@ -197,6 +201,11 @@ class Transcript:
         self.close_code, self.closed_by = code, by
         self.close_reason = truncate(reason, 200) if reason is not None else None
         self._add("closed", 0, "close", f"closed by {by}: code {code}, reason {self.close_reason!r}")
+
+    def progress(self) -> Progress:
+        """What changes as the connection goes on (a frame, kept or dropped, or its close): equal progress
+        means nothing new to record, since frames are only ever appended."""
+        return len(self.frames), self.dropped, self.closed_by, self.close_code, self.label
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import pydantic
 
 from checks.errors import PhaseStopped, TargetUnreachable
-from checks.evidence import Transcript, truncate
+from checks.evidence import truncate
 from checks.report import Catalogue, Report, Sink
 from checks.verdicts import Verdict
 
@@ -347,7 +347,7 @@ async def _close_state(suite: Suite, state: Any, report: Report) -> None:
     """
     if suite.close_state is None:
         return
-    before = {transcript.id: _progress(transcript) for transcript in report.transcripts.values()}
+    before = {transcript.id: transcript.progress() for transcript in report.transcripts.values()}
     closing = asyncio.ensure_future(asyncio.wait_for(suite.close_state(state), timeout=TEARDOWN_DEADLINE))
     try:
         await asyncio.shield(closing)
@@ -355,13 +355,8 @@ async def _close_state(suite: Suite, state: Any, report: Report) -> None:
         logger.warning("closing the %s run's state failed", suite.kind, exc_info=True)
     finally:
         for transcript in report.transcripts.values():
-            if before.get(transcript.id) != _progress(transcript):
+            if before.get(transcript.id) != transcript.progress():
                 report.sink.transcript(transcript)
-
-
-def _progress(transcript: Transcript) -> tuple[int, int, str | None]:
-    """What changes when a transcript gains a frame or its close."""
-    return len(transcript.frames), transcript.dropped, transcript.closed_by
 
 
 def _settle_undecided(report: Report, phase: Phase, later: set[str]) -> None:
