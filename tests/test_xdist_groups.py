@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import SERIAL_FILES
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 SHARED = """
@@ -63,8 +65,6 @@ def test_a_file_sharing_a_module_fixture_sets_it_up_on_one_worker(tmp_path: Path
 def test_the_serial_files_of_one_process_tree_share_a_worker() -> None:
     """The serial pass runs on two workers: files that start the same kind of tree (Ray; a model server) stay
     on one, one after another, and the transformers files share their package's server on that worker."""
-    from tests.conftest import SERIAL_FILES
-
     assert set(SERIAL_FILES.values()) == {"ray", "models"}
     assert {SERIAL_FILES[path] for path in SERIAL_FILES if "rllink" in path or "tap/" in path} == {"ray"}
     transformers = {group for path, group in SERIAL_FILES.items() if "realpeers/transformers/" in path}
